@@ -1,0 +1,1 @@
+echo "[deps] java peers: none yet"

@@ -1,0 +1,128 @@
+// Status and Result<T>: the one error-carrying type used across Thaw.
+//
+// Every fallible function returns [[nodiscard]] Status or Result<T>. Errors
+// carry a code (used to map onto Kafka error codes and exit codes) and a
+// message that says what failed, where, and what to do about it.
+#pragma once
+
+#include <cassert>
+#include <optional>
+#include <string>
+#include <utility>
+#include <variant>
+
+#include <fmt/format.h>
+
+namespace thaw {
+
+enum class StatusCode : int {
+  kOk = 0,
+  kInvalidArgument,   // bad user input (flags, expressions)
+  kNotFound,          // table, snapshot, file, column missing
+  kCorrupt,           // bytes that do not parse (Avro, Parquet, JSON, Puffin)
+  kUnsupported,       // valid input using a feature Thaw does not implement
+  kIOError,           // the OS or network failed
+  kCommitConflict,    // optimistic commit lost a race
+  kInternal,          // a bug in Thaw
+};
+
+const char* StatusCodeName(StatusCode code);
+
+class [[nodiscard]] Status {
+ public:
+  Status() = default;
+  Status(StatusCode code, std::string message) : code_(code), message_(std::move(message)) {}
+
+  static Status OK() { return {}; }
+  template <typename... Args>
+  static Status Invalid(fmt::format_string<Args...> f, Args&&... args) {
+    return {StatusCode::kInvalidArgument, fmt::format(f, std::forward<Args>(args)...)};
+  }
+  template <typename... Args>
+  static Status NotFound(fmt::format_string<Args...> f, Args&&... args) {
+    return {StatusCode::kNotFound, fmt::format(f, std::forward<Args>(args)...)};
+  }
+  template <typename... Args>
+  static Status Corrupt(fmt::format_string<Args...> f, Args&&... args) {
+    return {StatusCode::kCorrupt, fmt::format(f, std::forward<Args>(args)...)};
+  }
+  template <typename... Args>
+  static Status Unsupported(fmt::format_string<Args...> f, Args&&... args) {
+    return {StatusCode::kUnsupported, fmt::format(f, std::forward<Args>(args)...)};
+  }
+  template <typename... Args>
+  static Status IOError(fmt::format_string<Args...> f, Args&&... args) {
+    return {StatusCode::kIOError, fmt::format(f, std::forward<Args>(args)...)};
+  }
+  template <typename... Args>
+  static Status Internal(fmt::format_string<Args...> f, Args&&... args) {
+    return {StatusCode::kInternal, fmt::format(f, std::forward<Args>(args)...)};
+  }
+
+  bool ok() const { return code_ == StatusCode::kOk; }
+  StatusCode code() const { return code_; }
+  const std::string& message() const { return message_; }
+  std::string ToString() const;
+
+  // Prefixes the message with context ("reading manifest X: ...").
+  Status WithContext(std::string_view context) const {
+    if (ok()) return *this;
+    return {code_, fmt::format("{}: {}", context, message_)};
+  }
+
+ private:
+  StatusCode code_ = StatusCode::kOk;
+  std::string message_;
+};
+
+template <typename T>
+class [[nodiscard]] Result {
+ public:
+  Result(T value) : v_(std::move(value)) {}  // NOLINT(implicit)
+  Result(Status status) : v_(std::move(status)) {  // NOLINT(implicit)
+    assert(!std::get<Status>(v_).ok() && "Result constructed from OK status");
+  }
+
+  bool ok() const { return std::holds_alternative<T>(v_); }
+  const Status& status() const {
+    static const Status kOk;
+    return ok() ? kOk : std::get<Status>(v_);
+  }
+  T& operator*() & { return std::get<T>(v_); }
+  const T& operator*() const& { return std::get<T>(v_); }
+  T&& operator*() && { return std::get<T>(std::move(v_)); }
+  T* operator->() { return &std::get<T>(v_); }
+  const T* operator->() const { return &std::get<T>(v_); }
+  T ValueOrDie() && {
+    assert(ok());
+    return std::get<T>(std::move(v_));
+  }
+
+ private:
+  std::variant<T, Status> v_;
+};
+
+namespace internal {
+inline Status ToStatus(const Status& s) { return s; }
+template <typename T>
+Status ToStatus(const Result<T>& r) { return r.status(); }
+}  // namespace internal
+
+}  // namespace thaw
+
+#define THAW_CONCAT_INNER(a, b) a##b
+#define THAW_CONCAT(a, b) THAW_CONCAT_INNER(a, b)
+
+#define RETURN_NOT_OK(expr)                                        \
+  do {                                                             \
+    ::thaw::Status _thaw_st = ::thaw::internal::ToStatus((expr));  \
+    if (!_thaw_st.ok()) return _thaw_st;                           \
+  } while (0)
+
+#define THAW_ASSIGN_OR_RAISE_IMPL(tmp, lhs, rexpr) \
+  auto tmp = (rexpr);                              \
+  if (!tmp.ok()) return tmp.status();              \
+  lhs = std::move(*tmp)
+
+#define ASSIGN_OR_RAISE(lhs, rexpr) \
+  THAW_ASSIGN_OR_RAISE_IMPL(THAW_CONCAT(_thaw_res_, __COUNTER__), lhs, rexpr)
