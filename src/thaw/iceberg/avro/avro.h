@@ -45,6 +45,9 @@ struct Schema {
   std::optional<int32_t> element_id; // kArray "element-id"
   std::optional<int32_t> key_id;     // kMap "key-id" (or map-as-array record)
   std::optional<int32_t> value_id;   // kMap "value-id"
+  // Every other attribute ("precision", "scale", "adjust-to-utc", "doc", ...)
+  // as JSON text, so SchemaToJson keeps them.
+  std::map<std::string, std::string> attributes;
 
   // Index of the record field with this name / field id, or -1.
   int FieldIndex(std::string_view field_name) const;
@@ -68,12 +71,43 @@ struct Value {
   std::vector<Value> items;        // kArray elements, kMap values, kRecord fields (schema order)
   std::vector<std::string> keys;   // kMap keys
   const Schema* schema = nullptr;  // the resolved (non-union) schema this value was read with
+  // Set by OcfReader on records and on every top-level datum: keeps `schema`
+  // (and every nested schema) alive after the reader is gone, so Get/GetById
+  // stay valid on a record moved out of a larger value.
+  SchemaPtr schema_owner;
 
   bool is_null() const { return type == Type::kNull; }
   // Record field by name / Iceberg field id; nullptr when the writer schema
   // has no such field.
   const Value* Get(std::string_view field_name) const;
   const Value* GetById(int32_t field_id) const;
+
+  // Builders, mainly for OcfWriter::Append.
+  static Value Null() { return Value(); }
+  static Value Boolean(bool b) { Value v; v.type = Type::kBoolean; v.boolean = b; return v; }
+  static Value Int(int32_t i) { Value v; v.type = Type::kInt; v.integer = i; return v; }
+  static Value Long(int64_t i) { Value v; v.type = Type::kLong; v.integer = i; return v; }
+  static Value Float(float f) { Value v; v.type = Type::kFloat; v.real = f; return v; }
+  static Value Double(double d) { Value v; v.type = Type::kDouble; v.real = d; return v; }
+  static Value String(std::string s) { return Blob(Type::kString, std::move(s)); }
+  static Value Bytes(std::string b) { return Blob(Type::kBytes, std::move(b)); }
+  static Value Fixed(std::string b) { return Blob(Type::kFixed, std::move(b)); }
+  static Value Enum(int32_t symbol_index) {
+    Value v; v.type = Type::kEnum; v.integer = symbol_index; return v;
+  }
+  static Value Array(std::vector<Value> elements) {
+    Value v; v.type = Type::kArray; v.items = std::move(elements); return v;
+  }
+  static Value Map(std::vector<std::string> map_keys, std::vector<Value> map_values) {
+    Value v; v.type = Type::kMap; v.keys = std::move(map_keys); v.items = std::move(map_values);
+    return v;
+  }
+  static Value Record(std::vector<Value> field_values) {
+    Value v; v.type = Type::kRecord; v.items = std::move(field_values); return v;
+  }
+
+ private:
+  static Value Blob(Type t, std::string b) { Value v; v.type = t; v.bytes = std::move(b); return v; }
 };
 
 enum class Codec { kNull, kDeflate, kSnappy, kZstd };
@@ -88,6 +122,7 @@ class OcfReader {
   const std::map<std::string, std::string>& metadata() const { return metadata_; }
   std::optional<std::string> Meta(const std::string& key) const;
   const Schema& schema() const { return *schema_; }
+  SchemaPtr schema_ptr() const { return schema_; }
   Codec codec() const { return codec_; }
 
   // Reads the next datum into *out. Returns false at the end of the file.
@@ -100,6 +135,11 @@ class OcfReader {
  private:
   OcfReader() = default;
   Status LoadBlock();
+  Status Fail(const Status& st) const;  // prefixes the source name
+
+  std::string_view block_view_;  // current block's datum bytes (into data_ or block_)
+  int64_t block_objects_ = 0;    // objects the current block declared
+  int64_t empty_budget_ = 0;     // zero-byte datums/items still allowed (see avro.cc)
 
   std::string source_;
   std::string data_;
@@ -137,6 +177,7 @@ class OcfWriter {
   std::string sync_;
   std::string block_;
   int64_t block_count_ = 0;
+  bool finished_ = false;
 };
 
 }  // namespace thaw::avro

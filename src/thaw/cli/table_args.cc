@@ -1,0 +1,66 @@
+#include "thaw/cli/table_args.h"
+
+#include <charconv>
+
+#include "thaw/common/time_parse.h"
+
+namespace thaw::cli {
+
+void TableArgs::Register(CLI::App* app) {
+  app->add_option("--catalog", catalog, "Catalog URI, e.g. sqlite:////abs/path/catalog.db");
+  app->add_option("--catalog-name", catalog_name, "Catalog name inside a shared SQL catalog database");
+  app->add_option("--table", table, "Table as NAMESPACE.TABLE");
+  app->add_option("--metadata", metadata, "A table's metadata.json, for a table with no catalog");
+  app->add_option("--snapshot", snapshot_id, "Read this snapshot id");
+  app->add_option("--ref", ref, "Read the snapshot of this branch or tag");
+  app->add_option("--as-of", as_of, "Read the snapshot current at this time (epoch ms or ISO-8601)");
+  app->add_option("--layout", layout, "Force a layout: thaw, redpanda, bufstream, aiven, automq, kafka-connect, plain");
+  app->add_option("--column", columns, "Override a column: FIELD=COLUMN (e.g. offset=kafka.offset); repeatable");
+}
+
+Result<std::shared_ptr<const storage::Table>> TableArgs::Load() const {
+  if (!metadata.empty()) {
+    if (!catalog.empty() || !table.empty()) {
+      return Status::Invalid("give either --metadata PATH or --catalog URI --table NS.NAME, not both");
+    }
+    ASSIGN_OR_RAISE(auto t, storage::LoadTableFromMetadata(metadata));
+    return std::make_shared<const storage::Table>(std::move(t));
+  }
+  if (catalog.empty() || table.empty()) {
+    return Status::Invalid("which table? give --catalog URI --table NS.NAME, or --metadata PATH/TO/vN.metadata.json");
+  }
+  ASSIGN_OR_RAISE(auto id, storage::TableIdentifier::Parse(table));
+  ASSIGN_OR_RAISE(auto cat, storage::OpenCatalog(catalog, catalog_name));
+  ASSIGN_OR_RAISE(auto t, cat->LoadTable(id));
+  return std::make_shared<const storage::Table>(std::move(t));
+}
+
+Status TableArgs::Apply(records::ReadOptions* o) const {
+  int given = !snapshot_id.empty() + !ref.empty() + !as_of.empty();
+  if (given > 1) return Status::Invalid("give at most one of --snapshot, --ref and --as-of");
+  if (!snapshot_id.empty()) {
+    int64_t id = 0;
+    auto [p, ec] = std::from_chars(snapshot_id.data(), snapshot_id.data() + snapshot_id.size(), id);
+    if (ec != std::errc() || p != snapshot_id.data() + snapshot_id.size()) {
+      return Status::Invalid("--snapshot '{}' is not a snapshot id (a 64-bit integer)", snapshot_id);
+    }
+    o->snapshot.snapshot_id = id;
+  }
+  if (!ref.empty()) o->snapshot.ref = ref;
+  if (!as_of.empty()) {
+    ASSIGN_OR_RAISE(o->snapshot.as_of_ms, ParseTimeMs(as_of, "--as-of"));
+  }
+  if (!layout.empty()) {
+    const auto& names = records::LayoutNames();
+    if (std::find(names.begin(), names.end(), layout) == names.end()) {
+      std::string all;
+      for (const auto& n : names) all += (all.empty() ? "" : ", ") + n;
+      return Status::Invalid("unknown --layout '{}': valid layouts are {}", layout, all);
+    }
+    o->layout.forced = layout;
+  }
+  for (const auto& c : columns) RETURN_NOT_OK(records::ParseColumnOverride(c, &o->layout.column_overrides));
+  return Status::OK();
+}
+
+}  // namespace thaw::cli

@@ -1,0 +1,35 @@
+// Command-line options shared by every command that reads a table
+// (inspect now; replay and serve later): which table, which snapshot,
+// which layout.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "thaw/common/status.h"
+#include "thaw/records/record_reader.h"
+#include "thaw/storage/catalog.h"
+
+namespace thaw::cli {
+
+struct TableArgs {
+  std::string catalog;
+  std::string catalog_name;
+  std::string table;
+  std::string metadata;
+  std::string snapshot_id;
+  std::string ref;
+  std::string as_of;
+  std::string layout;
+  std::vector<std::string> columns;
+
+  void Register(CLI::App* app);
+  Result<std::shared_ptr<const storage::Table>> Load() const;
+  // Fills snapshot and layout parts of the read options.
+  Status Apply(records::ReadOptions* options) const;
+};
+
+}  // namespace thaw::cli

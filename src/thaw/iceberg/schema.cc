@@ -1,0 +1,192 @@
+#include "thaw/iceberg/schema.h"
+
+#include <algorithm>
+#include <functional>
+#include <regex>
+
+#include <nlohmann/json.hpp>
+
+namespace thaw::iceberg {
+
+namespace {
+
+using json = nlohmann::json;
+
+Result<TypePtr> ParsePrimitive(const std::string& s) {
+  auto t = std::make_shared<Type>();
+  static const std::pair<const char*, TypeId> kSimple[] = {
+      {"boolean", TypeId::kBoolean}, {"int", TypeId::kInt}, {"long", TypeId::kLong},
+      {"float", TypeId::kFloat}, {"double", TypeId::kDouble}, {"date", TypeId::kDate},
+      {"time", TypeId::kTime}, {"timestamp", TypeId::kTimestamp},
+      {"timestamptz", TypeId::kTimestampTz}, {"timestamp_ns", TypeId::kTimestampNs},
+      {"timestamptz_ns", TypeId::kTimestampTzNs}, {"string", TypeId::kString},
+      {"uuid", TypeId::kUuid}, {"binary", TypeId::kBinary}, {"unknown", TypeId::kUnknown},
+      {"variant", TypeId::kVariant}, {"geometry", TypeId::kGeometry},
+      {"geography", TypeId::kGeography}};
+  for (const auto& [name, id] : kSimple) {
+    if (s == name) {
+      t->id = id;
+      return TypePtr(t);
+    }
+  }
+  std::smatch m;
+  static const std::regex kDecimal(R"(^decimal\s*\(\s*(\d+)\s*,\s*(\d+)\s*\)$)");
+  static const std::regex kFixed(R"(^fixed\s*\[\s*(\d+)\s*\]$)");
+  if (std::regex_match(s, m, kDecimal)) {
+    t->id = TypeId::kDecimal;
+    t->precision = std::stoi(m[1]);
+    t->scale = std::stoi(m[2]);
+    return TypePtr(t);
+  }
+  if (std::regex_match(s, m, kFixed)) {
+    t->id = TypeId::kFixed;
+    t->length = std::stoi(m[1]);
+    return TypePtr(t);
+  }
+  // geometry(crs) / geography(crs, algo) carry parameters Thaw does not use.
+  if (s.rfind("geometry", 0) == 0) { t->id = TypeId::kGeometry; return TypePtr(t); }
+  if (s.rfind("geography", 0) == 0) { t->id = TypeId::kGeography; return TypePtr(t); }
+  return Status::Unsupported("unknown Iceberg type '{}'", s);
+}
+
+Result<NestedField> ParseField(const json& f) {
+  if (!f.is_object() || !f.contains("id") || !f.contains("name") || !f.contains("type")) {
+    return Status::Corrupt("schema field needs id, name and type: {}", f.dump().substr(0, 200));
+  }
+  NestedField nf;
+  nf.id = f["id"].get<int32_t>();
+  nf.name = f["name"].get<std::string>();
+  nf.required = f.value("required", false);
+  if (f.contains("doc") && f["doc"].is_string()) nf.doc = f["doc"].get<std::string>();
+  auto t = ParseType(f["type"]);
+  if (!t.ok()) return t.status().WithContext(fmt::format("field '{}' (id {})", nf.name, nf.id));
+  nf.type = std::move(*t);
+  return nf;
+}
+
+}  // namespace
+
+Result<TypePtr> ParseType(const json& j) {
+  try {
+    if (j.is_string()) return ParsePrimitive(j.get<std::string>());
+    if (!j.is_object() || !j.contains("type")) return Status::Corrupt("bad type: {}", j.dump().substr(0, 200));
+    const std::string kind = j["type"].get<std::string>();
+    auto t = std::make_shared<Type>();
+    if (kind == "struct") {
+      t->id = TypeId::kStruct;
+      for (const auto& f : j.at("fields")) {
+        ASSIGN_OR_RAISE(auto nf, ParseField(f));
+        t->fields.push_back(std::move(nf));
+      }
+    } else if (kind == "list") {
+      t->id = TypeId::kList;
+      NestedField e;
+      e.id = j.at("element-id").get<int32_t>();
+      e.name = "element";
+      e.required = j.value("element-required", false);
+      ASSIGN_OR_RAISE(e.type, ParseType(j.at("element")));
+      t->fields.push_back(std::move(e));
+    } else if (kind == "map") {
+      t->id = TypeId::kMap;
+      NestedField k, v;
+      k.id = j.at("key-id").get<int32_t>();
+      k.name = "key";
+      k.required = true;
+      ASSIGN_OR_RAISE(k.type, ParseType(j.at("key")));
+      v.id = j.at("value-id").get<int32_t>();
+      v.name = "value";
+      v.required = j.value("value-required", false);
+      ASSIGN_OR_RAISE(v.type, ParseType(j.at("value")));
+      t->fields.push_back(std::move(k));
+      t->fields.push_back(std::move(v));
+    } else {
+      return Status::Unsupported("unknown nested type '{}'", kind);
+    }
+    return TypePtr(t);
+  } catch (const json::exception& e) {
+    return Status::Corrupt("bad type JSON: {}", e.what());
+  }
+}
+
+std::string Type::ToString() const {
+  switch (id) {
+    case TypeId::kBoolean: return "boolean";
+    case TypeId::kInt: return "int";
+    case TypeId::kLong: return "long";
+    case TypeId::kFloat: return "float";
+    case TypeId::kDouble: return "double";
+    case TypeId::kDecimal: return fmt::format("decimal({},{})", precision, scale);
+    case TypeId::kDate: return "date";
+    case TypeId::kTime: return "time";
+    case TypeId::kTimestamp: return "timestamp";
+    case TypeId::kTimestampTz: return "timestamptz";
+    case TypeId::kTimestampNs: return "timestamp_ns";
+    case TypeId::kTimestampTzNs: return "timestamptz_ns";
+    case TypeId::kString: return "string";
+    case TypeId::kUuid: return "uuid";
+    case TypeId::kFixed: return fmt::format("fixed[{}]", length);
+    case TypeId::kBinary: return "binary";
+    case TypeId::kUnknown: return "unknown";
+    case TypeId::kVariant: return "variant";
+    case TypeId::kGeometry: return "geometry";
+    case TypeId::kGeography: return "geography";
+    case TypeId::kStruct: {
+      std::string s = "struct<";
+      for (size_t i = 0; i < fields.size(); ++i) {
+        if (i) s += ", ";
+        s += fields[i].name + ": " + fields[i].type->ToString();
+      }
+      return s + ">";
+    }
+    case TypeId::kList: return "list<" + fields[0].type->ToString() + ">";
+    case TypeId::kMap: return "map<" + fields[0].type->ToString() + ", " + fields[1].type->ToString() + ">";
+  }
+  return "?";
+}
+
+Result<Schema> Schema::FromJson(const json& j) {
+  Schema s;
+  try {
+    s.schema_id_ = j.value("schema-id", 0);
+  } catch (const json::exception& e) {
+    return Status::Corrupt("bad schema-id: {}", e.what());
+  }
+  ASSIGN_OR_RAISE(s.root_, ParseType(j));
+  if (s.root_->id != TypeId::kStruct) return Status::Corrupt("schema is not a struct");
+  s.BuildIndex();
+  return s;
+}
+
+void Schema::BuildIndex() {
+  index_.clear();
+  std::function<void(const Type&, const std::string&)> walk = [&](const Type& t, const std::string& prefix) {
+    for (const auto& f : t.fields) {
+      std::string path = prefix.empty() ? f.name : prefix + "." + f.name;
+      index_.push_back({f.id, Entry{&f, path}});
+      if (f.type && f.type->is_nested()) walk(*f.type, path);
+    }
+  };
+  walk(*root_, "");
+  std::sort(index_.begin(), index_.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+}
+
+const NestedField* Schema::FindById(int32_t id) const {
+  auto it = std::lower_bound(index_.begin(), index_.end(), id,
+                             [](const auto& e, int32_t v) { return e.first < v; });
+  return (it != index_.end() && it->first == id) ? it->second.field : nullptr;
+}
+
+std::string Schema::PathOf(int32_t id) const {
+  auto it = std::lower_bound(index_.begin(), index_.end(), id,
+                             [](const auto& e, int32_t v) { return e.first < v; });
+  return (it != index_.end() && it->first == id) ? it->second.path : std::string();
+}
+
+const NestedField* Schema::FindByPath(std::string_view dotted) const {
+  for (const auto& [id, e] : index_) {
+    if (e.path == dotted) return e.field;
+  }
+  return nullptr;
+}
+
+}  // namespace thaw::iceberg

@@ -1,0 +1,73 @@
+// Iceberg schemas: the type tree with field ids, parsed from table metadata
+// JSON (spec Appendix C). Columns are always resolved by field id, never by
+// name or position, so renamed, reordered and added columns map correctly.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "thaw/common/status.h"
+
+namespace thaw::iceberg {
+
+enum class TypeId {
+  kBoolean, kInt, kLong, kFloat, kDouble, kDecimal, kDate, kTime, kTimestamp, kTimestampTz,
+  kTimestampNs, kTimestampTzNs, kString, kUuid, kFixed, kBinary, kUnknown, kVariant,
+  kGeometry, kGeography, kStruct, kList, kMap,
+};
+
+struct Type;
+using TypePtr = std::shared_ptr<const Type>;
+
+struct NestedField {
+  int32_t id = 0;
+  std::string name;
+  bool required = false;
+  TypePtr type;
+  std::string doc;
+};
+
+struct Type {
+  TypeId id = TypeId::kUnknown;
+  int32_t precision = 0;  // decimal
+  int32_t scale = 0;      // decimal
+  int32_t length = 0;     // fixed
+  std::vector<NestedField> fields;  // struct; list: [element]; map: [key, value]
+
+  bool is_primitive() const { return id != TypeId::kStruct && id != TypeId::kList && id != TypeId::kMap; }
+  bool is_nested() const { return !is_primitive(); }
+  std::string ToString() const;
+};
+
+class Schema {
+ public:
+  static Result<Schema> FromJson(const nlohmann::json& j);
+
+  int32_t schema_id() const { return schema_id_; }
+  const std::vector<NestedField>& fields() const { return root_->fields; }
+  const TypePtr& root() const { return root_; }
+
+  // Any field (top-level or nested) by id; nullptr if absent.
+  const NestedField* FindById(int32_t id) const;
+  // A field by dotted path of names ("kafka.offset"); nullptr if absent.
+  const NestedField* FindByPath(std::string_view dotted) const;
+  // Dotted name path of a field id ("redpanda.offset"); empty if absent.
+  std::string PathOf(int32_t id) const;
+
+ private:
+  int32_t schema_id_ = 0;
+  TypePtr root_;
+  // id -> (field, parent path) index, built once.
+  struct Entry { const NestedField* field; std::string path; };
+  std::vector<std::pair<int32_t, Entry>> index_;
+  void BuildIndex();
+};
+
+Result<TypePtr> ParseType(const nlohmann::json& j);
+
+}  // namespace thaw::iceberg

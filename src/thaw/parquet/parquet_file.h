@@ -1,0 +1,54 @@
+// A Parquet data file read through FileIO, with columns found by Iceberg
+// field id (falling back to names for files written without ids) and
+// row-group statistics exposed for pruning.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <arrow/record_batch.h>
+#include <arrow/type_fwd.h>
+#include <parquet/arrow/reader.h>
+
+#include "thaw/common/status.h"
+#include "thaw/storage/file_io.h"
+
+namespace thaw::pq {
+
+// Field id stored by Parquet writers in the Arrow field metadata; -1 if none.
+int32_t FieldIdOf(const arrow::Field& f);
+
+class ParquetFile {
+ public:
+  static Result<std::unique_ptr<ParquetFile>> Open(storage::FileIO& io, const std::string& location);
+
+  const std::string& location() const { return location_; }
+  int num_row_groups() const;
+  int64_t row_group_num_rows(int rg) const;
+  int64_t row_group_first_row(int rg) const { return first_rows_[rg]; }
+  int64_t num_rows() const;
+
+  // Index into manifest().schema_fields of the top-level field with this
+  // field id (or, when the file has no ids, this name); -1 if absent.
+  int TopLevelField(int32_t field_id, const std::string& name) const;
+  // Leaf column index of a primitive field reached by a path of field ids
+  // (names as fallback) from the top level; -1 if absent.
+  int LeafColumn(const std::vector<std::pair<int32_t, std::string>>& path) const;
+  // Integer min/max statistics of a leaf column in a row group, if present.
+  std::optional<std::pair<int64_t, int64_t>> IntStats(int rg, int leaf) const;
+
+  // Streams the given row groups, projected to the given top-level fields
+  // (indices from TopLevelField). Batch columns follow `top_level` order.
+  Result<std::unique_ptr<arrow::RecordBatchReader>> Read(const std::vector<int>& row_groups,
+                                                         const std::vector<int>& top_level, int64_t batch_size);
+
+ private:
+  std::string location_;
+  std::unique_ptr<parquet::arrow::FileReader> reader_;
+  std::vector<int64_t> first_rows_;
+};
+
+}  // namespace thaw::pq

@@ -1,0 +1,259 @@
+#include "thaw/records/layout.h"
+
+#include <algorithm>
+#include <set>
+
+namespace thaw::records {
+
+using iceberg::NestedField;
+using iceberg::Schema;
+using iceberg::TypeId;
+
+std::string ColumnPath::dotted() const {
+  std::string s;
+  for (size_t i = 0; i < names.size(); ++i) s += (i ? "." : "") + names[i];
+  return s;
+}
+
+std::vector<int32_t> Layout::TopLevelIds() const {
+  std::set<int32_t> ids;
+  for (const auto* c : {&partition, &offset, &timestamp, &timestamp_type, &key, &value, &headers}) {
+    if (*c) ids.insert((*c)->top_level_id());
+  }
+  for (const auto& c : value_json) ids.insert(c.top_level_id());
+  return {ids.begin(), ids.end()};
+}
+
+const std::vector<std::string>& LayoutNames() {
+  static const std::vector<std::string> kNames = {"thaw", "redpanda", "bufstream", "aiven",
+                                                  "automq", "kafka-connect", "plain"};
+  return kNames;
+}
+
+namespace {
+
+const std::set<std::string> kKafkaFields = {"partition", "offset", "timestamp", "timestamp_type",
+                                            "key", "value", "headers"};
+
+// Resolves a dotted name path against the schema.
+std::optional<ColumnPath> Find(const Schema& schema, const std::string& dotted) {
+  ColumnPath p;
+  const std::vector<NestedField>* level = &schema.fields();
+  size_t start = 0;
+  while (true) {
+    size_t dot = dotted.find('.', start);
+    std::string part = dotted.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
+    auto it = std::find_if(level->begin(), level->end(), [&](const NestedField& f) { return f.name == part; });
+    if (it == level->end()) return std::nullopt;
+    p.ids.push_back(it->id);
+    p.names.push_back(it->name);
+    p.type = it->type;
+    if (dot == std::string::npos) break;
+    if (it->type->id != TypeId::kStruct) return std::nullopt;
+    level = &it->type->fields;
+    start = dot + 1;
+  }
+  return p;
+}
+
+std::optional<ColumnPath> FindFirst(const Schema& s, std::initializer_list<const char*> candidates) {
+  for (const char* c : candidates) {
+    if (auto p = Find(s, c)) return p;
+  }
+  return std::nullopt;
+}
+
+bool IsBinaryLike(const ColumnPath& p) {
+  return p.type->id == TypeId::kBinary || p.type->id == TypeId::kString || p.type->id == TypeId::kFixed;
+}
+
+// All top-level columns except those named (the Kafka metadata columns).
+std::vector<ColumnPath> RowColumns(const Schema& s, const std::set<std::string>& exclude_prefixes) {
+  std::vector<ColumnPath> out;
+  for (const auto& f : s.fields()) {
+    bool skip = false;
+    for (const auto& p : exclude_prefixes) {
+      if (f.name == p || f.name.rfind(p + "_", 0) == 0) skip = true;
+    }
+    if (skip) continue;
+    out.push_back(ColumnPath{{f.id}, {f.name}, f.type});
+  }
+  return out;
+}
+
+std::string DetectName(const iceberg::TableMetadata& md, const Schema& s) {
+  std::string prop = md.Property("thaw.layout");
+  if (prop.rfind("thaw", 0) == 0) return "thaw";
+  if (Find(s, "kafka_partition") && Find(s, "kafka_offset")) return "thaw";
+  if (Find(s, "redpanda.offset")) return "redpanda";
+  if (Find(s, "kafka.offset") && Find(s, "kafka.event_timestamp")) return "bufstream";
+  if (Find(s, "kafka.offset") && (Find(s, "key_raw") || Find(s, "value_raw") || Find(s, "kafka.batch_timestamp_type"))) {
+    return "aiven";
+  }
+  if (Find(s, "_kafka_metadata.offset") && (Find(s, "_kafka_key") || Find(s, "_kafka_value") || Find(s, "_kafka_header"))) {
+    return "automq";
+  }
+  if (Find(s, "_kafka_metadata_offset") || Find(s, "_kafka_metadata.offset")) return "kafka-connect";
+  if (Find(s, "kafka.offset")) return "bufstream";
+  return "plain";
+}
+
+Result<Layout> Build(const std::string& name, const Schema& s) {
+  Layout l;
+  l.name = name;
+  if (name == "thaw") {
+    l.partition = Find(s, "kafka_partition");
+    l.offset = Find(s, "kafka_offset");
+    l.timestamp = Find(s, "kafka_timestamp");
+    l.timestamp_type = Find(s, "kafka_timestamp_type");
+    l.key = Find(s, "key");
+    l.value = Find(s, "value");
+    l.headers = Find(s, "headers");
+  } else if (name == "redpanda") {
+    l.partition = Find(s, "redpanda.partition");
+    l.offset = Find(s, "redpanda.offset");
+    l.timestamp = FindFirst(s, {"redpanda.timestamp", "redpanda.timestamp_v1"});
+    l.timestamp_type = Find(s, "redpanda.timestamp_type");
+    l.key = Find(s, "redpanda.key");
+    l.headers = Find(s, "redpanda.headers");
+    auto v = Find(s, "value");
+    if (v && v->type->id == TypeId::kBinary) {
+      l.value = v;
+    } else {
+      l.value_json = RowColumns(s, {"redpanda"});
+      l.notes.push_back("value is stored decoded (schema mode): replayed values are the row as JSON, not the original bytes");
+    }
+    if (l.key && l.key->type->id != TypeId::kBinary) {
+      l.notes.push_back("redpanda.key is stored decoded: keys are its text, not the original bytes");
+    }
+  } else if (name == "bufstream") {
+    l.partition = Find(s, "kafka.partition");
+    l.offset = Find(s, "kafka.offset");
+    l.timestamp = FindFirst(s, {"kafka.event_timestamp", "kafka.ingest_timestamp"});
+    l.key = FindFirst(s, {"key.__raw__"});
+    l.value = FindFirst(s, {"value.__raw__"});
+    l.headers = Find(s, "headers");
+    if (auto vs = Find(s, "value"); vs && vs->type->id == TypeId::kStruct) {
+      // __raw__ is kept only without a schema or on decode errors; else rebuild as JSON.
+      ColumnPath decoded = *vs;
+      l.value_json = {decoded};
+      l.value_json_unwrap = true;
+      l.notes.push_back("rows without value.__raw__ are replayed as their decoded value struct in JSON, not the original Protobuf bytes");
+    }
+  } else if (name == "aiven") {
+    l.partition = Find(s, "kafka.partition");
+    l.offset = Find(s, "kafka.offset");
+    l.timestamp = Find(s, "kafka.timestamp");
+    l.timestamp_type = Find(s, "kafka.batch_timestamp_type");
+    l.key = Find(s, "key_raw");
+    l.value = Find(s, "value_raw");
+    l.headers = Find(s, "headers");
+    if (auto vs = Find(s, "value"); vs && vs->type->id == TypeId::kStruct) {
+      l.value_json = {*vs};
+      l.value_json_unwrap = true;
+      l.notes.push_back("rows without value_raw are replayed as their decoded Avro value in JSON, not the original bytes");
+    }
+  } else if (name == "automq") {
+    l.partition = Find(s, "_kafka_metadata.partition");
+    l.offset = Find(s, "_kafka_metadata.offset");
+    l.timestamp = Find(s, "_kafka_metadata.timestamp");
+    l.key = Find(s, "_kafka_key");
+    l.value = Find(s, "_kafka_value");
+    l.headers = Find(s, "_kafka_header");
+    l.header_shape = HeaderShape::kMap;
+    l.notes.push_back("AutoMQ stores headers as a map: one value per key, original order lost");
+    if (l.key && !IsBinaryLike(*l.key)) l.key.reset();
+    if (l.value && !IsBinaryLike(*l.value)) {
+      l.value.reset();
+    }
+    if (!l.value) {
+      l.value_json = RowColumns(s, {"_kafka_metadata", "_kafka_key", "_kafka_header"});
+      l.notes.push_back("value is stored decoded: replayed values are the row as JSON");
+    }
+  } else if (name == "kafka-connect") {
+    l.partition = FindFirst(s, {"_kafka_metadata_partition", "_kafka_metadata.partition"});
+    l.offset = FindFirst(s, {"_kafka_metadata_offset", "_kafka_metadata.offset"});
+    l.timestamp = FindFirst(s, {"_kafka_metadata_timestamp", "_kafka_metadata.timestamp"});
+    l.value_json = RowColumns(s, {"_kafka_metadata"});
+    l.notes.push_back("Kafka Connect's sink keeps no key, headers or raw value: values are the row as JSON, keys are null");
+  } else if (name == "plain") {
+    l.value_json = RowColumns(s, {});
+    l.notes.push_back("plain row table: one partition (0), offsets are row positions in scan order (see docs/layouts.md), values are rows as JSON");
+  } else {
+    std::string names;
+    for (const auto& n : LayoutNames()) names += (names.empty() ? "" : ", ") + n;
+    return Status::Invalid("unknown layout '{}': valid layouts are {}", name, names);
+  }
+  return l;
+}
+
+}  // namespace
+
+Status ParseColumnOverride(const std::string& text, std::map<std::string, std::string>* out) {
+  auto eq = text.find('=');
+  if (eq == std::string::npos || eq == 0 || eq + 1 == text.size()) {
+    return Status::Invalid("--column '{}' is not FIELD=COLUMN (e.g. --column offset=kafka.offset)", text);
+  }
+  std::string field = text.substr(0, eq);
+  if (!kKafkaFields.count(field)) {
+    return Status::Invalid("--column '{}': unknown Kafka field '{}' (use partition, offset, timestamp, "
+                           "timestamp_type, key, value or headers)", text, field);
+  }
+  (*out)[field] = text.substr(eq + 1);
+  return Status::OK();
+}
+
+Result<Layout> ResolveLayout(const iceberg::TableMetadata& md, const Schema& schema, const LayoutOptions& options) {
+  std::string name = options.forced ? *options.forced : DetectName(md, schema);
+  ASSIGN_OR_RAISE(Layout l, Build(name, schema));
+  for (const auto& [field, column] : options.column_overrides) {
+    auto p = Find(schema, column);
+    if (!p) {
+      return Status::NotFound("--column {}={}: the table has no column '{}'", field, column, column);
+    }
+    if (field == "partition") l.partition = p;
+    else if (field == "offset") l.offset = p;
+    else if (field == "timestamp") l.timestamp = p;
+    else if (field == "timestamp_type") l.timestamp_type = p;
+    else if (field == "key") l.key = p;
+    else if (field == "value") { l.value = p; }
+    else if (field == "headers") {
+      l.headers = p;
+      l.header_shape = p->type->id == TypeId::kMap ? HeaderShape::kMap : HeaderShape::kListOfStructs;
+    }
+  }
+  // Every Kafka layout but `plain` needs an offset column: without it there
+  // is no link to the source position.
+  if (l.name != "plain" && !l.offset) {
+    return Status::NotFound("table has no usable offset column for layout '{}' (expected {}): name it with "
+                            "--column offset=COLUMN, or use --layout plain to number rows in scan order",
+                            l.name, l.name == "thaw" ? "'kafka_offset'" : "the layout's offset column");
+  }
+  auto check_int = [&](const std::optional<ColumnPath>& c, const char* what) -> Status {
+    if (!c) return Status::OK();
+    auto id = c->type->id;
+    if (id != TypeId::kInt && id != TypeId::kLong) {
+      return Status::Invalid("{} column '{}' has type {}, expected int or long", what, c->dotted(), c->type->ToString());
+    }
+    return Status::OK();
+  };
+  RETURN_NOT_OK(check_int(l.offset, "offset"));
+  RETURN_NOT_OK(check_int(l.partition, "partition"));
+  RETURN_NOT_OK(check_int(l.timestamp_type, "timestamp_type"));
+  if (l.timestamp) {
+    auto id = l.timestamp->type->id;
+    if (id != TypeId::kLong && id != TypeId::kTimestamp && id != TypeId::kTimestampTz &&
+        id != TypeId::kTimestampNs && id != TypeId::kTimestampTzNs) {
+      return Status::Invalid("timestamp column '{}' has type {}, expected long (ms) or a timestamp",
+                             l.timestamp->dotted(), l.timestamp->type->ToString());
+    }
+  }
+  for (const auto* c : {&l.key, &l.value}) {
+    if (*c && !IsBinaryLike(**c)) {
+      return Status::Invalid("column '{}' has type {}, expected binary or string", (*c)->dotted(), (*c)->type->ToString());
+    }
+  }
+  return l;
+}
+
+}  // namespace thaw::records

@@ -1,0 +1,63 @@
+// Layouts: how the Kafka fields of a record map to the columns of an Iceberg
+// table, per writer (Thaw, Redpanda, Bufstream, Aiven, AutoMQ, Kafka
+// Connect's Iceberg sink, plain row tables). See docs/layouts.md.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "thaw/common/status.h"
+#include "thaw/iceberg/table_metadata.h"
+
+namespace thaw::records {
+
+// A column reached from the top level by field ids (names kept for files
+// without ids and for messages).
+struct ColumnPath {
+  std::vector<int32_t> ids;
+  std::vector<std::string> names;
+  iceberg::TypePtr type;
+  int32_t field_id() const { return ids.back(); }
+  int32_t top_level_id() const { return ids.front(); }
+  std::string dotted() const;
+};
+
+enum class HeaderShape { kListOfStructs, kMap };
+
+struct Layout {
+  std::string name;
+  std::optional<ColumnPath> partition;  // absent: every record is partition 0
+  std::optional<ColumnPath> offset;     // absent: offsets from row order (plain tables)
+  std::optional<ColumnPath> timestamp;
+  std::optional<ColumnPath> timestamp_type;
+  std::optional<ColumnPath> key;
+  std::optional<ColumnPath> value;           // raw bytes column
+  std::vector<ColumnPath> value_json;        // value = these columns as a JSON object, when `value` is absent/null
+  bool value_json_unwrap = false;            // single struct column: serialise the struct itself
+  std::optional<ColumnPath> headers;
+  HeaderShape header_shape = HeaderShape::kListOfStructs;
+  std::vector<std::string> notes;            // fidelity caveats shown by `inspect`
+
+  // All top-level field ids the reader must project.
+  std::vector<int32_t> TopLevelIds() const;
+};
+
+struct LayoutOptions {
+  std::optional<std::string> forced;                 // --layout
+  std::map<std::string, std::string> column_overrides;  // --column field=path
+};
+
+const std::vector<std::string>& LayoutNames();
+
+// Detects (or applies the forced) layout against a schema, then applies the
+// column overrides. Errors name the missing column and how to fix it.
+Result<Layout> ResolveLayout(const iceberg::TableMetadata& md, const iceberg::Schema& schema,
+                             const LayoutOptions& options);
+
+// Parses "field=column" (field one of partition, offset, timestamp,
+// timestamp_type, key, value, headers).
+Status ParseColumnOverride(const std::string& text, std::map<std::string, std::string>* out);
+
+}  // namespace thaw::records

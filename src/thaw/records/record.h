@@ -1,0 +1,52 @@
+// Kafka records as Thaw hands them to replay, serve and inspect. Records are
+// views into the Arrow buffers they were decoded from (no copy of keys and
+// values); a RecordBatch keeps those buffers alive.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace thaw::records {
+
+enum class TimestampType : int8_t { kCreateTime = 0, kLogAppendTime = 1 };
+
+struct Header {
+  std::string_view key;
+  std::optional<std::string_view> value;  // nullopt = null value
+};
+
+struct Record {
+  int32_t partition = 0;
+  int64_t offset = 0;
+  int64_t timestamp_ms = 0;
+  TimestampType timestamp_type = TimestampType::kCreateTime;
+  std::optional<std::string_view> key;    // nullopt = null key
+  std::optional<std::string_view> value;  // nullopt = null value (tombstone)
+  uint32_t header_begin = 0;              // into RecordBatch::headers
+  uint32_t header_count = 0;
+};
+
+struct RecordBatch {
+  std::vector<Record> records;
+  std::vector<Header> headers;
+  // Owners of the bytes the views point into (Arrow batches, strings built
+  // by Thaw such as JSON values); shared with the reader's buffers.
+  std::vector<std::shared_ptr<const void>> keepalive;
+
+  std::span<const Header> HeadersOf(const Record& r) const {
+    return {headers.data() + r.header_begin, r.header_count};
+  }
+  void Clear() {
+    records.clear();
+    headers.clear();
+    keepalive.clear();
+  }
+  size_t size() const { return records.size(); }
+};
+
+}  // namespace thaw::records

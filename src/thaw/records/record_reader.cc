@@ -1,0 +1,748 @@
+#include "thaw/records/record_reader.h"
+
+#include <algorithm>
+#include <deque>
+#include <limits>
+#include <unordered_set>
+
+#include <arrow/array.h>
+#include <arrow/scalar.h>
+#include <arrow/record_batch.h>
+#include <arrow/type.h>
+
+#include "thaw/iceberg/deletion_vector.h"
+#include "thaw/parquet/arrow_status.h"
+#include "thaw/parquet/parquet_file.h"
+#include "thaw/records/json_row.h"
+
+namespace thaw::records {
+
+using iceberg::DataFile;
+using iceberg::FileContent;
+using iceberg::FileScanTask;
+using iceberg::TypeId;
+
+namespace {
+
+constexpr int32_t kDeleteFilePathId = 2147483546;
+constexpr int32_t kDeletePosId = 2147483545;
+constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
+constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+
+int64_t FloorDiv(int64_t a, int64_t b) { return a / b - ((a % b != 0) && ((a < 0) != (b < 0))); }
+
+std::optional<int64_t> GetInt(const arrow::Array& a, int64_t i) {
+  if (a.IsNull(i)) return std::nullopt;
+  switch (a.type_id()) {
+    case arrow::Type::INT8: return static_cast<const arrow::Int8Array&>(a).Value(i);
+    case arrow::Type::INT16: return static_cast<const arrow::Int16Array&>(a).Value(i);
+    case arrow::Type::INT32: return static_cast<const arrow::Int32Array&>(a).Value(i);
+    case arrow::Type::INT64: return static_cast<const arrow::Int64Array&>(a).Value(i);
+    case arrow::Type::UINT8: return static_cast<const arrow::UInt8Array&>(a).Value(i);
+    case arrow::Type::UINT16: return static_cast<const arrow::UInt16Array&>(a).Value(i);
+    case arrow::Type::UINT32: return static_cast<const arrow::UInt32Array&>(a).Value(i);
+    case arrow::Type::DATE32: return static_cast<const arrow::Date32Array&>(a).Value(i);
+    case arrow::Type::TIMESTAMP: return static_cast<const arrow::TimestampArray&>(a).Value(i);
+    default: return std::nullopt;
+  }
+}
+
+// Kafka milliseconds from a timestamp column (timestamps by their unit, longs as ms).
+std::optional<int64_t> GetTimestampMs(const arrow::Array& a, int64_t i) {
+  auto v = GetInt(a, i);
+  if (!v || a.type_id() != arrow::Type::TIMESTAMP) return v;
+  switch (static_cast<const arrow::TimestampType&>(*a.type()).unit()) {
+    case arrow::TimeUnit::SECOND: return *v * 1000;
+    case arrow::TimeUnit::MILLI: return *v;
+    case arrow::TimeUnit::MICRO: return FloorDiv(*v, 1000);
+    case arrow::TimeUnit::NANO: return FloorDiv(*v, 1'000'000);
+  }
+  return v;
+}
+
+std::optional<std::string_view> GetBytes(const arrow::Array& a, int64_t i) {
+  if (a.IsNull(i)) return std::nullopt;
+  switch (a.type_id()) {
+    case arrow::Type::BINARY: return static_cast<const arrow::BinaryArray&>(a).GetView(i);
+    case arrow::Type::STRING: return static_cast<const arrow::StringArray&>(a).GetView(i);
+    case arrow::Type::LARGE_BINARY: return static_cast<const arrow::LargeBinaryArray&>(a).GetView(i);
+    case arrow::Type::LARGE_STRING: return static_cast<const arrow::LargeStringArray&>(a).GetView(i);
+    case arrow::Type::BINARY_VIEW: return static_cast<const arrow::BinaryViewArray&>(a).GetView(i);
+    case arrow::Type::STRING_VIEW: return static_cast<const arrow::StringViewArray&>(a).GetView(i);
+    case arrow::Type::FIXED_SIZE_BINARY: return static_cast<const arrow::FixedSizeBinaryArray&>(a).GetView(i);
+    default: return std::nullopt;
+  }
+}
+
+// Finds a child by Iceberg field id (or name for id-less files).
+std::shared_ptr<arrow::Array> ChildOf(const std::shared_ptr<arrow::Array>& parent, int32_t id, const std::string& name) {
+  if (parent->type_id() != arrow::Type::STRUCT) return nullptr;
+  const auto& st = static_cast<const arrow::StructArray&>(*parent);
+  const auto& ty = static_cast<const arrow::StructType&>(*parent->type());
+  for (int f = 0; f < ty.num_fields(); ++f) {
+    if (pq::FieldIdOf(*ty.field(f)) == id) return st.field(f);
+  }
+  for (int f = 0; f < ty.num_fields(); ++f) {
+    if (pq::FieldIdOf(*ty.field(f)) < 0 && ty.field(f)->name() == name) return st.field(f);
+  }
+  return nullptr;
+}
+
+// A column of one Arrow batch reached through a ColumnPath; rows whose
+// parent struct is null read as null.
+struct Accessor {
+  std::shared_ptr<arrow::Array> array;
+  std::vector<std::shared_ptr<arrow::Array>> parents;
+  bool IsNull(int64_t i) const {
+    for (const auto& p : parents) if (p->IsNull(i)) return true;
+    return array->IsNull(i);
+  }
+};
+
+std::optional<Accessor> Resolve(const arrow::RecordBatch& batch, const ColumnPath& path) {
+  const auto& schema = *batch.schema();
+  std::shared_ptr<arrow::Array> cur;
+  for (int c = 0; c < schema.num_fields() && !cur; ++c) {
+    if (pq::FieldIdOf(*schema.field(c)) == path.ids[0]) cur = batch.column(c);
+  }
+  for (int c = 0; c < schema.num_fields() && !cur; ++c) {
+    if (pq::FieldIdOf(*schema.field(c)) < 0 && schema.field(c)->name() == path.names[0]) cur = batch.column(c);
+  }
+  if (!cur) return std::nullopt;
+  Accessor acc;
+  for (size_t k = 1; k < path.ids.size(); ++k) {
+    acc.parents.push_back(cur);
+    cur = ChildOf(cur, path.ids[k], path.names[k]);
+    if (!cur) return std::nullopt;
+  }
+  acc.array = cur;
+  return acc;
+}
+
+struct EqualityDeletes {
+  std::vector<int32_t> ids;
+  std::vector<std::string> names;
+  std::unordered_set<std::string> keys;
+};
+
+std::string EncodeCell(const arrow::Array& a, int64_t i) {
+  if (a.IsNull(i)) return std::string("\0", 1);
+  if (auto b = GetBytes(a, i)) return "b" + std::string(*b);
+  if (auto v = GetInt(a, i)) return "i" + std::to_string(*v);
+  auto s = a.GetScalar(i);
+  return "s" + (s.ok() ? (*s)->ToString() : std::string());
+}
+
+struct TaskState {
+  FileScanTask task;
+  int64_t off_lo = kMin, off_hi = kMax;  // file offset bounds (metrics)
+  int32_t part_lo = std::numeric_limits<int32_t>::min(), part_hi = std::numeric_limits<int32_t>::max();
+  bool deletes_loaded = false;
+  std::vector<int64_t> deleted_positions;  // sorted
+  std::optional<iceberg::DeletionVector> dv;
+  std::vector<std::shared_ptr<EqualityDeletes>> eq;
+};
+
+struct Unit {
+  size_t task;
+  int rg;
+  int64_t lo, hi;
+};
+
+}  // namespace
+
+struct RecordReader::Impl {
+  std::shared_ptr<const storage::Table> table;
+  ReadOptions opt;
+  Layout layout;
+  const iceberg::Snapshot* snapshot = nullptr;
+  iceberg::ScanStats stats;
+  std::vector<TaskState> tasks;
+  std::vector<int32_t> partitions;
+  // position delete file path -> (data file path -> sorted positions)
+  std::map<std::string, std::shared_ptr<std::map<std::string, std::vector<int64_t>>>> pos_cache;
+  std::map<std::string, std::shared_ptr<EqualityDeletes>> eq_cache;
+
+  // Iteration state.
+  size_t part_index = 0;
+  std::vector<size_t> part_tasks;  // tasks of the current partition, by off_lo
+  size_t next_task = 0;
+  bool part_started = false;
+  std::optional<int64_t> last_offset;
+  int64_t plain_counter = 0;
+  // Current cluster, sorted, being emitted.
+  std::vector<Record> buf;
+  std::vector<Header> buf_headers;
+  std::vector<std::shared_ptr<const void>> buf_keepalive;
+  size_t buf_pos = 0;
+
+  const iceberg::Schema& schema() const { return table->metadata.current_schema(); }
+  std::string NameOf(int32_t id) const {
+    const auto* f = schema().FindById(id);
+    return f ? f->name : std::string();
+  }
+
+  Status Plan();
+  Status LoadDeletes(TaskState& t);
+  Result<std::shared_ptr<std::map<std::string, std::vector<int64_t>>>> LoadPositionDeletes(const DataFile& f);
+  Result<std::shared_ptr<EqualityDeletes>> LoadEqualityDeletes(const DataFile& f);
+  Status ReadUnits(const std::vector<Unit>& units, int32_t partition, std::vector<pq::ParquetFile*> files,
+                   bool sort);
+  Status LoadNextCluster(bool* done);
+  Status DecodeBatch(const std::shared_ptr<arrow::RecordBatch>& batch, TaskState& t, int64_t first_pos,
+                     int32_t partition);
+};
+
+RecordReader::RecordReader(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+RecordReader::~RecordReader() = default;
+const Layout& RecordReader::layout() const { return impl_->layout; }
+const iceberg::Snapshot* RecordReader::snapshot() const { return impl_->snapshot; }
+const iceberg::ScanStats& RecordReader::scan_stats() const { return impl_->stats; }
+int64_t RecordReader::planned_files() const { return static_cast<int64_t>(impl_->tasks.size()); }
+std::vector<int32_t> RecordReader::partitions() const { return impl_->partitions; }
+
+Result<std::unique_ptr<RecordReader>> RecordReader::Make(std::shared_ptr<const storage::Table> table,
+                                                         ReadOptions options) {
+  auto impl = std::make_unique<Impl>();
+  impl->table = std::move(table);
+  impl->opt = std::move(options);
+  const auto& md = impl->table->metadata;
+  ASSIGN_OR_RAISE(impl->snapshot, iceberg::SelectSnapshot(md, impl->opt.snapshot));
+  ASSIGN_OR_RAISE(impl->layout, ResolveLayout(md, md.current_schema(), impl->opt.layout));
+  Status st = impl->Plan();
+  if (!st.ok()) return st.WithContext(fmt::format("table {}", impl->table->name));
+  return std::unique_ptr<RecordReader>(new RecordReader(std::move(impl)));
+}
+
+Status RecordReader::Impl::Plan() {
+  iceberg::ScanFilter filter;
+  const auto& md = table->metadata;
+  if (layout.offset && (opt.from_offset || opt.to_offset)) {
+    iceberg::IntRange r;
+    if (opt.from_offset) r.lo = *opt.from_offset;
+    if (opt.to_offset) r.hi = *opt.to_offset - 1;
+    filter.Intersect(layout.offset->field_id(), r);
+  }
+  if (layout.partition && opt.partitions && !opt.partitions->empty()) {
+    filter.Intersect(layout.partition->field_id(), {*opt.partitions->begin(), *opt.partitions->rbegin()});
+  }
+  if (layout.timestamp && (opt.from_time_ms || opt.to_time_ms)) {
+    // Column units: long = ms; timestamps µs (ns for *_ns).
+    int64_t mult = 1;
+    auto id = layout.timestamp->type->id;
+    if (id == TypeId::kTimestamp || id == TypeId::kTimestampTz) mult = 1000;
+    if (id == TypeId::kTimestampNs || id == TypeId::kTimestampTzNs) mult = 1'000'000;
+    iceberg::IntRange r;
+    if (opt.from_time_ms) r.lo = *opt.from_time_ms * mult;
+    if (opt.to_time_ms) r.hi = *opt.to_time_ms * mult - 1;
+    filter.Intersect(layout.timestamp->field_id(), r);
+  }
+  ASSIGN_OR_RAISE(auto scan, iceberg::TableScan::Make(table->io, &md, snapshot, std::move(filter)));
+  ASSIGN_OR_RAISE(auto planned, scan.PlanFiles());
+  stats = scan.stats();
+
+  std::set<int32_t> parts;
+  for (auto& task : planned) {
+    TaskState t;
+    t.task = std::move(task);
+    const DataFile& f = *t.task.file;
+    if (f.format != "parquet") {
+      return Status::Unsupported("data file {} is {} (Thaw reads Parquet data files)", f.path, f.format);
+    }
+    if (layout.offset) {
+      int32_t id = layout.offset->field_id();
+      auto lo = f.lower_bounds.find(id), hi = f.upper_bounds.find(id);
+      if (lo != f.lower_bounds.end() && hi != f.upper_bounds.end()) {
+        auto l = iceberg::DecodeIntegerBound(lo->second), h = iceberg::DecodeIntegerBound(hi->second);
+        if (l && h) { t.off_lo = *l; t.off_hi = *h; }
+      }
+    }
+    if (!layout.partition) {
+      t.part_lo = t.part_hi = 0;
+    } else {
+      int32_t id = layout.partition->field_id();
+      bool known = false;
+      // An identity partition on the partition column pins the value.
+      if (const auto* spec = md.SpecById(f.spec_id)) {
+        for (size_t i = 0; i < spec->fields.size() && i < f.partition.size(); ++i) {
+          if (spec->fields[i].source_id() == id && spec->fields[i].transform.kind == iceberg::TransformKind::kIdentity &&
+              f.partition[i].kind == iceberg::Datum::kInt) {
+            t.part_lo = t.part_hi = static_cast<int32_t>(f.partition[i].i);
+            known = true;
+          }
+        }
+      }
+      auto lo = f.lower_bounds.find(id), hi = f.upper_bounds.find(id);
+      if (!known && lo != f.lower_bounds.end() && hi != f.upper_bounds.end()) {
+        auto l = iceberg::DecodeIntegerBound(lo->second), h = iceberg::DecodeIntegerBound(hi->second);
+        if (l && h) { t.part_lo = static_cast<int32_t>(*l); t.part_hi = static_cast<int32_t>(*h); known = true; }
+      }
+      if (!known) {
+        // No metrics: read the partition column once to learn the range.
+        ASSIGN_OR_RAISE(auto pf, pq::ParquetFile::Open(*table->io, f.path));
+        int top = pf->TopLevelField(layout.partition->top_level_id(), layout.partition->names[0]);
+        int32_t mn = std::numeric_limits<int32_t>::max(), mx = std::numeric_limits<int32_t>::min();
+        if (top >= 0) {
+          std::vector<int> rgs(pf->num_row_groups());
+          for (int i = 0; i < pf->num_row_groups(); ++i) rgs[i] = i;
+          ASSIGN_OR_RAISE(auto reader, pf->Read(rgs, {top}, 65536));
+          while (true) {
+            std::shared_ptr<arrow::RecordBatch> b;
+            RETURN_NOT_OK(pq::FromArrow(reader->ReadNext(&b), "Parquet file " + f.path));
+            if (!b) break;
+            auto acc = Resolve(*b, *layout.partition);
+            if (!acc) break;
+            for (int64_t i = 0; i < b->num_rows(); ++i) {
+              if (acc->IsNull(i)) continue;
+              if (auto v = GetInt(*acc->array, i)) {
+                mn = std::min<int32_t>(mn, static_cast<int32_t>(*v));
+                mx = std::max<int32_t>(mx, static_cast<int32_t>(*v));
+              }
+            }
+          }
+        }
+        if (mn > mx) continue;  // no non-null partition values: nothing to read
+        t.part_lo = mn;
+        t.part_hi = mx;
+      }
+    }
+    if (t.part_hi - static_cast<int64_t>(t.part_lo) > 100000) {
+      return Status::Corrupt("data file {} spans partitions {}..{}: the partition column '{}' does not look like "
+                             "Kafka partitions (use --column partition=COLUMN)", f.path, t.part_lo, t.part_hi,
+                             layout.partition->dotted());
+    }
+    for (int64_t p = t.part_lo; p <= t.part_hi; ++p) {
+      if (!opt.partitions || opt.partitions->count(static_cast<int32_t>(p))) parts.insert(static_cast<int32_t>(p));
+    }
+    tasks.push_back(std::move(t));
+  }
+  partitions.assign(parts.begin(), parts.end());
+  if (!layout.offset) {
+    // Plain tables: a stable order of rows -- data sequence number, then path.
+    std::sort(tasks.begin(), tasks.end(), [](const TaskState& a, const TaskState& b) {
+      if (a.task.data_sequence_number != b.task.data_sequence_number)
+        return a.task.data_sequence_number < b.task.data_sequence_number;
+      return a.task.file->path < b.task.file->path;
+    });
+  }
+  return Status::OK();
+}
+
+Result<std::shared_ptr<std::map<std::string, std::vector<int64_t>>>> RecordReader::Impl::LoadPositionDeletes(
+    const DataFile& f) {
+  if (auto it = pos_cache.find(f.path); it != pos_cache.end()) return it->second;
+  auto out = std::make_shared<std::map<std::string, std::vector<int64_t>>>();
+  ASSIGN_OR_RAISE(auto pf, pq::ParquetFile::Open(*table->io, f.path));
+  int path_col = pf->TopLevelField(kDeleteFilePathId, "file_path");
+  int pos_col = pf->TopLevelField(kDeletePosId, "pos");
+  if (path_col < 0 || pos_col < 0) {
+    return Status::Corrupt("position delete file {} lacks file_path/pos columns", f.path);
+  }
+  std::vector<int> rgs(pf->num_row_groups());
+  for (int i = 0; i < pf->num_row_groups(); ++i) rgs[i] = i;
+  ASSIGN_OR_RAISE(auto reader, pf->Read(rgs, {path_col, pos_col}, 65536));
+  ColumnPath path_p{{kDeleteFilePathId}, {"file_path"}, nullptr}, pos_p{{kDeletePosId}, {"pos"}, nullptr};
+  while (true) {
+    std::shared_ptr<arrow::RecordBatch> b;
+    RETURN_NOT_OK(pq::FromArrow(reader->ReadNext(&b), "position delete file " + f.path));
+    if (!b) break;
+    auto pa = Resolve(*b, path_p), po = Resolve(*b, pos_p);
+    if (!pa || !po) return Status::Corrupt("position delete file {} lacks file_path/pos columns", f.path);
+    for (int64_t i = 0; i < b->num_rows(); ++i) {
+      auto p = GetBytes(*pa->array, i);
+      auto pos = GetInt(*po->array, i);
+      if (p && pos) (*out)[std::string(*p)].push_back(*pos);
+    }
+  }
+  for (auto& [k, v] : *out) std::sort(v.begin(), v.end());
+  pos_cache[f.path] = out;
+  return out;
+}
+
+Result<std::shared_ptr<EqualityDeletes>> RecordReader::Impl::LoadEqualityDeletes(const DataFile& f) {
+  if (auto it = eq_cache.find(f.path); it != eq_cache.end()) return it->second;
+  auto eq = std::make_shared<EqualityDeletes>();
+  eq->ids = f.equality_ids;
+  if (eq->ids.empty()) return Status::Corrupt("equality delete file {} has no equality_ids", f.path);
+  ASSIGN_OR_RAISE(auto pf, pq::ParquetFile::Open(*table->io, f.path));
+  std::vector<int> cols;
+  std::vector<ColumnPath> paths;
+  for (int32_t id : eq->ids) {
+    std::string name = NameOf(id);
+    eq->names.push_back(name);
+    int c = pf->TopLevelField(id, name);
+    if (c < 0) {
+      return Status::Unsupported("equality delete file {}: column id {} is not a top-level column of the file", f.path, id);
+    }
+    cols.push_back(c);
+    paths.push_back(ColumnPath{{id}, {name}, nullptr});
+  }
+  std::vector<int> rgs(pf->num_row_groups());
+  for (int i = 0; i < pf->num_row_groups(); ++i) rgs[i] = i;
+  ASSIGN_OR_RAISE(auto reader, pf->Read(rgs, cols, 65536));
+  while (true) {
+    std::shared_ptr<arrow::RecordBatch> b;
+    RETURN_NOT_OK(pq::FromArrow(reader->ReadNext(&b), "equality delete file " + f.path));
+    if (!b) break;
+    std::vector<Accessor> accs;
+    for (const auto& p : paths) {
+      auto a = Resolve(*b, p);
+      if (!a) return Status::Corrupt("equality delete file {}: column {} missing", f.path, p.names[0]);
+      accs.push_back(*a);
+    }
+    for (int64_t i = 0; i < b->num_rows(); ++i) {
+      std::string key;
+      for (const auto& a : accs) key += EncodeCell(*a.array, i) + '\x1f';
+      eq->keys.insert(std::move(key));
+    }
+  }
+  eq_cache[f.path] = eq;
+  return eq;
+}
+
+Status RecordReader::Impl::LoadDeletes(TaskState& t) {
+  if (t.deletes_loaded) return Status::OK();
+  for (const auto& d : t.task.deletes) {
+    if (d->is_deletion_vector()) {
+      if (!d->content_offset || !d->content_size) {
+        return Status::Corrupt("deletion vector for {} in {} lacks content_offset/content_size_in_bytes",
+                               t.task.file->path, d->path);
+      }
+      ASSIGN_OR_RAISE(auto bytes, table->io->ReadAll(d->path));
+      ASSIGN_OR_RAISE(auto dv, iceberg::ReadDeletionVector(bytes, *d->content_offset, *d->content_size, d->path));
+      t.dv = std::move(dv);
+    } else if (d->content == FileContent::kPositionDeletes) {
+      ASSIGN_OR_RAISE(auto m, LoadPositionDeletes(*d));
+      if (auto it = m->find(t.task.file->path); it != m->end()) {
+        t.deleted_positions.insert(t.deleted_positions.end(), it->second.begin(), it->second.end());
+      }
+    } else if (d->content == FileContent::kEqualityDeletes) {
+      ASSIGN_OR_RAISE(auto eq, LoadEqualityDeletes(*d));
+      t.eq.push_back(eq);
+    }
+  }
+  std::sort(t.deleted_positions.begin(), t.deleted_positions.end());
+  t.deletes_loaded = true;
+  return Status::OK();
+}
+
+Status RecordReader::Impl::DecodeBatch(const std::shared_ptr<arrow::RecordBatch>& batch, TaskState& t,
+                                       int64_t first_pos, int32_t partition) {
+  const std::string& path = t.task.file->path;
+  auto resolve = [&](const std::optional<ColumnPath>& c) -> std::optional<Accessor> {
+    if (!c) return std::nullopt;
+    return Resolve(*batch, *c);
+  };
+  auto part = resolve(layout.partition), off = resolve(layout.offset), ts = resolve(layout.timestamp),
+       tst = resolve(layout.timestamp_type), key = resolve(layout.key), val = resolve(layout.value),
+       hdr = resolve(layout.headers);
+  if (layout.offset && !off) {
+    return Status::Corrupt("data file {} has no column '{}' (the layout's offset column)", path, layout.offset->dotted());
+  }
+  std::vector<Accessor> json_cols;
+  std::vector<std::string> json_names;
+  for (const auto& c : layout.value_json) {
+    if (auto a = Resolve(*batch, c)) {
+      json_cols.push_back(*a);
+      json_names.push_back(c.names.back());
+    }
+  }
+  std::vector<std::vector<Accessor>> eq_accs;
+  for (const auto& eq : t.eq) {
+    std::vector<Accessor> accs;
+    for (size_t k = 0; k < eq->ids.size(); ++k) {
+      auto a = Resolve(*batch, ColumnPath{{eq->ids[k]}, {eq->names[k]}, nullptr});
+      if (!a) return Status::Internal("equality column {} not projected from {}", eq->names[k], path);
+      accs.push_back(*a);
+    }
+    eq_accs.push_back(std::move(accs));
+  }
+  std::shared_ptr<std::deque<std::string>> owned;
+  auto own = [&](std::string s) -> std::string_view {
+    if (!owned) owned = std::make_shared<std::deque<std::string>>();
+    owned->push_back(std::move(s));
+    return owned->back();
+  };
+  auto del_it = std::lower_bound(t.deleted_positions.begin(), t.deleted_positions.end(), first_pos);
+  const int64_t n = batch->num_rows();
+  size_t kept_before = buf.size();
+  for (int64_t i = 0; i < n; ++i) {
+    const int64_t pos = first_pos + i;
+    while (del_it != t.deleted_positions.end() && *del_it < pos) ++del_it;
+    if (del_it != t.deleted_positions.end() && *del_it == pos) continue;
+    if (t.dv && t.dv->Contains(pos)) continue;
+    Record r;
+    if (part) {
+      if (part->IsNull(i)) continue;
+      r.partition = static_cast<int32_t>(GetInt(*part->array, i).value_or(-1));
+      if (r.partition != partition) continue;
+    } else {
+      r.partition = 0;
+    }
+    if (ts && !ts->IsNull(i)) {
+      r.timestamp_ms = GetTimestampMs(*ts->array, i).value_or(-1);
+    } else {
+      r.timestamp_ms = -1;
+    }
+    if (opt.from_time_ms && r.timestamp_ms < *opt.from_time_ms) continue;
+    if (opt.to_time_ms && r.timestamp_ms >= *opt.to_time_ms) continue;
+    bool deleted = false;
+    for (const auto& accs : eq_accs) {
+      std::string k;
+      for (const auto& a : accs) k += EncodeCell(*a.array, i) + '\x1f';
+      if (t.eq[&accs - eq_accs.data()]->keys.count(k)) { deleted = true; break; }
+    }
+    if (deleted) continue;
+    if (off) {
+      if (off->IsNull(i)) return Status::Corrupt("data file {}: row {} has a null offset", path, pos);
+      r.offset = *GetInt(*off->array, i);
+      if (opt.from_offset && r.offset < *opt.from_offset) continue;
+      if (opt.to_offset && r.offset >= *opt.to_offset) continue;
+    } else {
+      r.offset = plain_counter++;
+      if (opt.from_offset && r.offset < *opt.from_offset) continue;
+      if (opt.to_offset && r.offset >= *opt.to_offset) continue;
+    }
+    if (tst && !tst->IsNull(i)) {
+      r.timestamp_type = GetInt(*tst->array, i).value_or(0) == 1 ? TimestampType::kLogAppendTime
+                                                                   : TimestampType::kCreateTime;
+    }
+    if (key && !key->IsNull(i)) r.key = GetBytes(*key->array, i);
+    if (val && !val->IsNull(i)) r.value = GetBytes(*val->array, i);
+    if (!r.value && !json_cols.empty()) {
+      std::string j;
+      if (layout.value_json_unwrap && json_cols.size() == 1) {
+        if (!json_cols[0].IsNull(i)) {
+          // A decoded struct: its fields, minus the writers' "__raw__"-style internals.
+          const auto& st = static_cast<const arrow::StructArray&>(*json_cols[0].array);
+          const auto& ty = static_cast<const arrow::StructType&>(*st.type());
+          j += '{';
+          bool first = true;
+          for (int f = 0; f < ty.num_fields(); ++f) {
+            if (ty.field(f)->name().rfind("__", 0) == 0) continue;
+            if (!first) j += ',';
+            first = false;
+            AppendJsonString(ty.field(f)->name(), &j);
+            j += ':';
+            AppendJsonValue(*st.field(f), i, &j);
+          }
+          j += '}';
+          if (!first) r.value = own(std::move(j));
+        }
+      } else {
+        j += '{';
+        for (size_t c = 0; c < json_cols.size(); ++c) {
+          if (c) j += ',';
+          AppendJsonString(json_names[c], &j);
+          j += ':';
+          if (json_cols[c].IsNull(i)) j += "null";
+          else AppendJsonValue(*json_cols[c].array, i, &j);
+        }
+        j += '}';
+        r.value = own(std::move(j));
+      }
+    }
+    r.header_begin = static_cast<uint32_t>(buf_headers.size());
+    if (hdr && !hdr->IsNull(i)) {
+      const arrow::Array& ha = *hdr->array;
+      if (ha.type_id() == arrow::Type::MAP) {
+        const auto& m = static_cast<const arrow::MapArray&>(ha);
+        for (int64_t j = m.value_offset(i); j < m.value_offset(i + 1); ++j) {
+          Header h;
+          h.key = GetBytes(*m.keys(), j).value_or(std::string_view());
+          h.value = GetBytes(*m.items(), j);
+          buf_headers.push_back(h);
+        }
+      } else if (ha.type_id() == arrow::Type::LIST || ha.type_id() == arrow::Type::LARGE_LIST) {
+        std::shared_ptr<arrow::Array> values;
+        int64_t b, e;
+        if (ha.type_id() == arrow::Type::LIST) {
+          const auto& l = static_cast<const arrow::ListArray&>(ha);
+          values = l.values(); b = l.value_offset(i); e = l.value_offset(i + 1);
+        } else {
+          const auto& l = static_cast<const arrow::LargeListArray&>(ha);
+          values = l.values(); b = l.value_offset(i); e = l.value_offset(i + 1);
+        }
+        if (values->type_id() != arrow::Type::STRUCT) {
+          return Status::Corrupt("data file {}: headers column is not a list of structs", path);
+        }
+        const auto& st = static_cast<const arrow::StructArray&>(*values);
+        auto hk = st.GetFieldByName("key"), hv = st.GetFieldByName("value");
+        if (!hk) hk = st.GetFieldByName("key_v1");
+        for (int64_t j = b; j < e; ++j) {
+          Header h;
+          if (hk) h.key = GetBytes(*hk, j).value_or(std::string_view());
+          if (hv) h.value = GetBytes(*hv, j);
+          buf_headers.push_back(h);
+        }
+      }
+    }
+    r.header_count = static_cast<uint32_t>(buf_headers.size() - r.header_begin);
+    buf.push_back(r);
+  }
+  if (buf.size() > kept_before) {
+    buf_keepalive.push_back(batch);
+    if (owned) buf_keepalive.push_back(owned);
+  }
+  return Status::OK();
+}
+
+Status RecordReader::Impl::ReadUnits(const std::vector<Unit>& units, int32_t partition,
+                                     std::vector<pq::ParquetFile*> files, bool sort) {
+  for (size_t u = 0; u < units.size(); ++u) {
+    TaskState& t = tasks[units[u].task];
+    pq::ParquetFile* pf = files[u];
+    RETURN_NOT_OK(LoadDeletes(t));
+    std::vector<int32_t> ids = layout.TopLevelIds();
+    for (const auto& eq : t.eq) ids.insert(ids.end(), eq->ids.begin(), eq->ids.end());
+    std::sort(ids.begin(), ids.end());
+    ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+    std::vector<int> cols;
+    for (int32_t id : ids) {
+      int c = pf->TopLevelField(id, NameOf(id));
+      if (c >= 0) cols.push_back(c);
+    }
+    ASSIGN_OR_RAISE(auto reader, pf->Read({units[u].rg}, cols, opt.batch_size));
+    int64_t pos = pf->row_group_first_row(units[u].rg);
+    while (true) {
+      std::shared_ptr<arrow::RecordBatch> b;
+      Status st = pq::CatchParquet("Parquet file " + pf->location(), [&]() {
+        return pq::FromArrow(reader->ReadNext(&b), "Parquet file " + pf->location());
+      });
+      RETURN_NOT_OK(st);
+      if (!b) break;
+      RETURN_NOT_OK(DecodeBatch(b, t, pos, partition));
+      pos += b->num_rows();
+    }
+  }
+  if (sort) {
+    std::stable_sort(buf.begin(), buf.end(), [](const Record& a, const Record& b) { return a.offset < b.offset; });
+  }
+  return Status::OK();
+}
+
+// Loads the next group of overlapping row groups of the current partition
+// into `buf`, sorted by offset.
+Status RecordReader::Impl::LoadNextCluster(bool* done) {
+  buf.clear();
+  buf_headers.clear();
+  buf_keepalive.clear();
+  buf_pos = 0;
+  while (true) {
+    if (!part_started) {
+      if (part_index >= partitions.size()) {
+        *done = true;
+        return Status::OK();
+      }
+      const int32_t p = partitions[part_index];
+      part_tasks.clear();
+      for (size_t i = 0; i < tasks.size(); ++i) {
+        if (tasks[i].part_lo <= p && p <= tasks[i].part_hi) part_tasks.push_back(i);
+      }
+      if (layout.offset) {
+        std::stable_sort(part_tasks.begin(), part_tasks.end(),
+                         [&](size_t a, size_t b) { return tasks[a].off_lo < tasks[b].off_lo; });
+      }
+      next_task = 0;
+      last_offset.reset();
+      part_started = true;
+    }
+    const int32_t p = partitions[part_index];
+    if (next_task >= part_tasks.size()) {
+      part_started = false;
+      ++part_index;
+      continue;
+    }
+    // Files whose offset ranges overlap form one cluster.
+    size_t end = next_task + 1;
+    if (layout.offset) {
+      int64_t hi = tasks[part_tasks[next_task]].off_hi;
+      while (end < part_tasks.size() && tasks[part_tasks[end]].off_lo <= hi) {
+        hi = std::max(hi, tasks[part_tasks[end]].off_hi);
+        ++end;
+      }
+    }
+    std::vector<std::unique_ptr<pq::ParquetFile>> open;
+    std::vector<Unit> units;
+    for (size_t k = next_task; k < end; ++k) {
+      TaskState& t = tasks[part_tasks[k]];
+      ASSIGN_OR_RAISE(auto pf, pq::ParquetFile::Open(*table->io, t.task.file->path));
+      int off_leaf = -1, part_leaf = -1;
+      if (layout.offset) {
+        std::vector<std::pair<int32_t, std::string>> path;
+        for (size_t i = 0; i < layout.offset->ids.size(); ++i) path.emplace_back(layout.offset->ids[i], layout.offset->names[i]);
+        off_leaf = pf->LeafColumn(path);
+      }
+      if (layout.partition) {
+        std::vector<std::pair<int32_t, std::string>> path;
+        for (size_t i = 0; i < layout.partition->ids.size(); ++i) path.emplace_back(layout.partition->ids[i], layout.partition->names[i]);
+        part_leaf = pf->LeafColumn(path);
+      }
+      for (int rg = 0; rg < pf->num_row_groups(); ++rg) {
+        Unit u{part_tasks[k], rg, kMin, kMax};
+        if (auto s = pf->IntStats(rg, off_leaf)) { u.lo = s->first; u.hi = s->second; }
+        if (auto s = pf->IntStats(rg, part_leaf); s && (p < s->first || p > s->second)) continue;
+        if (opt.from_offset && layout.offset && u.hi < *opt.from_offset) continue;
+        if (opt.to_offset && layout.offset && u.lo >= *opt.to_offset) continue;
+        units.push_back(u);
+      }
+      open.push_back(std::move(pf));
+    }
+    next_task = end;
+    // Row groups in offset order; overlapping ones are read together.
+    std::vector<size_t> order(units.size());
+    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+    if (layout.offset) std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return units[a].lo < units[b].lo; });
+    auto file_of = [&](const Unit& u) {
+      for (size_t k = 0; k < open.size(); ++k) {
+        if (tasks[u.task].task.file->path == open[k]->location()) return open[k].get();
+      }
+      return static_cast<pq::ParquetFile*>(nullptr);
+    };
+    std::vector<Unit> all;
+    std::vector<pq::ParquetFile*> files;
+    for (size_t i : order) {
+      all.push_back(units[i]);
+      files.push_back(file_of(units[i]));
+    }
+    RETURN_NOT_OK(ReadUnits(all, p, files, layout.offset.has_value()));
+    // Kafka offsets are unique: drop duplicates (re-uploads, overlapping files).
+    if (layout.offset) {
+      size_t w = 0;
+      for (size_t r = 0; r < buf.size(); ++r) {
+        if (last_offset && buf[r].offset <= *last_offset) continue;
+        last_offset = buf[r].offset;
+        buf[w++] = buf[r];
+      }
+      buf.resize(w);
+    }
+    if (!buf.empty()) {
+      *done = false;
+      return Status::OK();
+    }
+  }
+}
+
+Result<bool> RecordReader::Next(RecordBatch* out) {
+  Impl& s = *impl_;
+  out->Clear();
+  if (s.buf_pos >= s.buf.size()) {
+    bool done = false;
+    RETURN_NOT_OK(s.LoadNextCluster(&done));
+    if (done) return false;
+  }
+  size_t n = std::min<size_t>(s.buf.size() - s.buf_pos, static_cast<size_t>(s.opt.batch_size));
+  out->records.reserve(n);
+  for (size_t i = 0; i < n; ++i) {
+    Record r = s.buf[s.buf_pos + i];
+    uint32_t begin = static_cast<uint32_t>(out->headers.size());
+    for (uint32_t h = 0; h < r.header_count; ++h) out->headers.push_back(s.buf_headers[r.header_begin + h]);
+    r.header_begin = begin;
+    out->records.push_back(r);
+  }
+  s.buf_pos += n;
+  out->keepalive = s.buf_keepalive;
+  return true;
+}
+
+}  // namespace thaw::records
