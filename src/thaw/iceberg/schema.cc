@@ -8,9 +8,11 @@
 
 namespace thaw::iceberg {
 
-namespace {
-
 using json = nlohmann::json;
+
+Result<TypePtr> ParseType(const json& j, int depth);
+
+namespace {
 
 Result<TypePtr> ParsePrimitive(const std::string& s) {
   auto t = std::make_shared<Type>();
@@ -49,7 +51,7 @@ Result<TypePtr> ParsePrimitive(const std::string& s) {
   return Status::Unsupported("unknown Iceberg type '{}'", s);
 }
 
-Result<NestedField> ParseField(const json& f) {
+Result<NestedField> ParseField(const json& f, int depth) {
   if (!f.is_object() || !f.contains("id") || !f.contains("name") || !f.contains("type")) {
     return Status::Corrupt("schema field needs id, name and type: {}", f.dump().substr(0, 200));
   }
@@ -58,7 +60,7 @@ Result<NestedField> ParseField(const json& f) {
   nf.name = f["name"].get<std::string>();
   nf.required = f.value("required", false);
   if (f.contains("doc") && f["doc"].is_string()) nf.doc = f["doc"].get<std::string>();
-  auto t = ParseType(f["type"]);
+  auto t = ParseType(f["type"], depth + 1);
   if (!t.ok()) return t.status().WithContext(fmt::format("field '{}' (id {})", nf.name, nf.id));
   nf.type = std::move(*t);
   return nf;
@@ -66,7 +68,11 @@ Result<NestedField> ParseField(const json& f) {
 
 }  // namespace
 
-Result<TypePtr> ParseType(const json& j) {
+Result<TypePtr> ParseType(const json& j) { return ParseType(j, 0); }
+
+Result<TypePtr> ParseType(const json& j, int depth) {
+  // Untrusted metadata: bound nesting so a crafted file cannot exhaust the stack.
+  if (depth > 64) return Status::Corrupt("schema nests types deeper than 64 levels");
   try {
     if (j.is_string()) return ParsePrimitive(j.get<std::string>());
     if (!j.is_object() || !j.contains("type")) return Status::Corrupt("bad type: {}", j.dump().substr(0, 200));
@@ -75,7 +81,7 @@ Result<TypePtr> ParseType(const json& j) {
     if (kind == "struct") {
       t->id = TypeId::kStruct;
       for (const auto& f : j.at("fields")) {
-        ASSIGN_OR_RAISE(auto nf, ParseField(f));
+        ASSIGN_OR_RAISE(auto nf, ParseField(f, depth));
         t->fields.push_back(std::move(nf));
       }
     } else if (kind == "list") {
@@ -84,7 +90,7 @@ Result<TypePtr> ParseType(const json& j) {
       e.id = j.at("element-id").get<int32_t>();
       e.name = "element";
       e.required = j.value("element-required", false);
-      ASSIGN_OR_RAISE(e.type, ParseType(j.at("element")));
+      ASSIGN_OR_RAISE(e.type, ParseType(j.at("element"), depth + 1));
       t->fields.push_back(std::move(e));
     } else if (kind == "map") {
       t->id = TypeId::kMap;
@@ -92,11 +98,11 @@ Result<TypePtr> ParseType(const json& j) {
       k.id = j.at("key-id").get<int32_t>();
       k.name = "key";
       k.required = true;
-      ASSIGN_OR_RAISE(k.type, ParseType(j.at("key")));
+      ASSIGN_OR_RAISE(k.type, ParseType(j.at("key"), depth + 1));
       v.id = j.at("value-id").get<int32_t>();
       v.name = "value";
       v.required = j.value("value-required", false);
-      ASSIGN_OR_RAISE(v.type, ParseType(j.at("value")));
+      ASSIGN_OR_RAISE(v.type, ParseType(j.at("value"), depth + 1));
       t->fields.push_back(std::move(k));
       t->fields.push_back(std::move(v));
     } else {

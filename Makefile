@@ -1,0 +1,58 @@
+# Thaw: the two commands a new machine needs are `make demo` and `make test`.
+# Both install what is missing (pinned, idempotent), then build.
+
+SHELL := /bin/bash
+ROOT := $(abspath .)
+BUILD ?= build
+JOBS ?= 2
+PY := $(ROOT)/.deps/venv/bin/python
+THAW := $(ROOT)/$(BUILD)/bin/thaw
+DEMO_WH := $(ROOT)/demo-warehouse
+
+.PHONY: deps deps-test build demo test unit-test integration-test asan-test fuzz-test bench clean format
+
+deps:
+	@scripts/deps/install.sh
+
+deps-test:
+	@scripts/deps/install.sh --test
+
+build: deps
+	@cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+	@ninja -C $(BUILD) -j$(JOBS) thaw thaw_unit_tests
+
+demo: build
+	@$(PY) tests/integration/make_demo_table.py $(DEMO_WH) >/dev/null
+	@echo "== thaw inspect (summary) =="
+	$(THAW) inspect --catalog sqlite:///$(DEMO_WH)/catalog.db --table demo.orders
+	@echo
+	@echo "== thaw inspect: partition 1 from offset 10, 3 records =="
+	$(THAW) inspect --catalog sqlite:///$(DEMO_WH)/catalog.db --table demo.orders --partition 1 --from-offset 10 --limit 3
+
+unit-test: build
+	@cd $(BUILD) && ARROW_DEFAULT_MEMORY_POOL=system THAW_PYTHON=$(PY) ctest --output-on-failure -j$(JOBS)
+
+integration-test: build deps-test
+	@THAW_BIN=$(THAW) $(PY) -m pytest -q tests/integration
+
+# Unit tests once more under AddressSanitizer + UBSan.
+asan-test: deps
+	@cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DTHAW_SANITIZE=ON >/dev/null
+	@ninja -C build-asan -j$(JOBS) thaw_unit_tests
+	@cd build-asan && ARROW_DEFAULT_MEMORY_POOL=system ASAN_OPTIONS=detect_leaks=0 THAW_PYTHON=$(PY) \
+	  ctest --output-on-failure -j$(JOBS)
+
+# Short libFuzzer runs of every parser of untrusted bytes.
+fuzz-test: deps
+	@scripts/fuzz.sh 30
+
+test: deps-test unit-test integration-test asan-test fuzz-test
+
+bench: build
+	@scripts/bench.sh
+
+format:
+	@clang-format-14 -i $$(git ls-files 'src/*.cc' 'src/*.h' 'tests/*.cc' 'fuzz/*.cc' 'bench/*.cc')
+
+clean:
+	rm -rf $(BUILD) build-asan build-fuzz
