@@ -114,6 +114,23 @@ std::string FormatRecord(const std::string& fmt_str, const std::string& topic, c
   return out;
 }
 
+// Library messages (Parquet's) can span lines or carry control bytes; an
+// error is one line on stderr.
+std::string OneLine(const std::string& msg) {
+  std::string out;
+  for (unsigned char c : msg) {
+    if (c == '\n') {
+      if (!out.empty() && out.back() != ' ') out += "; ";
+    } else if (c < 0x20 || c == 0x7f) {
+      out += fmt::format("\\x{:02x}", c);
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  while (!out.empty() && (out.back() == ' ' || out.back() == ';')) out.pop_back();
+  return out;
+}
+
 json ColumnsJson(const records::Layout& l) {
   json j = json::object();
   auto put = [&](const char* name, const std::optional<records::ColumnPath>& c) {
@@ -287,7 +304,7 @@ void RegisterInspect(CLI::App* app, int* exit_code) {
     if (a.limit || (a.format != "text")) a.records = true;
     Status st = RunInspect(a);
     if (!st.ok()) {
-      std::fprintf(stderr, "thaw inspect: error: %s\n", st.message().c_str());
+      std::fprintf(stderr, "thaw inspect: error: %s\n", OneLine(st.message()).c_str());
       *exit_code = st.code() == StatusCode::kInvalidArgument ? 2 : 1;
     }
   });

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include <arrow/array.h>
+#include <arrow/extension_type.h>
 #include <arrow/scalar.h>
 #include <arrow/type.h>
 #include <fmt/format.h>
@@ -202,6 +203,22 @@ void AppendJsonValue(const arrow::Array& a, int64_t i, std::string* out) {
         AppendJsonValue(*s.field(f), i, out);
       }
       out->push_back('}');
+      break;
+    }
+    case T::EXTENSION: {
+      const auto& ext = static_cast<const arrow::ExtensionArray&>(a);
+      const auto& ty = static_cast<const arrow::ExtensionType&>(*a.type());
+      if (ty.extension_name() == "arrow.uuid" && ext.storage()->type_id() == T::FIXED_SIZE_BINARY) {
+        auto b = static_cast<const arrow::FixedSizeBinaryArray&>(*ext.storage()).GetView(i);
+        std::string u;
+        for (size_t k = 0; k < b.size(); ++k) {
+          if (k == 4 || k == 6 || k == 8 || k == 10) u += '-';
+          u += fmt::format("{:02x}", static_cast<unsigned char>(b[k]));
+        }
+        AppendJsonString(u, out);
+      } else {
+        AppendJsonValue(*ext.storage(), i, out);
+      }
       break;
     }
     default: {

@@ -208,7 +208,9 @@ Result<std::unique_ptr<RecordReader>> RecordReader::Make(std::shared_ptr<const s
   impl->opt = std::move(options);
   const auto& md = impl->table->metadata;
   ASSIGN_OR_RAISE(impl->snapshot, iceberg::SelectSnapshot(md, impl->opt.snapshot));
-  ASSIGN_OR_RAISE(impl->layout, ResolveLayout(md, md.current_schema(), impl->opt.layout));
+  auto layout = ResolveLayout(md, md.current_schema(), impl->opt.layout);
+  if (!layout.ok()) return layout.status().WithContext(fmt::format("table {}", impl->table->name));
+  impl->layout = std::move(*layout);
   Status st = impl->Plan();
   if (!st.ok()) return st.WithContext(fmt::format("table {}", impl->table->name));
   return std::unique_ptr<RecordReader>(new RecordReader(std::move(impl)));
