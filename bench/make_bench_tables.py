@@ -8,7 +8,7 @@
 import os
 import sys
 
-import numpy as np
+import random
 import pyarrow as pa
 import pyarrow.parquet as pq
 from pyiceberg.catalog.sql import SqlCatalog
@@ -51,14 +51,14 @@ def arrow_schema():
 
 
 def batch(partition, start, n, value_size, rng):
-    offs = np.arange(start, start + n, dtype=np.int64)
+    offs = list(range(start, start + n))
     # Semi-compressible values, like JSON events: a random prefix + repeated text.
     body = (b'{"event":"order","payload":"' + b"x" * value_size)[: value_size - 40]
-    values = [rng.bytes(20).hex().encode() + body for _ in range(n)]
+    values = [rng.randbytes(20).hex().encode() + body for _ in range(n)]
     return pa.table({
         "kafka_partition": pa.array([partition] * n, pa.int32()),
-        "kafka_offset": pa.array(offs),
-        "kafka_timestamp": pa.array(1_700_000_000_000_000 + offs * 1000, pa.timestamp("us", tz="UTC")),
+        "kafka_offset": pa.array(offs, pa.int64()),
+        "kafka_timestamp": pa.array([1_700_000_000_000_000 + o * 1000 for o in offs], pa.timestamp("us", tz="UTC")),
         "kafka_timestamp_type": pa.array([0] * n, pa.int32()),
         "key": pa.array([f"key-{o % 1000}".encode() for o in offs], pa.binary()),
         "value": pa.array(values, pa.binary()),
@@ -71,7 +71,7 @@ def make_records(n_total=2_000_000, parts=16):
         return
     t = cat.create_table("bench.records", schema=SCHEMA, partition_spec=SPEC, location=f"file://{wh}/bench/records",
                          properties={"thaw.layout": "thaw/1"})
-    rng = np.random.default_rng(1)
+    rng = random.Random(1)
     per = n_total // parts
     chunk = 25_000
     for start in range(0, per, chunk):
@@ -84,7 +84,7 @@ def make_many(files=10_000, per_file=100):
         return
     t = cat.create_table("bench.many", schema=SCHEMA, location=f"file://{wh}/bench/many",
                          properties={"thaw.layout": "thaw/1"})
-    rng = np.random.default_rng(2)
+    rng = random.Random(2)
     d = f"{wh}/bench/many/data"
     os.makedirs(d, exist_ok=True)
     paths = []

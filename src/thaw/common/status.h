@@ -113,6 +113,9 @@ Status ToStatus(const Result<T>& r) { return r.status(); }
 #define THAW_CONCAT_INNER(a, b) a##b
 #define THAW_CONCAT(a, b) THAW_CONCAT_INNER(a, b)
 
+// Arrow's status.h defines RETURN_NOT_OK for its own use only when it is not
+// yet defined; Thaw's definition wins in Thaw's code whatever the include order.
+#undef RETURN_NOT_OK
 #define RETURN_NOT_OK(expr)                                        \
   do {                                                             \
     ::thaw::Status _thaw_st = ::thaw::internal::ToStatus((expr));  \
