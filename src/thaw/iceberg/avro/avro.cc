@@ -2,7 +2,8 @@
 //
 // Everything read here comes from files we did not write, so every length and
 // count is checked against the bytes that remain before it is used to
-// allocate, and work is bounded by the input size (see kMaxEmptyItems).
+// allocate, and decoding work is bounded by the input size (see
+// kValuesPerByte).
 
 #include "thaw/iceberg/avro/avro.h"
 
@@ -12,6 +13,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <cmath>
 #include <cstring>
 #include <limits>
 #include <set>
@@ -33,10 +35,14 @@ constexpr size_t kSyncSize = 16;
 constexpr int kMaxSchemaDepth = 64;
 // Largest decompressed block we accept; real writers flush at ~64 KiB.
 constexpr size_t kMaxBlockBytes = size_t{1} << 30;
-// Datums and array items that occupy zero bytes (null, empty records) cost
-// nothing to claim, so a few bytes could ask for billions of them. Allow this
-// many per file, which no real file comes near.
-constexpr int64_t kMaxEmptyItems = int64_t{1} << 20;
+// Some values occupy zero bytes (null, records, fixed[0]), so a few bytes
+// could ask for billions of them: via a huge block or array count, or via a
+// schema whose records reuse a named record twice per level (2^depth values
+// per datum). A reader may therefore create at most kFreeValues plus
+// kValuesPerByte values per decompressed byte it has decoded; real files
+// (Iceberg manifests: about one value per byte) stay far below that.
+constexpr int64_t kFreeValues = int64_t{1} << 16;
+constexpr int64_t kValuesPerByte = 8;
 // The writer flushes a block once it holds this many uncompressed bytes.
 constexpr size_t kWriterBlockBytes = 64 * 1024;
 
@@ -474,7 +480,7 @@ class Decoder {
     RETURN_NOT_OK(ReadLong(&n));
     if (n < 0) return Status::Corrupt("negative {} length {} at byte {}", what, n, base_ + start);
     if (static_cast<uint64_t>(n) > remaining()) {
-      return Status::Corrupt("{} length {} at byte {} exceeds the {} bytes remaining", what, n,
+      return Status::Corrupt("{} length {} at byte {} exceeds the {} bytes remaining (file truncated or corrupt)", what, n,
                              base_ + start, remaining());
     }
     *out = static_cast<size_t>(n);
@@ -536,26 +542,25 @@ class Decoder {
   size_t pos_ = 0;
 };
 
-// True if a datum of this schema may be encoded in zero bytes.
-bool CanBeEmpty(const Schema& s) {
-  switch (s.type) {
-    case Type::kNull: return true;
-    case Type::kFixed: return s.fixed_size == 0;
-    case Type::kRecord:
-      for (const Field& f : s.fields) {
-        if (!CanBeEmpty(*f.schema)) return false;
-      }
-      return true;
-    default: return false;
-  }
+// How many more values a reader may create (see kValuesPerByte).
+int64_t ValueAllowance(int64_t values_created, int64_t bytes_decoded) {
+  return kFreeValues + kValuesPerByte * bytes_decoded - values_created;
 }
 
 class DatumReader {
  public:
-  DatumReader(Decoder* in, const SchemaPtr& root, int64_t* empty_budget)
-      : in_(*in), root_(root), empty_budget_(*empty_budget) {}
+  // `values_created` is the reader's running count; `bytes_before` the bytes
+  // it decoded before this datum.
+  DatumReader(Decoder* in, const SchemaPtr& root, int64_t* values_created, int64_t bytes_before)
+      : in_(*in), root_(root), values_created_(*values_created), bytes_before_(bytes_before) {}
 
   Status Read(const Schema& s, Value* v) {
+    if (Allowance() <= 0) {
+      return Status::Corrupt(
+          "{} values decoded from only {} bytes (zero-length values repeated beyond the limit)",
+          values_created_, bytes_before_ + static_cast<int64_t>(in_.pos()));
+    }
+    ++values_created_;
     v->type = s.type;
     v->schema = &s;
     switch (s.type) {
@@ -630,17 +635,11 @@ class DatumReader {
     return Status::Internal("unhandled Avro type");
   }
 
-  // Charges `count` zero-byte items against the per-file budget.
-  Status ChargeEmpty(int64_t count) {
-    if (count > empty_budget_) {
-      return Status::Corrupt("more than {} zero-length values (refusing to expand them)",
-                             kMaxEmptyItems);
-    }
-    empty_budget_ -= count;
-    return Status::OK();
+ private:
+  int64_t Allowance() const {
+    return ValueAllowance(values_created_, bytes_before_ + static_cast<int64_t>(in_.pos()));
   }
 
- private:
   Status ReadArray(const Schema& s, Value* v) {
     const Schema& item = *s.items;
     for (;;) {
@@ -648,16 +647,16 @@ class DatumReader {
       int64_t count;
       RETURN_NOT_OK(in_.ReadBlockCount(&count));
       if (count == 0) return Status::OK();
-      if (static_cast<uint64_t>(count) > in_.remaining()) {
-        if (!CanBeEmpty(item)) {
-          return Status::Corrupt("array count {} at byte {} exceeds the {} bytes remaining", count,
-                                 start, in_.remaining());
-        }
+      // Items of at least one byte must fit the remaining bytes; zero-byte
+      // items must fit the value allowance. Fail early if neither holds.
+      if (static_cast<uint64_t>(count) > in_.remaining() && count > Allowance()) {
+        return Status::Corrupt("array count {} at byte {} exceeds the {} bytes remaining (file truncated or corrupt)", count,
+                               start, in_.remaining());
       }
-      if (CanBeEmpty(item)) RETURN_NOT_OK(ChargeEmpty(count));
       size_t n = static_cast<size_t>(count);
-      size_t old = v->items.size();
-      v->items.reserve(old + std::min(n, in_.remaining() + 1));
+      // Reserve for the first block only: later blocks grow geometrically,
+      // so many tiny blocks cannot make this quadratic.
+      if (v->items.empty()) v->items.reserve(std::min(n, in_.remaining() + 1));
       for (size_t i = 0; i < n; ++i) {
         v->items.emplace_back();
         RETURN_NOT_OK(Read(item, &v->items.back()));
@@ -674,12 +673,14 @@ class DatumReader {
       if (count == 0) return Status::OK();
       // Every entry has at least a one-byte key length.
       if (static_cast<uint64_t>(count) > in_.remaining()) {
-        return Status::Corrupt("map count {} at byte {} exceeds the {} bytes remaining", count,
+        return Status::Corrupt("map count {} at byte {} exceeds the {} bytes remaining (file truncated or corrupt)", count,
                                start, in_.remaining());
       }
       size_t n = static_cast<size_t>(count);
-      v->keys.reserve(v->keys.size() + n);
-      v->items.reserve(v->items.size() + n);
+      if (v->items.empty()) {
+        v->keys.reserve(n);
+        v->items.reserve(n);
+      }
       for (size_t i = 0; i < n; ++i) {
         std::string_view key;
         RETURN_NOT_OK(in_.ReadBytes(&key, "map key"));
@@ -692,7 +693,8 @@ class DatumReader {
 
   Decoder& in_;
   const SchemaPtr& root_;
-  int64_t& empty_budget_;
+  int64_t& values_created_;
+  int64_t bytes_before_;
 };
 
 // ---------------------------------------------------------------------------
@@ -774,6 +776,10 @@ Status Encode(const Schema& s, const Value& v, std::string* out) {
       return Status::OK();
     case Type::kFloat: {
       if (!IsReal(v.type)) return Mismatch(s, v);
+      // Narrowing an out-of-range finite double to float is undefined.
+      if (std::isfinite(v.real) && std::fabs(v.real) > std::numeric_limits<float>::max()) {
+        return Status::Invalid("value {} does not fit an Avro float", v.real);
+      }
       uint32_t bits = std::bit_cast<uint32_t>(static_cast<float>(v.real));
       if constexpr (std::endian::native == std::endian::big) bits = __builtin_bswap32(bits);
       out->append(reinterpret_cast<const char*>(&bits), 4);
@@ -870,12 +876,14 @@ Status Encode(const Schema& s, const Value& v, std::string* out) {
 }
 
 // Rejects schemas the encoder cannot walk (null children), which only
-// hand-built schemas can have.
-Status CheckSchema(const Schema& s, int depth) {
+// hand-built schemas can have. Shared subtrees are checked once, as a schema
+// reusing a named record at every level has exponentially many paths.
+Status CheckSchema(const Schema& s, int depth, std::set<const Schema*>* seen) {
   if (depth > kMaxSchemaDepth) return Status::Invalid("schema nested too deeply");
+  if (!seen->insert(&s).second) return Status::OK();
   auto child = [&](const SchemaPtr& c) -> Status {
     if (!c) return Status::Invalid("{} schema has a null child", TypeName(s.type));
-    return CheckSchema(*c, depth + 1);
+    return CheckSchema(*c, depth + 1, seen);
   };
   switch (s.type) {
     case Type::kRecord:
@@ -1150,7 +1158,6 @@ Result<std::unique_ptr<OcfReader>> OcfReader::Open(std::string data, std::string
   std::unique_ptr<OcfReader> r(new OcfReader());
   r->source_ = std::move(source);
   r->data_ = std::move(data);
-  r->empty_budget_ = kMaxEmptyItems;
   const std::string& bytes = r->data_;
 
   if (bytes.size() < kMagic.size() || std::string_view(bytes).substr(0, 4) != kMagic) {
@@ -1247,16 +1254,12 @@ Status OcfReader::LoadBlock() {
   if (codec_ != Codec::kNull) block_view_ = block_;
   block_pos_ = 0;
 
-  // Each object needs at least one byte unless the schema allows empty ones,
-  // which draw on the per-file budget instead.
-  if (static_cast<uint64_t>(count) > block_view_.size() && !CanBeEmpty(*schema_)) {
+  // As for arrays: objects of at least one byte must fit the block, and
+  // zero-byte ones the value allowance.
+  if (static_cast<uint64_t>(count) > block_view_.size() &&
+      count > ValueAllowance(values_created_, bytes_decoded_)) {
     return Fail(Status::Corrupt("block {} claims {} objects but holds only {} bytes",
                                 block_index_, count, block_view_.size()));
-  }
-  if (count > 0 && block_view_.empty()) {
-    if (count > empty_budget_) {
-      return Fail(Status::Corrupt("block {} claims {} empty objects", block_index_, count));
-    }
   }
   block_objects_ = count;
   block_remaining_ = count;
@@ -1274,15 +1277,15 @@ Result<bool> OcfReader::Next(Value* out) {
   }
   *out = Value();
   Decoder in(block_view_.substr(block_pos_), block_pos_);
-  DatumReader reader(&in, schema_, &empty_budget_);
+  DatumReader reader(&in, schema_, &values_created_, bytes_decoded_);
   Status st = reader.Read(*schema_, out);
-  if (st.ok() && in.pos() == 0) st = reader.ChargeEmpty(1);
   if (!st.ok()) {
     return Fail(st.WithContext(fmt::format("block {} object {}", block_index_,
                                            block_objects_ - block_remaining_)));
   }
   out->schema_owner = schema_;
   block_pos_ += in.pos();
+  bytes_decoded_ += static_cast<int64_t>(in.pos());
   --block_remaining_;
   if (block_remaining_ == 0 && block_pos_ != block_view_.size()) {
     return Fail(Status::Corrupt("block {} has {} bytes left after its {} objects", block_index_,
@@ -1310,7 +1313,8 @@ Result<std::unique_ptr<OcfWriter>> OcfWriter::Make(SchemaPtr schema,
                                                    std::map<std::string, std::string> metadata,
                                                    Codec codec) {
   if (!schema) return Status::Invalid("OcfWriter: null schema");
-  RETURN_NOT_OK(CheckSchema(*schema, 0).WithContext("OcfWriter"));
+  std::set<const Schema*> seen;
+  RETURN_NOT_OK(CheckSchema(*schema, 0, &seen).WithContext("OcfWriter"));
   std::unique_ptr<OcfWriter> w(new OcfWriter());
   w->schema_ = std::move(schema);
   w->codec_ = codec;
