@@ -6,7 +6,8 @@
 Seeds are small Avro object container files written by the minimal encoder
 below (independent of Thaw's writer): every codec (snappy as literal-only
 blocks, zstandard when the `zstandard` module is present), every type, a
-negative-count array block, Iceberg's map-as-array, plus a bare schema JSON
+negative-count array block, Iceberg's map-as-array, a schema reusing named
+records (exponential expansion), plus a bare schema JSON
 for the ParseSchema path. With pyiceberg available, a real manifest list and
 manifest are added too. Total size stays well under 20 KB.
 """
@@ -279,6 +280,12 @@ def main():
     seeds["all_types_deflate.avro"] = ocf(ALL_TYPES, ALL_TYPES_ROWS, "deflate")
     seeds["empty_file.avro"] = ocf("long", [])
     seeds["longs_null.avro"] = ocf("long", [0, -1, 1 << 62], rows_per_block=1)
+    # Named records reused twice per level: 2^depth values per 0-byte datum.
+    dag = {"type": "record", "name": "R0", "fields": []}
+    for i in range(1, 9):
+        dag = {"type": "record", "name": f"R{i}",
+               "fields": [{"name": "a", "type": dag}, {"name": "b", "type": f"R{i - 1}"}]}
+    seeds["dag_records.avro"] = ocf(dag, [], "null") + varint(1) + blob(b"") + SYNC
     seeds["schema_manifest.json"] = json.dumps(MANIFEST_ENTRY).encode()
     seeds["schema_all_types.json"] = json.dumps(ALL_TYPES).encode()
     for name, data in seeds.items():

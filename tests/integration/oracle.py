@@ -126,7 +126,6 @@ def to_json_value(value: Any, typ: IcebergType) -> Any:
     time                          "HH:MM:SS.ffffff"
     timestamp                     "YYYY-MM-DDTHH:MM:SS.ffffff"
     timestamptz                   "YYYY-MM-DDTHH:MM:SS.ffffff+00:00" (UTC)
-    timestamp_ns / timestamptz_ns same with 9 fraction digits
     string                        string
     uuid                          canonical lower-case "8-4-4-4-12" string
     binary, fixed(L)              base64 string (standard alphabet, padded)

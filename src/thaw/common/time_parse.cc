@@ -4,18 +4,10 @@
 #include <regex>
 #include <string>
 
+#include "thaw/common/civil_time.h"
+
 namespace thaw {
 
-namespace {
-int64_t DaysFromCivil(int64_t y, unsigned m, unsigned d) {
-  y -= m <= 2;
-  const int64_t era = (y >= 0 ? y : y - 399) / 400;
-  const unsigned yoe = static_cast<unsigned>(y - era * 400);
-  const unsigned doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
-  const unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-  return era * 146097 + static_cast<int64_t>(doe) - 719468;
-}
-}  // namespace
 
 Result<int64_t> ParseTimeMs(std::string_view text, std::string_view flag) {
   int64_t v = 0;

@@ -3,6 +3,8 @@
 #include <charconv>
 #include <cstring>
 
+#include "thaw/common/civil_time.h"
+
 namespace thaw::iceberg {
 
 Transform Transform::Parse(std::string_view text) {
@@ -70,21 +72,6 @@ int32_t BucketLong(int64_t v, int32_t n) {
 
 int32_t BucketBytes(std::string_view v, int32_t n) { return (Murmur3_32(v) & 0x7fffffff) % n; }
 
-namespace {
-int64_t FloorDiv(int64_t a, int64_t b) { return a / b - ((a % b != 0) && ((a < 0) != (b < 0))); }
-
-// Days since epoch -> (year, month) via the civil-from-days algorithm.
-void CivilFromDays(int64_t z, int64_t* y, unsigned* m) {
-  z += 719468;
-  const int64_t era = (z >= 0 ? z : z - 146096) / 146097;
-  const unsigned doe = static_cast<unsigned>(z - era * 146097);
-  const unsigned yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
-  const unsigned doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-  const unsigned mp = (5 * doy + 2) / 153;
-  *m = mp < 10 ? mp + 3 : mp - 9;
-  *y = static_cast<int64_t>(yoe) + era * 400 + (*m <= 2);
-}
-}  // namespace
 
 std::optional<int64_t> ApplyToLong(const Transform& t, int64_t v, bool source_is_date, bool source_is_nanos) {
   const int64_t per_day = source_is_nanos ? 86'400'000'000'000LL : 86'400'000'000LL;
@@ -100,8 +87,8 @@ std::optional<int64_t> ApplyToLong(const Transform& t, int64_t v, bool source_is
     case TransformKind::kMonth:
     case TransformKind::kYear: {
       int64_t days = source_is_date ? v : FloorDiv(v, per_day);
-      int64_t y; unsigned m;
-      CivilFromDays(days, &y, &m);
+      int64_t y; unsigned m, d;
+      CivilFromDays(days, &y, &m, &d);
       if (t.kind == TransformKind::kYear) return y - 1970;
       return (y - 1970) * 12 + (static_cast<int64_t>(m) - 1);
     }

@@ -10,6 +10,7 @@
 #include <arrow/record_batch.h>
 #include <arrow/type.h>
 
+#include "thaw/common/civil_time.h"
 #include "thaw/iceberg/deletion_vector.h"
 #include "thaw/parquet/arrow_status.h"
 #include "thaw/parquet/parquet_file.h"
@@ -28,8 +29,6 @@ constexpr int32_t kDeleteFilePathId = 2147483546;
 constexpr int32_t kDeletePosId = 2147483545;
 constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
 constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
-
-int64_t FloorDiv(int64_t a, int64_t b) { return a / b - ((a % b != 0) && ((a < 0) != (b < 0))); }
 
 std::optional<int64_t> GetInt(const arrow::Array& a, int64_t i) {
   if (a.IsNull(i)) return std::nullopt;

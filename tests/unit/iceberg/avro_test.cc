@@ -756,11 +756,14 @@ TEST(AvroOcfErrors, HugeCountsAndLengthsAreRejectedBeforeAllocating) {
       {Header(R"("string")") + Block(1, Varint(int64_t{1} << 35) + "abc"),
        "string length 34359738368 at byte 0 exceeds the 3 bytes remaining"},
       {Header(R"("bytes")") + Block(1, Varint(-5)), "negative bytes length -5"},
-      // Zero-byte items cost nothing to claim: bounded per file.
+      // Zero-byte items cost nothing to claim, so they are bounded too.
       {Header(R"({"type": "array", "items": "null"})") + Block(1, Varint(int64_t{1} << 40) +
                                                                     Varint(0)),
-       "zero-length values"},
-      {Header(R"("null")") + Block(int64_t{1} << 40, ""), "empty objects"},
+       "array count 1099511627776 at byte 0 exceeds the 1 bytes remaining"},
+      {Header(R"("null")") + Block(int64_t{1} << 40, ""),
+       "block 1 claims 1099511627776 objects but holds only 0 bytes"},
+      {Header(R"("null")") + Block(40000, "") + Block(40000, ""),
+       "block 2 claims 40000 objects but holds only 0 bytes"},
       // Ten-byte varint with more than 64 bits.
       {Header(R"("long")") + Block(1, std::string(9, '\xff') + "\x02"), "varint overflows 64 bits"},
       {Header(R"("int")") + Block(1, Varint(int64_t{1} << 33)), "int value 8589934592 out of range"},
@@ -785,6 +788,37 @@ TEST(AvroOcfErrors, HugeCountsAndLengthsAreRejectedBeforeAllocating) {
     EXPECT_NE(msg.find(c.message), std::string::npos) << "want: " << c.message << "\n got: " << msg;
     EXPECT_EQ(msg.rfind("f.avro: ", 0), 0u) << msg;
   }
+}
+
+TEST(AvroOcfErrors, ZeroByteValuesAreBounded) {
+  // Modest numbers of zero-byte values are fine.
+  auto nulls = ReadValues(Header(R"({"type": "array", "items": "null"})") +
+                          Block(2, Varint(1000) + Varint(0) + Varint(0)));
+  ASSERT_TRUE(nulls.ok()) << nulls.status().message();
+  EXPECT_EQ((*nulls)[0].items.size(), 1000u);
+  auto null_datums = ReadValues(Header(R"("null")") + Block(60000, ""));
+  ASSERT_TRUE(null_datums.ok()) << null_datums.status().message();
+  EXPECT_EQ(null_datums->size(), 60000u);
+  // R0 = {}, Ri = {a: R(i-1), b: R(i-1)}: a 0-byte datum of R40 would hold
+  // 2^41 values. It must fail fast, and the writer must not walk 2^40 paths.
+  std::string schema = R"({"type": "record", "name": "R0", "fields": []})";
+  for (int i = 1; i <= 40; ++i) {
+    schema = fmt::format(R"({{"type": "record", "name": "R{}", "fields": [)"
+                         R"({{"name": "a", "type": {}}}, {{"name": "b", "type": "R{}"}}]}})",
+                         i, schema, i - 1);
+  }
+  auto start = std::chrono::steady_clock::now();
+  auto reader = OcfReader::Open(Header(schema) + Block(1, ""), "dag.avro");
+  ASSERT_TRUE(reader.ok()) << reader.status().message();
+  auto values = (*reader)->ReadAll();
+  ASSERT_FALSE(values.ok());
+  EXPECT_NE(values.status().message().find(
+                "dag.avro: block 1 object 0: 65536 values decoded from only 0 bytes"),
+            std::string::npos)
+      << values.status().message();
+  auto writer = OcfWriter::Make((*reader)->schema_ptr(), {}, Codec::kNull);
+  EXPECT_TRUE(writer.ok());
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
 }
 
 TEST(AvroOcfErrors, CompressedBlockCorruption) {

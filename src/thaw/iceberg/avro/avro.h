@@ -139,7 +139,8 @@ class OcfReader {
 
   std::string_view block_view_;  // current block's datum bytes (into data_ or block_)
   int64_t block_objects_ = 0;    // objects the current block declared
-  int64_t empty_budget_ = 0;     // zero-byte datums/items still allowed (see avro.cc)
+  int64_t values_created_ = 0;   // bounds work on zero-byte values (see avro.cc)
+  int64_t bytes_decoded_ = 0;    // decompressed datum bytes decoded so far
 
   std::string source_;
   std::string data_;
