@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 #include <stdlib.h>
 #include <sys/wait.h>
+#include <zstd.h>
 
 #include <bit>
 #include <chrono>
@@ -16,13 +17,11 @@
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
-#include <zstd.h>
 
 namespace thaw::avro {
 namespace {
@@ -53,7 +52,9 @@ int64_t ReadVarint(const std::string& s, size_t* pos) {
   return static_cast<int64_t>(acc >> 1) ^ -static_cast<int64_t>(acc & 1);
 }
 
-std::string AvroBytes(std::string_view s) { return Varint(static_cast<int64_t>(s.size())) + std::string(s); }
+std::string AvroBytes(std::string_view s) {
+  return Varint(static_cast<int64_t>(s.size())) + std::string(s);
+}
 
 const std::string kSync = "0123456789abcdef";
 
@@ -185,8 +186,12 @@ const char* kAllTypesSchema = R"({
   ]})";
 
 Value MakeRow(int i) {
-  const int64_t longs[] = {0, 1, -1, std::numeric_limits<int64_t>::max(),
-                           std::numeric_limits<int64_t>::min(), 1234567890123LL};
+  const int64_t longs[] = {0,
+                           1,
+                           -1,
+                           std::numeric_limits<int64_t>::max(),
+                           std::numeric_limits<int64_t>::min(),
+                           1234567890123LL};
   std::vector<Value> arr;
   for (int k = 0; k < i % 4; ++k) arr.push_back(Value::Long(longs[(i + k) % 6]));
   std::vector<std::string> keys;
@@ -195,8 +200,8 @@ Value MakeRow(int i) {
     keys.push_back("key-" + std::to_string(k));
     vals.push_back(k == 1 ? Value::Null() : Value::String(std::string(k * 20, 'v')));
   }
-  Value inner = Value::Record({Value::Int(-i), Value::Array({Value::String("t" + std::to_string(i)),
-                                                             Value::String("")})});
+  Value inner = Value::Record(
+      {Value::Int(-i), Value::Array({Value::String("t" + std::to_string(i)), Value::String("")})});
   std::vector<Value> kv;
   for (int k = 0; k < 3; ++k) {
     kv.push_back(Value::Record({Value::Int(k + 1), Value::Bytes(std::string(k, '\0') + "x")}));
@@ -344,7 +349,8 @@ TEST(AvroSchema, RejectsBadSchemasWithClearErrors) {
       {R"({"type": "record", "name": "r", "fields": [{"name": "a", "type": "blah"}]})",
        "at $.a: unknown type 'blah'"},
       {R"({"type": "record", "name": "node", "fields": [{"name": "next",
-          "type": ["null", "node"]}]})", "recursive type 'node'"},
+          "type": ["null", "node"]}]})",
+       "recursive type 'node'"},
       {R"(["null", ["int"]])", "union cannot contain a union"},
       {R"(["int", "int"])", "duplicate int branch"},
       {R"([])", "empty union"},
@@ -353,11 +359,14 @@ TEST(AvroSchema, RejectsBadSchemasWithClearErrors) {
            {"name": "b", "type": {"type": "fixed", "name": "x", "size": 1}}]})",
        "type 'x' defined twice"},
       {R"({"type": "record", "name": "r", "fields": [{"name": "a", "type": "int"},
-          {"name": "a", "type": "int"}]})", "duplicate field 'a'"},
+          {"name": "a", "type": "int"}]})",
+       "duplicate field 'a'"},
       {R"({"type": "record", "name": "r", "fields": [{"name": "a", "type": "int",
-          "field-id": "7"}]})", "\"field-id\" must be an integer"},
+          "field-id": "7"}]})",
+       "\"field-id\" must be an integer"},
       {R"({"type": "record", "name": "r", "fields": [{"name": "a", "type": "int",
-          "field-id": 4294967296}]})", "out of range"},
+          "field-id": 4294967296}]})",
+       "out of range"},
       {R"({"type": "fixed", "name": "f", "size": -1})", "invalid size -1"},
       {R"({"type": "enum", "name": "e", "symbols": ["A", "A"]})", "duplicate enum symbol 'A'"},
       {R"({"type": "array"})", "array has no \"items\""},
@@ -401,9 +410,11 @@ class AvroCodecTest : public ::testing::TestWithParam<Codec> {};
 TEST_P(AvroCodecTest, RoundTripsEveryTypeAcrossBlocks) {
   auto schema = ParseSchema(kAllTypesSchema);
   ASSERT_TRUE(schema.ok()) << schema.status().message();
-  std::map<std::string, std::string> meta = {
-      {"schema", R"({"type":"struct"})"}, {"format-version", "2"}, {"content", "data"},
-      {"binary-key", std::string("\0\x01\xff", 3)}, {"empty", ""}};
+  std::map<std::string, std::string> meta = {{"schema", R"({"type":"struct"})"},
+                                             {"format-version", "2"},
+                                             {"content", "data"},
+                                             {"binary-key", std::string("\0\x01\xff", 3)},
+                                             {"empty", ""}};
   auto writer = OcfWriter::Make(*schema, meta, GetParam());
   ASSERT_TRUE(writer.ok()) << writer.status().message();
   // Enough rows for several 64 KiB blocks.
@@ -546,28 +557,31 @@ TEST(AvroOcf, UnionBranchSelectionAndConversions) {
   // int into long, string symbol into enum, bytes into fixed, long into the
   // int branch, float into the double branch.
   ASSERT_TRUE((*w)->Append(Value::Record({Value::Long(5), Value::Int(7), Value::String("Y"),
-                                          Value::Bytes("ab")})).ok());
+                                          Value::Bytes("ab")}))
+                  .ok());
   ASSERT_TRUE((*w)->Append(Value::Record({Value::String("s"), Value::Long(1), Value::Enum(0),
-                                          Value::Fixed("cd")})).ok());
+                                          Value::Fixed("cd")}))
+                  .ok());
   ASSERT_TRUE((*w)->Append(Value::Record({Value::Float(0.5f), Value::Long(1), Value::Enum(0),
-                                          Value::Fixed("cd")})).ok());
+                                          Value::Fixed("cd")}))
+                  .ok());
   // Mismatches are refused, name the field, and leave the file valid.
-  Status bad = (*w)->Append(Value::Record({Value::Null(), Value::String("x"), Value::Enum(0),
-                                           Value::Fixed("cd")}));
+  Status bad = (*w)->Append(
+      Value::Record({Value::Null(), Value::String("x"), Value::Enum(0), Value::Fixed("cd")}));
   EXPECT_FALSE(bad.ok());
   EXPECT_NE(bad.message().find("field 'l': expected long, got a string value"), std::string::npos)
       << bad.message();
-  bad = (*w)->Append(Value::Record({Value::Boolean(true), Value::Long(1), Value::Enum(0),
-                                    Value::Fixed("cd")}));
+  bad = (*w)->Append(
+      Value::Record({Value::Boolean(true), Value::Long(1), Value::Enum(0), Value::Fixed("cd")}));
   EXPECT_NE(bad.message().find("no union branch accepts a boolean"), std::string::npos);
-  bad = (*w)->Append(Value::Record({Value::Null(), Value::Long(1), Value::String("Z"),
-                                    Value::Fixed("cd")}));
+  bad = (*w)->Append(
+      Value::Record({Value::Null(), Value::Long(1), Value::String("Z"), Value::Fixed("cd")}));
   EXPECT_NE(bad.message().find("'Z' is not a symbol"), std::string::npos);
-  bad = (*w)->Append(Value::Record({Value::Null(), Value::Long(1), Value::Enum(0),
-                                    Value::Fixed("abc")}));
+  bad = (*w)->Append(
+      Value::Record({Value::Null(), Value::Long(1), Value::Enum(0), Value::Fixed("abc")}));
   EXPECT_NE(bad.message().find("needs 2 bytes"), std::string::npos);
-  bad = (*w)->Append(Value::Record({Value::Long(int64_t{1} << 40), Value::Long(1), Value::Enum(0),
-                                    Value::Fixed("cd")}));
+  bad = (*w)->Append(Value::Record(
+      {Value::Long(int64_t{1} << 40), Value::Long(1), Value::Enum(0), Value::Fixed("cd")}));
   EXPECT_FALSE(bad.ok());  // does not fit the int branch
   EXPECT_FALSE((*w)->Append(Value::Record({Value::Null()})).ok());
 
@@ -605,17 +619,17 @@ TEST(AvroOcf, DecodesManyManifestLikeEntriesQuickly) {
     for (int c = 1; c <= 10; ++c) {
       bounds.push_back(Value::Record({Value::Int(c), Value::Bytes(std::string(8, 'a' + c))}));
     }
-    Value df = Value::Record({Value::String("s3://bucket/warehouse/db/t/data/part-" +
-                                            std::to_string(i) + ".parquet"),
-                              Value::Long(i), Value::Array(std::move(bounds))});
+    Value df = Value::Record(
+        {Value::String("s3://bucket/warehouse/db/t/data/part-" + std::to_string(i) + ".parquet"),
+         Value::Long(i), Value::Array(std::move(bounds))});
     ASSERT_TRUE((*w)->Append(Value::Record({Value::Int(1), Value::Long(42), std::move(df)})).ok());
   }
   auto bytes = (*w)->Finish();
   ASSERT_TRUE(bytes.ok());
   auto start = std::chrono::steady_clock::now();
   auto values = ReadValues(std::move(*bytes));
-  double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
-                  .count();
+  double ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   ASSERT_TRUE(values.ok()) << values.status().message();
   ASSERT_EQ(values->size(), static_cast<size_t>(kEntries));
   int64_t sum = 0;
@@ -636,11 +650,10 @@ TEST(AvroOcfErrors, ReadsHandBuiltFileWithNegativeBlockCounts) {
                     Varint(40) + Varint(0);
   std::string entries = AvroBytes("k") + Varint(7);
   std::string map = Varint(-1) + Varint(static_cast<int64_t>(entries.size())) + entries + Varint(0);
-  std::string file =
-      Header(R"({"type": "record", "name": "r", "fields": [
+  std::string file = Header(R"({"type": "record", "name": "r", "fields": [
           {"name": "a", "type": {"type": "array", "items": "long"}},
           {"name": "m", "type": {"type": "map", "values": "int"}}]})") +
-      Block(1, arr + map);
+                     Block(1, arr + map);
   auto values = ReadValues(file);
   ASSERT_TRUE(values.ok()) << values.status().message();
   const Value& a = (*values)[0].items[0];
@@ -750,15 +763,16 @@ TEST(AvroOcfErrors, HugeCountsAndLengthsAreRejectedBeforeAllocating) {
       {Header(arr_schema) + Block(1, Varint(int64_t{1} << 40) + Varint(1)),
        "array count 1099511627776"},
       {Header(R"({"type": "map", "values": "null"})") +
-           Block(1, Varint(int64_t{1} << 40) + AvroBytes("k")), "map count 1099511627776"},
+           Block(1, Varint(int64_t{1} << 40) + AvroBytes("k")),
+       "map count 1099511627776"},
       {Header(arr_schema) + Block(1, Varint(std::numeric_limits<int64_t>::min())),
        "invalid block count"},
       {Header(R"("string")") + Block(1, Varint(int64_t{1} << 35) + "abc"),
        "string length 34359738368 at byte 0 exceeds the 3 bytes remaining"},
       {Header(R"("bytes")") + Block(1, Varint(-5)), "negative bytes length -5"},
       // Zero-byte items cost nothing to claim, so they are bounded too.
-      {Header(R"({"type": "array", "items": "null"})") + Block(1, Varint(int64_t{1} << 40) +
-                                                                    Varint(0)),
+      {Header(R"({"type": "array", "items": "null"})") +
+           Block(1, Varint(int64_t{1} << 40) + Varint(0)),
        "array count 1099511627776 at byte 0 exceeds the 1 bytes remaining"},
       {Header(R"("null")") + Block(int64_t{1} << 40, ""),
        "block 1 claims 1099511627776 objects but holds only 0 bytes"},
@@ -766,12 +780,14 @@ TEST(AvroOcfErrors, HugeCountsAndLengthsAreRejectedBeforeAllocating) {
        "block 2 claims 40000 objects but holds only 0 bytes"},
       // Ten-byte varint with more than 64 bits.
       {Header(R"("long")") + Block(1, std::string(9, '\xff') + "\x02"), "varint overflows 64 bits"},
-      {Header(R"("int")") + Block(1, Varint(int64_t{1} << 33)), "int value 8589934592 out of range"},
+      {Header(R"("int")") + Block(1, Varint(int64_t{1} << 33)),
+       "int value 8589934592 out of range"},
       {Header(R"(["null", "long"])") + Block(1, Varint(2)), "union branch 2 out of range"},
       {Header(R"({"type": "enum", "name": "E", "symbols": ["A"]})") + Block(1, Varint(1)),
        "enum index 1 out of range"},
       {Header(R"("boolean")") + Block(1, "\x02"), "invalid boolean byte 2"},
-      {Header(R"("long")") + Block(1, Varint(1) + "zz"), "block 1 has 2 bytes left after its 1 objects"},
+      {Header(R"("long")") + Block(1, Varint(1) + "zz"),
+       "block 1 has 2 bytes left after its 1 objects"},
       {Header(R"("long")") + Block(0, "zz"), "block 1 has no objects but 2 bytes"},
       {Header(R"("long")") + Block(2, Varint(1) + "\x80"),
        "block 1 object 1: unexpected end of data at byte 2"},
@@ -780,7 +796,10 @@ TEST(AvroOcfErrors, HugeCountsAndLengthsAreRejectedBeforeAllocating) {
        "unexpected end of data"},
       {Header(R"("long")", "deflate") + Block(1, "\xff\xff\xff"), "deflate"},
       {Header(R"("long")", "snappy") + Block(1, "\x05"), "snappy"},
-      {Header(R"("long")", "snappy") + Block(1, "\xff\xff\xff\xff\x0f" "abcd"), "snappy"},
+      {Header(R"("long")", "snappy") + Block(1,
+                                             "\xff\xff\xff\xff\x0f"
+                                             "abcd"),
+       "snappy"},
       {Header(R"("long")", "zstandard") + Block(1, "notzstd"), "zstandard"},
   };
   for (const Case& c : cases) {
@@ -890,7 +909,8 @@ std::string LocalPath(std::string p) {
 }
 
 bool EndsWith(const std::string& s, std::string_view suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+  return s.size() >= suffix.size() &&
+         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
 struct ListTotals {
@@ -977,9 +997,10 @@ void CheckManifestList(const fs::path& path, ListTotals* totals, int* data_entri
   ASSERT_TRUE(reader.ok()) << reader.status().message();
   const Schema& s = (*reader)->schema();
   EXPECT_EQ(s.name, "manifest_file");
-  const std::pair<const char*, int32_t> required[] = {
-      {"manifest_path", 500}, {"manifest_length", 501}, {"partition_spec_id", 502},
-      {"added_snapshot_id", 503}};
+  const std::pair<const char*, int32_t> required[] = {{"manifest_path", 500},
+                                                      {"manifest_length", 501},
+                                                      {"partition_spec_id", 502},
+                                                      {"added_snapshot_id", 503}};
   for (const auto& [name, id] : required) {
     int i = s.FieldIndex(name);
     ASSERT_GE(i, 0) << name;
@@ -1025,8 +1046,8 @@ TEST(AvroPyiceberg, ReadsManifestsOfAFreshTable) {
   char tmpl[] = "/tmp/thaw_avro_fixture_XXXXXX";
   ASSERT_NE(mkdtemp(tmpl), nullptr);
   fs::path dir(tmpl);
-  std::string cmd = std::string("'") + python + "' '" + ScriptPath().string() + "' '" +
-                    dir.string() + "'";
+  std::string cmd =
+      std::string("'") + python + "' '" + ScriptPath().string() + "' '" + dir.string() + "'";
   FILE* pipe = popen(cmd.c_str(), "r");
   ASSERT_NE(pipe, nullptr);
   std::string out;

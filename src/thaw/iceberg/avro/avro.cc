@@ -16,10 +16,9 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <utility>
-
-#include <nlohmann/json.hpp>
 
 namespace thaw::avro {
 
@@ -51,20 +50,34 @@ constexpr size_t kWriterBlockBytes = 64 * 1024;
 
 const char* TypeName(Type t) {
   switch (t) {
-    case Type::kNull: return "null";
-    case Type::kBoolean: return "boolean";
-    case Type::kInt: return "int";
-    case Type::kLong: return "long";
-    case Type::kFloat: return "float";
-    case Type::kDouble: return "double";
-    case Type::kBytes: return "bytes";
-    case Type::kString: return "string";
-    case Type::kFixed: return "fixed";
-    case Type::kEnum: return "enum";
-    case Type::kArray: return "array";
-    case Type::kMap: return "map";
-    case Type::kRecord: return "record";
-    case Type::kUnion: return "union";
+    case Type::kNull:
+      return "null";
+    case Type::kBoolean:
+      return "boolean";
+    case Type::kInt:
+      return "int";
+    case Type::kLong:
+      return "long";
+    case Type::kFloat:
+      return "float";
+    case Type::kDouble:
+      return "double";
+    case Type::kBytes:
+      return "bytes";
+    case Type::kString:
+      return "string";
+    case Type::kFixed:
+      return "fixed";
+    case Type::kEnum:
+      return "enum";
+    case Type::kArray:
+      return "array";
+    case Type::kMap:
+      return "map";
+    case Type::kRecord:
+      return "record";
+    case Type::kUnion:
+      return "union";
   }
   return "?";
 }
@@ -218,8 +231,8 @@ class SchemaParser {
       ASSIGN_OR_RAISE(SchemaPtr branch, Parse(j[i], ns, sub, depth + 1));
       if (branch->type == Type::kUnion) return Error(sub, "a union cannot contain a union");
       for (const SchemaPtr& other : s->branches) {
-        bool same = other->type == branch->type &&
-                    (!IsNamed(branch->type) || other->name == branch->name);
+        bool same =
+            other->type == branch->type && (!IsNamed(branch->type) || other->name == branch->name);
         if (same) {
           return Error(sub, fmt::format("duplicate {} branch in union", TypeName(branch->type)));
         }
@@ -296,8 +309,9 @@ class SchemaParser {
     if (size == j.end() || !size->is_number_integer()) {
       return Error(path, fmt::format("fixed '{}' needs an integer \"size\"", s->name));
     }
-    if (size->is_number_unsigned() ? size->get<uint64_t>() > uint64_t{INT32_MAX}
-                                   : (size->get<int64_t>() < 0 || size->get<int64_t>() > INT32_MAX)) {
+    if (size->is_number_unsigned()
+            ? size->get<uint64_t>() > uint64_t{INT32_MAX}
+            : (size->get<int64_t>() < 0 || size->get<int64_t>() > INT32_MAX)) {
       return Error(path, fmt::format("fixed '{}' has invalid size {}", s->name, size->dump()));
     }
     s->fixed_size = static_cast<int32_t>(size->get<int64_t>());
@@ -366,8 +380,14 @@ class SchemaWriter {
         }
         return arr;
       }
-      case Type::kNull: case Type::kBoolean: case Type::kInt: case Type::kLong:
-      case Type::kFloat: case Type::kDouble: case Type::kBytes: case Type::kString:
+      case Type::kNull:
+      case Type::kBoolean:
+      case Type::kInt:
+      case Type::kLong:
+      case Type::kFloat:
+      case Type::kDouble:
+      case Type::kBytes:
+      case Type::kString:
         if (s.logical_type.empty() && s.attributes.empty()) return TypeName(s.type);
         break;
       default:
@@ -480,8 +500,9 @@ class Decoder {
     RETURN_NOT_OK(ReadLong(&n));
     if (n < 0) return Status::Corrupt("negative {} length {} at byte {}", what, n, base_ + start);
     if (static_cast<uint64_t>(n) > remaining()) {
-      return Status::Corrupt("{} length {} at byte {} exceeds the {} bytes remaining (file truncated or corrupt)", what, n,
-                             base_ + start, remaining());
+      return Status::Corrupt(
+          "{} length {} at byte {} exceeds the {} bytes remaining (file truncated or corrupt)",
+          what, n, base_ + start, remaining());
     }
     *out = static_cast<size_t>(n);
     return Status::OK();
@@ -650,8 +671,9 @@ class DatumReader {
       // Items of at least one byte must fit the remaining bytes; zero-byte
       // items must fit the value allowance. Fail early if neither holds.
       if (static_cast<uint64_t>(count) > in_.remaining() && count > Allowance()) {
-        return Status::Corrupt("array count {} at byte {} exceeds the {} bytes remaining (file truncated or corrupt)", count,
-                               start, in_.remaining());
+        return Status::Corrupt(
+            "array count {} at byte {} exceeds the {} bytes remaining (file truncated or corrupt)",
+            count, start, in_.remaining());
       }
       size_t n = static_cast<size_t>(count);
       // Reserve for the first block only: later blocks grow geometrically,
@@ -673,8 +695,9 @@ class DatumReader {
       if (count == 0) return Status::OK();
       // Every entry has at least a one-byte key length.
       if (static_cast<uint64_t>(count) > in_.remaining()) {
-        return Status::Corrupt("map count {} at byte {} exceeds the {} bytes remaining (file truncated or corrupt)", count,
-                               start, in_.remaining());
+        return Status::Corrupt(
+            "map count {} at byte {} exceeds the {} bytes remaining (file truncated or corrupt)",
+            count, start, in_.remaining());
       }
       size_t n = static_cast<size_t>(count);
       if (v->items.empty()) {
@@ -738,14 +761,22 @@ bool MatchesExactly(const Schema& s, const Value& v) {
 bool MatchesLoosely(const Schema& s, const Value& v) {
   if (MatchesExactly(s, v)) return true;
   switch (s.type) {
-    case Type::kInt: case Type::kLong: return IsInteger(v.type);
-    case Type::kFloat: case Type::kDouble: return IsReal(v.type);
-    case Type::kBytes: case Type::kString: return IsBlob(v.type) || v.type == Type::kFixed;
+    case Type::kInt:
+    case Type::kLong:
+      return IsInteger(v.type);
+    case Type::kFloat:
+    case Type::kDouble:
+      return IsReal(v.type);
+    case Type::kBytes:
+    case Type::kString:
+      return IsBlob(v.type) || v.type == Type::kFixed;
     case Type::kFixed:
       return (IsBlob(v.type) || v.type == Type::kFixed) &&
              v.bytes.size() == static_cast<size_t>(s.fixed_size);
-    case Type::kEnum: return v.type == Type::kString || v.type == Type::kEnum;
-    default: return false;
+    case Type::kEnum:
+      return v.type == Type::kString || v.type == Type::kEnum;
+    default:
+      return false;
   }
 }
 
@@ -889,8 +920,10 @@ Status CheckSchema(const Schema& s, int depth, std::set<const Schema*>* seen) {
     case Type::kRecord:
       for (const Field& f : s.fields) RETURN_NOT_OK(child(f.schema));
       break;
-    case Type::kArray: return child(s.items);
-    case Type::kMap: return child(s.values);
+    case Type::kArray:
+      return child(s.items);
+    case Type::kMap:
+      return child(s.values);
     case Type::kUnion:
       if (s.branches.empty()) return Status::Invalid("empty union");
       for (const SchemaPtr& b : s.branches) RETURN_NOT_OK(child(b));
@@ -922,7 +955,8 @@ Status Inflate(std::string_view in, std::string* out) {
         inflateEnd(&zs);
         return Status::Corrupt("deflate block expands beyond {} bytes", kMaxBlockBytes);
       }
-      out->resize(std::min(kMaxBlockBytes, std::max<size_t>(out->size() * 2, in.size() * 4 + 1024)));
+      out->resize(
+          std::min(kMaxBlockBytes, std::max<size_t>(out->size() * 2, in.size() * 4 + 1024)));
     }
     zs.next_out = reinterpret_cast<Bytef*>(out->data() + produced);
     zs.avail_out = static_cast<uInt>(std::min<size_t>(out->size() - produced, 1u << 30));
@@ -989,7 +1023,8 @@ Status SnappyUncompress(std::string_view in, std::string* out) {
     return Status::Corrupt("invalid snappy data");
   }
   const auto* c = reinterpret_cast<const uint8_t*>(in.data() + body.size());
-  uint32_t expected = (uint32_t{c[0]} << 24) | (uint32_t{c[1]} << 16) | (uint32_t{c[2]} << 8) | c[3];
+  uint32_t expected =
+      (uint32_t{c[0]} << 24) | (uint32_t{c[1]} << 16) | (uint32_t{c[2]} << 8) | c[3];
   if (Crc32(*out) != expected) return Status::Corrupt("snappy block fails its CRC32 check");
   return Status::OK();
 }
@@ -1110,6 +1145,77 @@ const Value* Value::GetById(int32_t field_id) const {
   return i >= 0 && static_cast<size_t>(i) < items.size() ? &items[i] : nullptr;
 }
 
+namespace {
+Value OfType(Type t) {
+  Value v;
+  v.type = t;
+  return v;
+}
+}  // namespace
+
+Value Value::Null() { return Value(); }
+Value Value::Boolean(bool b) {
+  Value v = OfType(Type::kBoolean);
+  v.boolean = b;
+  return v;
+}
+Value Value::Int(int32_t i) {
+  Value v = OfType(Type::kInt);
+  v.integer = i;
+  return v;
+}
+Value Value::Long(int64_t i) {
+  Value v = OfType(Type::kLong);
+  v.integer = i;
+  return v;
+}
+Value Value::Float(float f) {
+  Value v = OfType(Type::kFloat);
+  v.real = f;
+  return v;
+}
+Value Value::Double(double d) {
+  Value v = OfType(Type::kDouble);
+  v.real = d;
+  return v;
+}
+Value Value::String(std::string s) {
+  Value v = OfType(Type::kString);
+  v.bytes = std::move(s);
+  return v;
+}
+Value Value::Bytes(std::string b) {
+  Value v = OfType(Type::kBytes);
+  v.bytes = std::move(b);
+  return v;
+}
+Value Value::Fixed(std::string b) {
+  Value v = OfType(Type::kFixed);
+  v.bytes = std::move(b);
+  return v;
+}
+Value Value::Enum(int32_t symbol_index) {
+  Value v = OfType(Type::kEnum);
+  v.integer = symbol_index;
+  return v;
+}
+Value Value::Array(std::vector<Value> elements) {
+  Value v = OfType(Type::kArray);
+  v.items = std::move(elements);
+  return v;
+}
+Value Value::Map(std::vector<std::string> map_keys, std::vector<Value> map_values) {
+  Value v = OfType(Type::kMap);
+  v.keys = std::move(map_keys);
+  v.items = std::move(map_values);
+  return v;
+}
+Value Value::Record(std::vector<Value> field_values) {
+  Value v = OfType(Type::kRecord);
+  v.items = std::move(field_values);
+  return v;
+}
+
 Result<SchemaPtr> ParseSchema(std::string_view json_text) {
   try {
     Json j = Json::parse(json_text.begin(), json_text.end());
@@ -1138,10 +1244,14 @@ Result<Codec> ParseCodec(std::string_view name) {
 
 std::string_view CodecName(Codec codec) {
   switch (codec) {
-    case Codec::kNull: return "null";
-    case Codec::kDeflate: return "deflate";
-    case Codec::kSnappy: return "snappy";
-    case Codec::kZstd: return "zstandard";
+    case Codec::kNull:
+      return "null";
+    case Codec::kDeflate:
+      return "deflate";
+    case Codec::kSnappy:
+      return "snappy";
+    case Codec::kZstd:
+      return "zstandard";
   }
   return "null";
 }
@@ -1258,14 +1368,14 @@ Status OcfReader::LoadBlock() {
   // zero-byte ones the value allowance.
   if (static_cast<uint64_t>(count) > block_view_.size() &&
       count > ValueAllowance(values_created_, bytes_decoded_)) {
-    return Fail(Status::Corrupt("block {} claims {} objects but holds only {} bytes",
-                                block_index_, count, block_view_.size()));
+    return Fail(Status::Corrupt("block {} claims {} objects but holds only {} bytes", block_index_,
+                                count, block_view_.size()));
   }
   block_objects_ = count;
   block_remaining_ = count;
   if (count == 0 && !block_view_.empty()) {
-    return Fail(Status::Corrupt("block {} has no objects but {} bytes", block_index_,
-                                block_view_.size()));
+    return Fail(
+        Status::Corrupt("block {} has no objects but {} bytes", block_index_, block_view_.size()));
   }
   return Status::OK();
 }
@@ -1280,8 +1390,8 @@ Result<bool> OcfReader::Next(Value* out) {
   DatumReader reader(&in, schema_, &values_created_, bytes_decoded_);
   Status st = reader.Read(*schema_, out);
   if (!st.ok()) {
-    return Fail(st.WithContext(fmt::format("block {} object {}", block_index_,
-                                           block_objects_ - block_remaining_)));
+    return Fail(st.WithContext(
+        fmt::format("block {} object {}", block_index_, block_objects_ - block_remaining_)));
   }
   out->schema_owner = schema_;
   block_pos_ += in.pos();

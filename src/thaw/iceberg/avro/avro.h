@@ -83,31 +83,19 @@ struct Value {
   const Value* GetById(int32_t field_id) const;
 
   // Builders, mainly for OcfWriter::Append.
-  static Value Null() { return Value(); }
-  static Value Boolean(bool b) { Value v; v.type = Type::kBoolean; v.boolean = b; return v; }
-  static Value Int(int32_t i) { Value v; v.type = Type::kInt; v.integer = i; return v; }
-  static Value Long(int64_t i) { Value v; v.type = Type::kLong; v.integer = i; return v; }
-  static Value Float(float f) { Value v; v.type = Type::kFloat; v.real = f; return v; }
-  static Value Double(double d) { Value v; v.type = Type::kDouble; v.real = d; return v; }
-  static Value String(std::string s) { return Blob(Type::kString, std::move(s)); }
-  static Value Bytes(std::string b) { return Blob(Type::kBytes, std::move(b)); }
-  static Value Fixed(std::string b) { return Blob(Type::kFixed, std::move(b)); }
-  static Value Enum(int32_t symbol_index) {
-    Value v; v.type = Type::kEnum; v.integer = symbol_index; return v;
-  }
-  static Value Array(std::vector<Value> elements) {
-    Value v; v.type = Type::kArray; v.items = std::move(elements); return v;
-  }
-  static Value Map(std::vector<std::string> map_keys, std::vector<Value> map_values) {
-    Value v; v.type = Type::kMap; v.keys = std::move(map_keys); v.items = std::move(map_values);
-    return v;
-  }
-  static Value Record(std::vector<Value> field_values) {
-    Value v; v.type = Type::kRecord; v.items = std::move(field_values); return v;
-  }
-
- private:
-  static Value Blob(Type t, std::string b) { Value v; v.type = t; v.bytes = std::move(b); return v; }
+  static Value Null();
+  static Value Boolean(bool b);
+  static Value Int(int32_t i);
+  static Value Long(int64_t i);
+  static Value Float(float f);
+  static Value Double(double d);
+  static Value String(std::string s);
+  static Value Bytes(std::string b);
+  static Value Fixed(std::string b);
+  static Value Enum(int32_t symbol_index);
+  static Value Array(std::vector<Value> elements);
+  static Value Map(std::vector<std::string> map_keys, std::vector<Value> map_values);
+  static Value Record(std::vector<Value> field_values);
 };
 
 enum class Codec { kNull, kDeflate, kSnappy, kZstd };
