@@ -1,5 +1,6 @@
 #include "thaw/iceberg/manifest.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "thaw/iceberg/avro/avro.h"
@@ -129,21 +130,24 @@ Datum ToDatum(const Value& v) {
 
 // Iceberg writes map<int, X> as an array of {key, value} records.
 template <typename T, typename F>
-void ReadIntMap(const Value* v, std::map<int32_t, T>* out, F convert) {
+void ReadIntMap(const Value* v, std::map<int32_t, T>* out, F convert, const std::vector<int32_t>* keep) {
   if (!v || v->is_null()) return;
+  auto wanted = [&](int32_t id) { return !keep || std::binary_search(keep->begin(), keep->end(), id); };
   if (v->type == avro::Type::kArray) {
     for (const auto& kv : v->items) {
       if (kv.type != avro::Type::kRecord || kv.items.size() < 2) continue;
-      out->emplace(static_cast<int32_t>(kv.items[0].integer), convert(kv.items[1]));
+      const auto id = static_cast<int32_t>(kv.items[0].integer);
+      if (wanted(id)) out->emplace(id, convert(kv.items[1]));
     }
   } else if (v->type == avro::Type::kMap) {
     for (size_t i = 0; i < v->items.size() && i < v->keys.size(); ++i) {
-      out->emplace(std::atoi(v->keys[i].c_str()), convert(v->items[i]));
+      const int32_t id = std::atoi(v->keys[i].c_str());
+      if (wanted(id)) out->emplace(id, convert(v->items[i]));
     }
   }
 }
 
-Status ParseDataFile(const Value& df, const PartitionSpec& spec, DataFile* out) {
+Status ParseDataFile(const Value& df, const PartitionSpec& spec, DataFile* out, const std::vector<int32_t>* keep) {
   out->spec_id = spec.spec_id;
   if (auto c = OptLong(df, 134, "content")) out->content = static_cast<FileContent>(*c);
   auto path = OptBytes(df, 100, "file_path");
@@ -166,10 +170,10 @@ Status ParseDataFile(const Value& df, const PartitionSpec& spec, DataFile* out) 
   out->file_size = OptLong(df, 104, "file_size_in_bytes").value_or(0);
   auto as_long = [](const Value& v) { return v.integer; };
   auto as_bytes = [](const Value& v) { return v.bytes; };
-  ReadIntMap(Field(df, 109, "value_counts"), &out->value_counts, as_long);
-  ReadIntMap(Field(df, 110, "null_value_counts"), &out->null_value_counts, as_long);
-  ReadIntMap(Field(df, 125, "lower_bounds"), &out->lower_bounds, as_bytes);
-  ReadIntMap(Field(df, 128, "upper_bounds"), &out->upper_bounds, as_bytes);
+  ReadIntMap(Field(df, 109, "value_counts"), &out->value_counts, as_long, keep);
+  ReadIntMap(Field(df, 110, "null_value_counts"), &out->null_value_counts, as_long, keep);
+  ReadIntMap(Field(df, 125, "lower_bounds"), &out->lower_bounds, as_bytes, keep);
+  ReadIntMap(Field(df, 128, "upper_bounds"), &out->upper_bounds, as_bytes, keep);
   if (const Value* eq = Field(df, 135, "equality_ids"); eq && eq->type == avro::Type::kArray) {
     for (const auto& id : eq->items) out->equality_ids.push_back(static_cast<int32_t>(id.integer));
   }
@@ -241,11 +245,15 @@ Result<std::vector<ManifestFile>> ReadManifestList(storage::FileIO& io, const Ta
 }
 
 Result<std::vector<ManifestEntry>> ReadManifest(storage::FileIO& io, const TableMetadata& md,
-                                                const ManifestFile& manifest) {
+                                                const ManifestFile& manifest, const std::vector<int32_t>* metric_ids) {
   const std::string source = "manifest " + manifest.path;
   auto data = io.ReadAll(manifest.path);
   if (!data.ok()) return data.status();
   ASSIGN_OR_RAISE(auto reader, avro::OcfReader::Open(std::move(*data), source));
+  // Planning prunes by bounds only: column_sizes, value_counts,
+  // null_value_counts, nan_value_counts, key_metadata and split_offsets are
+  // decoded past.
+  if (metric_ids) reader->SkipFieldIds({108, 109, 110, 131, 132, 137});
 
   int32_t spec_id = manifest.spec_id;
   if (!manifest.spec_from_list) {
@@ -276,7 +284,7 @@ Result<std::vector<ManifestEntry>> ReadManifest(storage::FileIO& io, const Table
     }
     const Value* df = Field(v, 2, "data_file");
     if (!df || df->type != avro::Type::kRecord) return Status::Corrupt("{}: entry without data_file", source);
-    Status st = ParseDataFile(*df, *spec, &e.file);
+    Status st = ParseDataFile(*df, *spec, &e.file, metric_ids);
     if (!st.ok()) return st.WithContext(source);
     if (md.format_version >= 3 && e.file.content == FileContent::kData && !e.file.first_row_id &&
         manifest.first_row_id) {

@@ -90,9 +90,12 @@ Result<std::vector<ManifestFile>> ReadManifestList(storage::FileIO& io, const Ta
                                                    const Snapshot& snapshot);
 
 // Reads one manifest's entries, inheritance applied. DELETED entries are kept
-// (status says so); callers drop them.
+// (status says so); callers drop them. With `metric_ids` (sorted), column
+// metrics are kept only for those field ids and the per-column maps the
+// planner never uses are skipped undecoded -- most of a manifest's bytes.
 Result<std::vector<ManifestEntry>> ReadManifest(storage::FileIO& io, const TableMetadata& md,
-                                                const ManifestFile& manifest);
+                                                const ManifestFile& manifest,
+                                                const std::vector<int32_t>* metric_ids = nullptr);
 
 // Single-value bound decoding (spec Appendix D) for the types Thaw prunes on.
 // Promoted types keep their old encoding: a 4-byte long bound is an int.

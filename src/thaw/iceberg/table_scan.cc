@@ -146,13 +146,16 @@ Result<std::vector<FileScanTask>> TableScan::PlanFiles() {
   }
   stats_.delete_files = static_cast<int64_t>(deletes.size());
 
+  std::vector<int32_t> metric_ids = extra_metric_ids_;
+  for (const auto& [id, range] : filter_.ranges) metric_ids.push_back(id);
+  std::sort(metric_ids.begin(), metric_ids.end());
   for (const auto& m : manifests) {
     if (m.content != ManifestContent::kData) continue;
     if (!m.may_have_live_files() || !ManifestMayMatch(m)) {
       ++stats_.manifests_skipped;
       continue;
     }
-    ASSIGN_OR_RAISE(auto entries, ReadManifest(*io_, *md_, m));
+    ASSIGN_OR_RAISE(auto entries, ReadManifest(*io_, *md_, m, &metric_ids));
     for (auto& e : entries) {
       if (e.status == EntryStatus::kDeleted) continue;
       if (e.file.content != FileContent::kData) {

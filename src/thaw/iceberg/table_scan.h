@@ -54,6 +54,9 @@ class TableScan {
   // `snapshot` may be null (empty table): planning then yields nothing.
   static Result<TableScan> Make(std::shared_ptr<storage::FileIO> io, const TableMetadata* md,
                                 const Snapshot* snapshot, ScanFilter filter);
+  // Column metrics the caller needs on the planned files besides the
+  // filter's own (e.g. offset bounds to order files); others are dropped.
+  void KeepMetricsFor(std::vector<int32_t> field_ids) { extra_metric_ids_ = std::move(field_ids); }
   Result<std::vector<FileScanTask>> PlanFiles();
   const ScanStats& stats() const { return stats_; }
 
@@ -67,6 +70,7 @@ class TableScan {
   const TableMetadata* md_ = nullptr;
   const Snapshot* snapshot_ = nullptr;
   ScanFilter filter_;
+  std::vector<int32_t> extra_metric_ids_;
   ScanStats stats_;
 };
 

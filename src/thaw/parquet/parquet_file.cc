@@ -67,6 +67,15 @@ int32_t FieldIdOf(const arrow::Field& f) {
 }
 
 Result<std::unique_ptr<ParquetFile>> ParquetFile::Open(storage::FileIO& io, const std::string& location) {
+  return OpenWith(io, location, nullptr);
+}
+
+Result<std::unique_ptr<ParquetFile>> ParquetFile::Clone(storage::FileIO& io) const {
+  return OpenWith(io, location_, reader_->parquet_reader()->metadata());
+}
+
+Result<std::unique_ptr<ParquetFile>> ParquetFile::OpenWith(storage::FileIO& io, const std::string& location,
+                                                           std::shared_ptr<parquet::FileMetaData> metadata) {
   auto file = io.Open(location);
   if (!file.ok()) {
     if (file.status().code() == StatusCode::kNotFound) {
@@ -79,7 +88,7 @@ Result<std::unique_ptr<ParquetFile>> ParquetFile::Open(storage::FileIO& io, cons
   const std::string ctx = "Parquet file " + location;
   return CatchParquet(ctx, [&]() -> Result<std::unique_ptr<ParquetFile>> {
     parquet::arrow::FileReaderBuilder builder;
-    RETURN_NOT_OK(FromArrow(builder.Open(adapter), ctx));
+    RETURN_NOT_OK(FromArrow(builder.Open(adapter, parquet::default_reader_properties(), std::move(metadata)), ctx));
     parquet::ArrowReaderProperties props;
     props.set_use_threads(false);
     builder.properties(props);

@@ -25,6 +25,10 @@ class ParquetFile {
  public:
   static Result<std::unique_ptr<ParquetFile>> Open(storage::FileIO& io, const std::string& location);
 
+  // Another reader of the same file sharing the parsed footer, for reading
+  // different row groups on another thread (a FileReader is not thread-safe).
+  Result<std::unique_ptr<ParquetFile>> Clone(storage::FileIO& io) const;
+
   const std::string& location() const { return location_; }
   int num_row_groups() const;
   int64_t row_group_num_rows(int rg) const;
@@ -47,6 +51,8 @@ class ParquetFile {
 
  private:
   std::string location_;
+  static Result<std::unique_ptr<ParquetFile>> OpenWith(storage::FileIO& io, const std::string& location,
+                                                       std::shared_ptr<parquet::FileMetaData> metadata);
   std::unique_ptr<parquet::arrow::FileReader> reader_;
   std::vector<int64_t> first_rows_;
 };

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <deque>
+#include <future>
 #include <limits>
 #include <unordered_set>
 
@@ -11,6 +12,7 @@
 #include <arrow/type.h>
 
 #include "thaw/common/civil_time.h"
+#include "thaw/common/thread_pool.h"
 #include "thaw/iceberg/deletion_vector.h"
 #include "thaw/parquet/arrow_status.h"
 #include "thaw/parquet/parquet_file.h"
@@ -29,6 +31,8 @@ constexpr int32_t kDeleteFilePathId = 2147483546;
 constexpr int32_t kDeletePosId = 2147483545;
 constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
 constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+// Rows per Arrow batch decoded from Parquet (output batches use ReadOptions::batch_size).
+constexpr int64_t kParquetBatchRows = 65536;
 
 std::optional<int64_t> GetInt(const arrow::Array& a, int64_t i) {
   if (a.IsNull(i)) return std::nullopt;
@@ -148,6 +152,18 @@ struct Unit {
   int64_t lo, hi;
 };
 
+// A unit of decoding work: the row groups of one partition whose offset
+// ranges overlap (normally a single row group), with readers of its own so
+// clusters decode in parallel. Output: the cluster's records, sorted.
+struct Cluster {
+  int32_t partition = 0;
+  std::vector<Unit> units;
+  std::vector<std::unique_ptr<pq::ParquetFile>> files;  // one per unit
+  std::vector<Record> records;
+  std::vector<Header> headers;
+  std::vector<std::shared_ptr<const void>> keepalive;
+};
+
 }  // namespace
 
 struct RecordReader::Impl {
@@ -162,18 +178,23 @@ struct RecordReader::Impl {
   std::map<std::string, std::shared_ptr<std::map<std::string, std::vector<int64_t>>>> pos_cache;
   std::map<std::string, std::shared_ptr<EqualityDeletes>> eq_cache;
 
-  // Iteration state.
+  // Planning state (consumer thread).
   size_t part_index = 0;
   std::vector<size_t> part_tasks;  // tasks of the current partition, by off_lo
   size_t next_task = 0;
   bool part_started = false;
+  bool planned_all = false;
+  std::deque<std::unique_ptr<Cluster>> planned;
+  // Clusters being decoded on worker threads, in emission order.
+  std::deque<std::future<Result<std::unique_ptr<Cluster>>>> inflight;
+  size_t max_inflight = 2;
+  std::unique_ptr<ThreadPool> pool;  // created on first use; joined before the state above dies
+  // Emission state.
+  std::unique_ptr<Cluster> current;
+  size_t cur_pos = 0;
+  std::optional<int32_t> last_partition;
   std::optional<int64_t> last_offset;
-  int64_t plain_counter = 0;
-  // Current cluster, sorted, being emitted.
-  std::vector<Record> buf;
-  std::vector<Header> buf_headers;
-  std::vector<std::shared_ptr<const void>> buf_keepalive;
-  size_t buf_pos = 0;
+  int64_t plain_counter = 0;  // plain layout only; clusters then decode one at a time
 
   const iceberg::Schema& schema() const { return table->metadata.current_schema(); }
   std::string NameOf(int32_t id) const {
@@ -185,15 +206,18 @@ struct RecordReader::Impl {
   Status LoadDeletes(TaskState& t);
   Result<std::shared_ptr<std::map<std::string, std::vector<int64_t>>>> LoadPositionDeletes(const DataFile& f);
   Result<std::shared_ptr<EqualityDeletes>> LoadEqualityDeletes(const DataFile& f);
-  Status ReadUnits(const std::vector<Unit>& units, int32_t partition, std::vector<pq::ParquetFile*> files,
-                   bool sort);
-  Status LoadNextCluster(bool* done);
-  Status DecodeBatch(const std::shared_ptr<arrow::RecordBatch>& batch, TaskState& t, int64_t first_pos,
-                     int32_t partition);
+  Status PlanMoreClusters();
+  Status FillPipeline();
+  Status LoadCluster(Cluster* c);
+  Status DecodeBatch(const std::shared_ptr<arrow::RecordBatch>& batch, const TaskState& t, int64_t first_pos,
+                     Cluster* c);
 };
 
 RecordReader::RecordReader(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
-RecordReader::~RecordReader() = default;
+RecordReader::~RecordReader() {
+  // Workers reference the Impl: let them finish before it is destroyed.
+  for (auto& f : impl_->inflight) f.wait();
+}
 const Layout& RecordReader::layout() const { return impl_->layout; }
 const iceberg::Snapshot* RecordReader::snapshot() const { return impl_->snapshot; }
 const iceberg::ScanStats& RecordReader::scan_stats() const { return impl_->stats; }
@@ -239,6 +263,10 @@ Status RecordReader::Impl::Plan() {
     filter.Intersect(layout.timestamp->field_id(), r);
   }
   ASSIGN_OR_RAISE(auto scan, iceberg::TableScan::Make(table->io, &md, snapshot, std::move(filter)));
+  std::vector<int32_t> keep;
+  if (layout.offset) keep.push_back(layout.offset->field_id());
+  if (layout.partition) keep.push_back(layout.partition->field_id());
+  scan.KeepMetricsFor(keep);
   ASSIGN_OR_RAISE(auto planned, scan.PlanFiles());
   stats = scan.stats();
 
@@ -318,6 +346,7 @@ Status RecordReader::Impl::Plan() {
     tasks.push_back(std::move(t));
   }
   partitions.assign(parts.begin(), parts.end());
+  max_inflight = layout.offset ? std::max<size_t>(1, opt.read_ahead) : 1;
   if (!layout.offset) {
     // Plain tables: a stable order of rows -- data sequence number, then path.
     std::sort(tasks.begin(), tasks.end(), [](const TaskState& a, const TaskState& b) {
@@ -427,8 +456,11 @@ Status RecordReader::Impl::LoadDeletes(TaskState& t) {
   return Status::OK();
 }
 
-Status RecordReader::Impl::DecodeBatch(const std::shared_ptr<arrow::RecordBatch>& batch, TaskState& t,
-                                       int64_t first_pos, int32_t partition) {
+Status RecordReader::Impl::DecodeBatch(const std::shared_ptr<arrow::RecordBatch>& batch, const TaskState& t,
+                                       int64_t first_pos, Cluster* c) {
+  const int32_t partition = c->partition;
+  auto& buf = c->records;
+  auto& buf_headers = c->headers;
   const std::string& path = t.task.file->path;
   auto resolve = [&](const std::optional<ColumnPath>& c) -> std::optional<Accessor> {
     if (!c) return std::nullopt;
@@ -582,58 +614,62 @@ Status RecordReader::Impl::DecodeBatch(const std::shared_ptr<arrow::RecordBatch>
     buf.push_back(r);
   }
   if (buf.size() > kept_before) {
-    buf_keepalive.push_back(batch);
-    if (owned) buf_keepalive.push_back(owned);
+    c->keepalive.push_back(batch);
+    if (owned) c->keepalive.push_back(owned);
   }
   return Status::OK();
 }
 
-Status RecordReader::Impl::ReadUnits(const std::vector<Unit>& units, int32_t partition,
-                                     std::vector<pq::ParquetFile*> files, bool sort) {
-  for (size_t u = 0; u < units.size(); ++u) {
-    TaskState& t = tasks[units[u].task];
-    pq::ParquetFile* pf = files[u];
-    RETURN_NOT_OK(LoadDeletes(t));
+// Decodes one cluster (runs on a worker thread: touches only the cluster,
+// read-only reader state, and plain_counter when clusters run one at a time).
+Status RecordReader::Impl::LoadCluster(Cluster* c) {
+  for (size_t u = 0; u < c->units.size(); ++u) {
+    const TaskState& t = tasks[c->units[u].task];
+    pq::ParquetFile* pf = c->files[u].get();
     std::vector<int32_t> ids = layout.TopLevelIds();
     for (const auto& eq : t.eq) ids.insert(ids.end(), eq->ids.begin(), eq->ids.end());
     std::sort(ids.begin(), ids.end());
     ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
     std::vector<int> cols;
     for (int32_t id : ids) {
-      int c = pf->TopLevelField(id, NameOf(id));
-      if (c >= 0) cols.push_back(c);
+      int col = pf->TopLevelField(id, NameOf(id));
+      if (col >= 0) cols.push_back(col);
     }
-    ASSIGN_OR_RAISE(auto reader, pf->Read({units[u].rg}, cols, opt.batch_size));
-    int64_t pos = pf->row_group_first_row(units[u].rg);
+    ASSIGN_OR_RAISE(auto reader, pf->Read({c->units[u].rg}, cols, kParquetBatchRows));
+    int64_t pos = pf->row_group_first_row(c->units[u].rg);
+    const std::string ctx = "Parquet file " + pf->location();
     while (true) {
       std::shared_ptr<arrow::RecordBatch> b;
-      Status st = pq::CatchParquet("Parquet file " + pf->location(), [&]() {
-        return pq::FromArrow(reader->ReadNext(&b), "Parquet file " + pf->location());
-      });
-      RETURN_NOT_OK(st);
+      RETURN_NOT_OK(pq::CatchParquet(ctx, [&]() { return pq::FromArrow(reader->ReadNext(&b), ctx); }));
       if (!b) break;
-      RETURN_NOT_OK(DecodeBatch(b, t, pos, partition));
+      RETURN_NOT_OK(DecodeBatch(b, t, pos, c));
       pos += b->num_rows();
     }
+    c->files[u].reset();  // close the file as soon as it is read
   }
-  if (sort) {
-    std::stable_sort(buf.begin(), buf.end(), [](const Record& a, const Record& b) { return a.offset < b.offset; });
+  if (layout.offset && c->units.size() > 1) {
+    std::stable_sort(c->records.begin(), c->records.end(),
+                     [](const Record& a, const Record& b) { return a.offset < b.offset; });
+  } else if (layout.offset) {
+    // One row group: usually already in offset order.
+    if (!std::is_sorted(c->records.begin(), c->records.end(),
+                        [](const Record& a, const Record& b) { return a.offset < b.offset; })) {
+      std::stable_sort(c->records.begin(), c->records.end(),
+                       [](const Record& a, const Record& b) { return a.offset < b.offset; });
+    }
   }
   return Status::OK();
 }
 
-// Loads the next group of overlapping row groups of the current partition
-// into `buf`, sorted by offset.
-Status RecordReader::Impl::LoadNextCluster(bool* done) {
-  buf.clear();
-  buf_headers.clear();
-  buf_keepalive.clear();
-  buf_pos = 0;
-  while (true) {
+// Plans the clusters of the next group of files (files of one partition whose
+// offset ranges overlap): opens them, prunes row groups by statistics, loads
+// the delete files that apply, and splits the row groups into clusters.
+Status RecordReader::Impl::PlanMoreClusters() {
+  while (planned.empty() && !planned_all) {
     if (!part_started) {
       if (part_index >= partitions.size()) {
-        *done = true;
-        return Status::OK();
+        planned_all = true;
+        break;
       }
       const int32_t p = partitions[part_index];
       part_tasks.clear();
@@ -645,7 +681,6 @@ Status RecordReader::Impl::LoadNextCluster(bool* done) {
                          [&](size_t a, size_t b) { return tasks[a].off_lo < tasks[b].off_lo; });
       }
       next_task = 0;
-      last_offset.reset();
       part_started = true;
     }
     const int32_t p = partitions[part_index];
@@ -654,7 +689,6 @@ Status RecordReader::Impl::LoadNextCluster(bool* done) {
       ++part_index;
       continue;
     }
-    // Files whose offset ranges overlap form one cluster.
     size_t end = next_task + 1;
     if (layout.offset) {
       int64_t hi = tasks[part_tasks[next_task]].off_hi;
@@ -664,85 +698,118 @@ Status RecordReader::Impl::LoadNextCluster(bool* done) {
       }
     }
     std::vector<std::unique_ptr<pq::ParquetFile>> open;
-    std::vector<Unit> units;
+    std::vector<std::pair<Unit, pq::ParquetFile*>> units;
+    auto leaf_of = [](pq::ParquetFile& pf, const std::optional<ColumnPath>& c) {
+      if (!c) return -1;
+      std::vector<std::pair<int32_t, std::string>> path;
+      for (size_t i = 0; i < c->ids.size(); ++i) path.emplace_back(c->ids[i], c->names[i]);
+      return pf.LeafColumn(path);
+    };
     for (size_t k = next_task; k < end; ++k) {
       TaskState& t = tasks[part_tasks[k]];
+      RETURN_NOT_OK(LoadDeletes(t));
       ASSIGN_OR_RAISE(auto pf, pq::ParquetFile::Open(*table->io, t.task.file->path));
-      int off_leaf = -1, part_leaf = -1;
-      if (layout.offset) {
-        std::vector<std::pair<int32_t, std::string>> path;
-        for (size_t i = 0; i < layout.offset->ids.size(); ++i) path.emplace_back(layout.offset->ids[i], layout.offset->names[i]);
-        off_leaf = pf->LeafColumn(path);
-      }
-      if (layout.partition) {
-        std::vector<std::pair<int32_t, std::string>> path;
-        for (size_t i = 0; i < layout.partition->ids.size(); ++i) path.emplace_back(layout.partition->ids[i], layout.partition->names[i]);
-        part_leaf = pf->LeafColumn(path);
-      }
+      const int off_leaf = leaf_of(*pf, layout.offset), part_leaf = leaf_of(*pf, layout.partition);
       for (int rg = 0; rg < pf->num_row_groups(); ++rg) {
         Unit u{part_tasks[k], rg, kMin, kMax};
-        if (auto s = pf->IntStats(rg, off_leaf)) { u.lo = s->first; u.hi = s->second; }
-        if (auto s = pf->IntStats(rg, part_leaf); s && (p < s->first || p > s->second)) continue;
+        if (auto st = pf->IntStats(rg, off_leaf)) { u.lo = st->first; u.hi = st->second; }
+        if (auto st = pf->IntStats(rg, part_leaf); st && (p < st->first || p > st->second)) continue;
         if (opt.from_offset && layout.offset && u.hi < *opt.from_offset) continue;
         if (opt.to_offset && layout.offset && u.lo >= *opt.to_offset) continue;
-        units.push_back(u);
+        units.emplace_back(u, pf.get());
       }
       open.push_back(std::move(pf));
     }
     next_task = end;
-    // Row groups in offset order; overlapping ones are read together.
-    std::vector<size_t> order(units.size());
-    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-    if (layout.offset) std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return units[a].lo < units[b].lo; });
-    auto file_of = [&](const Unit& u) {
-      for (size_t k = 0; k < open.size(); ++k) {
-        if (tasks[u.task].task.file->path == open[k]->location()) return open[k].get();
-      }
-      return static_cast<pq::ParquetFile*>(nullptr);
-    };
-    std::vector<Unit> all;
-    std::vector<pq::ParquetFile*> files;
-    for (size_t i : order) {
-      all.push_back(units[i]);
-      files.push_back(file_of(units[i]));
-    }
-    RETURN_NOT_OK(ReadUnits(all, p, files, layout.offset.has_value()));
-    // Kafka offsets are unique: drop duplicates (re-uploads, overlapping files).
     if (layout.offset) {
-      size_t w = 0;
-      for (size_t r = 0; r < buf.size(); ++r) {
-        if (last_offset && buf[r].offset <= *last_offset) continue;
-        last_offset = buf[r].offset;
-        buf[w++] = buf[r];
-      }
-      buf.resize(w);
+      std::stable_sort(units.begin(), units.end(), [](const auto& a, const auto& b) { return a.first.lo < b.first.lo; });
     }
-    if (!buf.empty()) {
-      *done = false;
-      return Status::OK();
+    // Row groups whose offset ranges overlap decode together; each cluster
+    // gets readers of its own (sharing the parsed footers).
+    for (size_t i = 0; i < units.size();) {
+      size_t j = i + 1;
+      if (layout.offset) {
+        int64_t hi = units[i].first.hi;
+        while (j < units.size() && units[j].first.lo <= hi) hi = std::max(hi, units[j++].first.hi);
+      } else {
+        j = units.size();  // plain tables: row order, one cluster per file group
+      }
+      auto c = std::make_unique<Cluster>();
+      c->partition = p;
+      for (size_t k = i; k < j; ++k) {
+        c->units.push_back(units[k].first);
+        ASSIGN_OR_RAISE(auto clone, units[k].second->Clone(*table->io));
+        c->files.push_back(std::move(clone));
+      }
+      planned.push_back(std::move(c));
+      i = j;
     }
   }
+  return Status::OK();
+}
+
+Status RecordReader::Impl::FillPipeline() {
+  while (inflight.size() < max_inflight) {
+    if (planned.empty()) RETURN_NOT_OK(PlanMoreClusters());
+    if (planned.empty()) break;
+    std::shared_ptr<Cluster> c(planned.front().release());
+    planned.pop_front();
+    if (!pool) pool = std::make_unique<ThreadPool>(max_inflight);
+    inflight.push_back(pool->Submit([this, c]() -> Result<std::unique_ptr<Cluster>> {
+      Status st = pq::CatchParquet("decoding", [&]() { return LoadCluster(c.get()); });
+      if (!st.ok()) return st;
+      auto out = std::make_unique<Cluster>();
+      out->partition = c->partition;
+      out->records = std::move(c->records);
+      out->headers = std::move(c->headers);
+      out->keepalive = std::move(c->keepalive);
+      return out;
+    }));
+  }
+  return Status::OK();
 }
 
 Result<bool> RecordReader::Next(RecordBatch* out) {
   Impl& s = *impl_;
   out->Clear();
-  if (s.buf_pos >= s.buf.size()) {
-    bool done = false;
-    RETURN_NOT_OK(s.LoadNextCluster(&done));
-    if (done) return false;
+  while (!s.current || s.cur_pos >= s.current->records.size()) {
+    s.current.reset();
+    RETURN_NOT_OK(s.FillPipeline());
+    if (s.inflight.empty()) return false;
+    auto result = s.inflight.front().get();
+    s.inflight.pop_front();
+    if (!result.ok()) return result.status();
+    s.current = std::move(*result);
+    s.cur_pos = 0;
+    RETURN_NOT_OK(s.FillPipeline());  // keep the workers busy while this one is emitted
+    // Kafka offsets are unique within a partition: drop duplicates
+    // (re-uploads, overlapping files); the first in file order wins.
+    if (s.layout.offset) {
+      if (s.last_partition != s.current->partition) s.last_offset.reset();
+      s.last_partition = s.current->partition;
+      auto& recs = s.current->records;
+      size_t w = 0;
+      for (size_t r = 0; r < recs.size(); ++r) {
+        if (s.last_offset && recs[r].offset <= *s.last_offset) continue;
+        s.last_offset = recs[r].offset;
+        recs[w++] = recs[r];
+      }
+      recs.resize(w);
+    }
   }
-  size_t n = std::min<size_t>(s.buf.size() - s.buf_pos, static_cast<size_t>(s.opt.batch_size));
+  const auto& c = *s.current;
+  size_t n = std::min<size_t>(c.records.size() - s.cur_pos, static_cast<size_t>(s.opt.batch_size));
   out->records.reserve(n);
   for (size_t i = 0; i < n; ++i) {
-    Record r = s.buf[s.buf_pos + i];
+    Record r = c.records[s.cur_pos + i];
     uint32_t begin = static_cast<uint32_t>(out->headers.size());
-    for (uint32_t h = 0; h < r.header_count; ++h) out->headers.push_back(s.buf_headers[r.header_begin + h]);
+    out->headers.insert(out->headers.end(), c.headers.begin() + r.header_begin,
+                        c.headers.begin() + r.header_begin + r.header_count);
     r.header_begin = begin;
     out->records.push_back(r);
   }
-  s.buf_pos += n;
-  out->keepalive = s.buf_keepalive;
+  s.cur_pos += n;
+  out->keepalive = c.keepalive;
   return true;
 }
 

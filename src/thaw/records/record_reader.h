@@ -2,12 +2,14 @@
 // Kafka records, shared by inspect, replay and serve.
 //
 //   RecordReader::Make  resolve snapshot + layout, plan files (TableScan)
-//   Next()              per partition (ascending): row-group units ordered by
-//                       offset, overlapping units merged and sorted, rows
-//                       filtered (range, deletes) and decoded to Record views.
+//   Next()              per partition (ascending): row groups ordered by
+//                       offset; those whose ranges overlap form a cluster,
+//                       decoded (rows filtered by range and deletes, turned
+//                       into Record views, sorted) on worker threads ahead of
+//                       the consumer, and emitted in order.
 //
-// Memory is bounded by the largest group of row groups whose offset ranges
-// overlap (normally one row group), not by the table size.
+// Memory is bounded by (read_ahead + 1) clusters -- normally row groups --
+// not by the table size.
 #pragma once
 
 #include <cstdint>
@@ -34,6 +36,9 @@ struct ReadOptions {
   std::optional<int64_t> to_time_ms;             // record timestamp < (exclusive)
   LayoutOptions layout;
   int64_t batch_size = 4096;
+  // Clusters (groups of row groups) decoded ahead of the consumer, each on
+  // its own thread. Memory is about read_ahead + 1 clusters.
+  size_t read_ahead = 2;
 };
 
 class RecordReader {

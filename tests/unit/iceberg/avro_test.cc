@@ -520,8 +520,7 @@ TEST(AvroOcf, NextStreamsAndStaysAtEnd) {
   EXPECT_EQ(v.type, Type::kString);
   EXPECT_EQ(v.bytes, "a");
   ASSERT_TRUE(*(*r)->Next(&v));
-  EXPECT_TRUE(v.is_null());
-  EXPECT_TRUE(v.bytes.empty());  // Next resets the previous value
+  EXPECT_TRUE(v.is_null());  // only the type says null: storage is reused
   EXPECT_FALSE(*(*r)->Next(&v));
   EXPECT_FALSE(*(*r)->Next(&v));
 }
@@ -1130,6 +1129,43 @@ TEST(AvroPyiceberg, ReadsEveryManifestInFixtureDirectory) {
   EXPECT_GT(totals.manifests, 0);
   RecordProperty("manifest_lists", static_cast<int>(lists.size()));
   RecordProperty("manifests_checked", totals.manifests_checked);
+}
+
+// Next() decodes in place into the caller's Value, reusing nested storage:
+// arrays and maps that shrink, grow or vanish between datums must still read
+// exactly what was written.
+TEST(AvroOcf, NextIntoTheSameValueReusesStorageCorrectly) {
+  auto schema = ParseSchema(R"({"type":"record","name":"r","fields":[
+      {"name":"a","type":{"type":"array","items":"long"}},
+      {"name":"m","type":["null",{"type":"map","values":"string"}]}]})");
+  ASSERT_TRUE(schema.ok());
+  auto w = OcfWriter::Make(*schema, {}, Codec::kNull);
+  ASSERT_TRUE(w.ok());
+  std::vector<std::vector<int64_t>> arrays = {{1, 2, 3, 4}, {}, {7}, {8, 9, 10, 11, 12, 13}};
+  for (size_t i = 0; i < arrays.size(); ++i) {
+    std::vector<Value> items;
+    for (int64_t x : arrays[i]) items.push_back(Value::Long(x));
+    Value m = i % 2 ? Value::Null() : Value::Map({"k" + std::to_string(i)}, {Value::String("v")});
+    ASSERT_TRUE((*w)->Append(Value::Record({Value::Array(items), m})).ok());
+  }
+  auto bytes = (*w)->Finish();
+  ASSERT_TRUE(bytes.ok());
+  auto r = OcfReader::Open(*bytes, "x");
+  ASSERT_TRUE(r.ok());
+  Value v;
+  for (size_t i = 0; i < arrays.size(); ++i) {
+    ASSERT_TRUE(*(*r)->Next(&v));
+    const Value* a = v.Get("a");
+    ASSERT_EQ(a->items.size(), arrays[i].size()) << i;
+    for (size_t k = 0; k < arrays[i].size(); ++k) EXPECT_EQ(a->items[k].integer, arrays[i][k]);
+    const Value* m = v.Get("m");
+    if (i % 2) {
+      EXPECT_TRUE(m->is_null());
+    } else {
+      ASSERT_EQ(m->keys.size(), 1u);
+      EXPECT_EQ(m->keys[0], "k" + std::to_string(i));
+    }
+  }
 }
 
 }  // namespace

@@ -572,8 +572,62 @@ class DatumReader {
  public:
   // `values_created` is the reader's running count; `bytes_before` the bytes
   // it decoded before this datum.
-  DatumReader(Decoder* in, const SchemaPtr& root, int64_t* values_created, int64_t bytes_before)
-      : in_(*in), root_(root), values_created_(*values_created), bytes_before_(bytes_before) {}
+  DatumReader(Decoder* in, const SchemaPtr& root, int64_t* values_created, int64_t bytes_before,
+              const std::vector<int32_t>* skip_ids = nullptr)
+      : in_(*in), root_(root), values_created_(*values_created), bytes_before_(bytes_before),
+        skip_ids_(skip_ids) {}
+
+  // Decodes past a value without materialising it (projection). Same
+  // bounds as Read: counts are checked and every value counts against the
+  // allowance.
+  Status Skip(const Schema& s) {
+    if (Allowance() <= 0) {
+      return Status::Corrupt(
+          "{} values decoded from only {} bytes (zero-length values repeated beyond the limit)",
+          values_created_, bytes_before_ + static_cast<int64_t>(in_.pos()));
+    }
+    ++values_created_;
+    std::string_view raw;
+    int64_t n = 0;
+    switch (s.type) {
+      case Type::kNull: return Status::OK();
+      case Type::kBoolean: return in_.ReadRaw(1, &raw);
+      case Type::kInt: case Type::kLong: case Type::kEnum: return in_.ReadLong(&n);
+      case Type::kFloat: return in_.ReadRaw(4, &raw);
+      case Type::kDouble: return in_.ReadRaw(8, &raw);
+      case Type::kBytes: case Type::kString: return in_.ReadBytes(&raw);
+      case Type::kFixed: return in_.ReadRaw(static_cast<size_t>(s.fixed_size), &raw);
+      case Type::kRecord:
+        for (const auto& f : s.fields) RETURN_NOT_OK(Skip(*f.schema));
+        return Status::OK();
+      case Type::kUnion: {
+        size_t start = in_.pos();
+        RETURN_NOT_OK(in_.ReadLong(&n));
+        if (n < 0 || static_cast<uint64_t>(n) >= s.branches.size()) {
+          return Status::Corrupt("union branch {} out of range (union has {}) at byte {}", n,
+                                 s.branches.size(), start);
+        }
+        return Skip(*s.branches[static_cast<size_t>(n)]);
+      }
+      case Type::kArray: case Type::kMap:
+        for (;;) {
+          size_t start = in_.pos();
+          int64_t count;
+          RETURN_NOT_OK(in_.ReadBlockCount(&count));
+          if (count == 0) return Status::OK();
+          if (static_cast<uint64_t>(count) > in_.remaining() && count > Allowance()) {
+            return Status::Corrupt(
+                "{} count {} at byte {} exceeds the {} bytes remaining (file truncated or corrupt)",
+                s.type == Type::kArray ? "array" : "map", count, start, in_.remaining());
+          }
+          for (int64_t i = 0; i < count; ++i) {
+            if (s.type == Type::kMap) RETURN_NOT_OK(in_.ReadBytes(&raw, "map key"));
+            RETURN_NOT_OK(Skip(s.type == Type::kArray ? *s.items : *s.values));
+          }
+        }
+    }
+    return Status::Internal("unhandled Avro type");
+  }
 
   Status Read(const Schema& s, Value* v) {
     if (Allowance() <= 0) {
@@ -639,6 +693,13 @@ class DatumReader {
         v->schema_owner = root_;
         v->items.resize(s.fields.size());
         for (size_t i = 0; i < s.fields.size(); ++i) {
+          const auto& id = s.fields[i].field_id;
+          if (skip_ids_ && id && std::binary_search(skip_ids_->begin(), skip_ids_->end(), *id)) {
+            RETURN_NOT_OK(Skip(*s.fields[i].schema));
+            v->items[i].type = Type::kNull;  // reads as absent
+            v->items[i].schema = nullptr;
+            continue;
+          }
           RETURN_NOT_OK(Read(*s.fields[i].schema, &v->items[i]));
         }
         return Status::OK();
@@ -663,11 +724,15 @@ class DatumReader {
 
   Status ReadArray(const Schema& s, Value* v) {
     const Schema& item = *s.items;
+    size_t used = 0;
     for (;;) {
       size_t start = in_.pos();
       int64_t count;
       RETURN_NOT_OK(in_.ReadBlockCount(&count));
-      if (count == 0) return Status::OK();
+      if (count == 0) {
+        v->items.resize(used);
+        return Status::OK();
+      }
       // Items of at least one byte must fit the remaining bytes; zero-byte
       // items must fit the value allowance. Fail early if neither holds.
       if (static_cast<uint64_t>(count) > in_.remaining() && count > Allowance()) {
@@ -678,21 +743,27 @@ class DatumReader {
       size_t n = static_cast<size_t>(count);
       // Reserve for the first block only: later blocks grow geometrically,
       // so many tiny blocks cannot make this quadratic.
-      if (v->items.empty()) v->items.reserve(std::min(n, in_.remaining() + 1));
+      if (used == 0 && v->items.capacity() < n) v->items.reserve(std::min(n, in_.remaining() + 1));
       for (size_t i = 0; i < n; ++i) {
-        v->items.emplace_back();
-        RETURN_NOT_OK(Read(item, &v->items.back()));
+        // Reuse the elements of a previous datum read into *v (no allocation).
+        if (used == v->items.size()) v->items.emplace_back();
+        RETURN_NOT_OK(Read(item, &v->items[used++]));
       }
     }
   }
 
   Status ReadMap(const Schema& s, Value* v) {
     const Schema& item = *s.values;
+    size_t used = 0;
     for (;;) {
       size_t start = in_.pos();
       int64_t count;
       RETURN_NOT_OK(in_.ReadBlockCount(&count));
-      if (count == 0) return Status::OK();
+      if (count == 0) {
+        v->items.resize(used);
+        v->keys.resize(used);
+        return Status::OK();
+      }
       // Every entry has at least a one-byte key length.
       if (static_cast<uint64_t>(count) > in_.remaining()) {
         return Status::Corrupt(
@@ -700,16 +771,17 @@ class DatumReader {
             count, start, in_.remaining());
       }
       size_t n = static_cast<size_t>(count);
-      if (v->items.empty()) {
+      if (used == 0 && v->items.capacity() < n) {
         v->keys.reserve(n);
         v->items.reserve(n);
       }
+      v->keys.resize(used);
       for (size_t i = 0; i < n; ++i) {
         std::string_view key;
         RETURN_NOT_OK(in_.ReadBytes(&key, "map key"));
         v->keys.emplace_back(key);
-        v->items.emplace_back();
-        RETURN_NOT_OK(Read(item, &v->items.back()));
+        if (used == v->items.size()) v->items.emplace_back();
+        RETURN_NOT_OK(Read(item, &v->items[used++]));
       }
     }
   }
@@ -718,6 +790,7 @@ class DatumReader {
   const SchemaPtr& root_;
   int64_t& values_created_;
   int64_t bytes_before_;
+  const std::vector<int32_t>* skip_ids_;
 };
 
 // ---------------------------------------------------------------------------
@@ -1385,9 +1458,10 @@ Result<bool> OcfReader::Next(Value* out) {
     if (pos_ >= data_.size()) return false;
     RETURN_NOT_OK(LoadBlock());
   }
-  *out = Value();
+  // *out is overwritten in place: a caller reading into the same Value
+  // reuses its nested vectors and strings instead of reallocating them.
   Decoder in(block_view_.substr(block_pos_), block_pos_);
-  DatumReader reader(&in, schema_, &values_created_, bytes_decoded_);
+  DatumReader reader(&in, schema_, &values_created_, bytes_decoded_, skip_ids_.empty() ? nullptr : &skip_ids_);
   Status st = reader.Read(*schema_, out);
   if (!st.ok()) {
     return Fail(st.WithContext(
@@ -1402,6 +1476,11 @@ Result<bool> OcfReader::Next(Value* out) {
                                 block_view_.size() - block_pos_, block_objects_));
   }
   return true;
+}
+
+void OcfReader::SkipFieldIds(std::vector<int32_t> ids) {
+  std::sort(ids.begin(), ids.end());
+  skip_ids_ = std::move(ids);
 }
 
 Result<std::vector<Value>> OcfReader::ReadAll() {

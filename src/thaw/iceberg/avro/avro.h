@@ -113,8 +113,14 @@ class OcfReader {
   SchemaPtr schema_ptr() const { return schema_; }
   Codec codec() const { return codec_; }
 
-  // Reads the next datum into *out. Returns false at the end of the file.
+  // Reads the next datum into *out, in place: nested vectors and strings of
+  // a Value reused across calls are recycled (no reallocation per datum).
+  // Read a value by its type: storage its type does not use may be stale.
+  // Returns false at the end of the file.
   Result<bool> Next(Value* out);
+  // Projection: record fields with these Iceberg field ids (at any depth)
+  // are decoded past without being materialised; they read as null.
+  void SkipFieldIds(std::vector<int32_t> ids);
   // Reads all remaining datums.
   Result<std::vector<Value>> ReadAll();
 
@@ -127,6 +133,7 @@ class OcfReader {
 
   std::string_view block_view_;  // current block's datum bytes (into data_ or block_)
   int64_t block_objects_ = 0;    // objects the current block declared
+  std::vector<int32_t> skip_ids_;  // sorted
   int64_t values_created_ = 0;   // bounds work on zero-byte values (see avro.cc)
   int64_t bytes_decoded_ = 0;    // decompressed datum bytes decoded so far
 
