@@ -197,6 +197,13 @@ struct RecordReader::Impl {
   int64_t plain_counter = 0;  // plain layout only; clusters then decode one at a time
 
   const iceberg::Schema& schema() const { return table->metadata.current_schema(); }
+  // Units of the timestamp column per Kafka millisecond (long columns are ms).
+  int64_t TimestampUnitsPerMs() const {
+    auto id = layout.timestamp->type->id;
+    if (id == TypeId::kTimestamp || id == TypeId::kTimestampTz) return 1000;
+    if (id == TypeId::kTimestampNs || id == TypeId::kTimestampTzNs) return 1'000'000;
+    return 1;
+  }
   std::string NameOf(int32_t id) const {
     const auto* f = schema().FindById(id);
     return f ? f->name : std::string();
@@ -253,13 +260,9 @@ Status RecordReader::Impl::Plan() {
   }
   if (layout.timestamp && (opt.from_time_ms || opt.to_time_ms)) {
     // Column units: long = ms; timestamps µs (ns for *_ns).
-    int64_t mult = 1;
-    auto id = layout.timestamp->type->id;
-    if (id == TypeId::kTimestamp || id == TypeId::kTimestampTz) mult = 1000;
-    if (id == TypeId::kTimestampNs || id == TypeId::kTimestampTzNs) mult = 1'000'000;
     iceberg::IntRange r;
-    if (opt.from_time_ms) r.lo = *opt.from_time_ms * mult;
-    if (opt.to_time_ms) r.hi = *opt.to_time_ms * mult - 1;
+    if (opt.from_time_ms) r.lo = *opt.from_time_ms * TimestampUnitsPerMs();
+    if (opt.to_time_ms) r.hi = *opt.to_time_ms * TimestampUnitsPerMs() - 1;
     filter.Intersect(layout.timestamp->field_id(), r);
   }
   ASSIGN_OR_RAISE(auto scan, iceberg::TableScan::Make(table->io, &md, snapshot, std::move(filter)));
@@ -710,10 +713,15 @@ Status RecordReader::Impl::PlanMoreClusters() {
       RETURN_NOT_OK(LoadDeletes(t));
       ASSIGN_OR_RAISE(auto pf, pq::ParquetFile::Open(*table->io, t.task.file->path));
       const int off_leaf = leaf_of(*pf, layout.offset), part_leaf = leaf_of(*pf, layout.partition);
+      const int ts_leaf = (opt.from_time_ms || opt.to_time_ms) ? leaf_of(*pf, layout.timestamp) : -1;
       for (int rg = 0; rg < pf->num_row_groups(); ++rg) {
         Unit u{part_tasks[k], rg, kMin, kMax};
         if (auto st = pf->IntStats(rg, off_leaf)) { u.lo = st->first; u.hi = st->second; }
         if (auto st = pf->IntStats(rg, part_leaf); st && (p < st->first || p > st->second)) continue;
+        if (auto st = pf->IntStats(rg, ts_leaf)) {
+          if (opt.from_time_ms && st->second < *opt.from_time_ms * TimestampUnitsPerMs()) continue;
+          if (opt.to_time_ms && st->first >= *opt.to_time_ms * TimestampUnitsPerMs()) continue;
+        }
         if (opt.from_offset && layout.offset && u.hi < *opt.from_offset) continue;
         if (opt.to_offset && layout.offset && u.lo >= *opt.to_offset) continue;
         units.emplace_back(u, pf.get());
