@@ -57,5 +57,6 @@ PY
 
 if [[ "${1:-}" == "--test" ]]; then
   "$here/install-java.sh"
+  "$here/install-kafka.sh"
 fi
 echo "[deps] ok"

@@ -22,6 +22,9 @@ import pytest
 
 import fixtures
 
+# The real Kafka broker (KRaft) fixture `kafka`.
+pytest_plugins = ["kafka_broker"]
+
 REPO = Path(__file__).resolve().parents[2]
 DEFAULT_THAW_BIN = REPO / "build" / "bin" / "thaw"
 

@@ -230,6 +230,11 @@ const iceberg::Snapshot* RecordReader::snapshot() const { return impl_->snapshot
 const iceberg::ScanStats& RecordReader::scan_stats() const { return impl_->stats; }
 int64_t RecordReader::planned_files() const { return static_cast<int64_t>(impl_->tasks.size()); }
 std::vector<int32_t> RecordReader::partitions() const { return impl_->partitions; }
+int64_t RecordReader::planned_records() const {
+  int64_t n = 0;
+  for (const auto& t : impl_->tasks) n += t.task.file->record_count;
+  return n;
+}
 
 Result<std::unique_ptr<RecordReader>> RecordReader::Make(std::shared_ptr<const storage::Table> table,
                                                          ReadOptions options) {
@@ -462,6 +467,8 @@ Status RecordReader::Impl::LoadDeletes(TaskState& t) {
 Status RecordReader::Impl::DecodeBatch(const std::shared_ptr<arrow::RecordBatch>& batch, const TaskState& t,
                                        int64_t first_pos, Cluster* c) {
   const int32_t partition = c->partition;
+  const auto start_it = opt.start_offsets.find(partition);
+  const int64_t partition_start = start_it == opt.start_offsets.end() ? kMin : start_it->second;
   auto& buf = c->records;
   auto& buf_headers = c->headers;
   const std::string& path = t.task.file->path;
@@ -533,6 +540,7 @@ Status RecordReader::Impl::DecodeBatch(const std::shared_ptr<arrow::RecordBatch>
       if (off->IsNull(i)) return Status::Corrupt("data file {}: row {} has a null offset", path, pos);
       r.offset = *GetInt(*off->array, i);
       if (opt.from_offset && r.offset < *opt.from_offset) continue;
+      if (r.offset < partition_start) continue;
       if (opt.to_offset && r.offset >= *opt.to_offset) continue;
     } else {
       r.offset = plain_counter++;
@@ -723,6 +731,7 @@ Status RecordReader::Impl::PlanMoreClusters() {
           if (opt.to_time_ms && st->first >= *opt.to_time_ms * TimestampUnitsPerMs()) continue;
         }
         if (opt.from_offset && layout.offset && u.hi < *opt.from_offset) continue;
+        if (auto it = opt.start_offsets.find(p); it != opt.start_offsets.end() && layout.offset && u.hi < it->second) continue;
         if (opt.to_offset && layout.offset && u.lo >= *opt.to_offset) continue;
         units.emplace_back(u, pf.get());
       }

@@ -32,6 +32,9 @@ struct ReadOptions {
   std::optional<std::set<int32_t>> partitions;  // none = all
   std::optional<int64_t> from_offset;            // inclusive
   std::optional<int64_t> to_offset;              // exclusive
+  // Per-partition first offset (resuming a job): records of partition p
+  // below start_offsets[p] are skipped, and planning prunes with it.
+  std::map<int32_t, int64_t> start_offsets;
   std::optional<int64_t> from_time_ms;           // record timestamp >= (inclusive)
   std::optional<int64_t> to_time_ms;             // record timestamp < (exclusive)
   LayoutOptions layout;
@@ -51,6 +54,9 @@ class RecordReader {
   const iceberg::Snapshot* snapshot() const;
   const iceberg::ScanStats& scan_stats() const;
   int64_t planned_files() const;
+  // Sum of the planned data files' record counts (an upper bound of what a
+  // read yields: ranges, deletes and other partitions are not subtracted).
+  int64_t planned_records() const;
   // Partitions the plan may contain, ascending.
   std::vector<int32_t> partitions() const;
 

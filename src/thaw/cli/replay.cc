@@ -1,0 +1,258 @@
+// `thaw replay`: flags -> ReplayOptions -> replay::RunReplay, with a
+// progress bar on a terminal and a one-line (or JSON) summary.
+#include "thaw/cli/replay.h"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+#include "thaw/cli/table_args.h"
+#include "thaw/common/time_parse.h"
+#include "thaw/replay/replay.h"
+
+namespace thaw::cli {
+
+namespace {
+
+struct ReplayArgs {
+  TableArgs table;
+  std::string brokers, topic, partitions, from_offset, to_offset, from_time, to_time, where, exclude_file;
+  std::string partitioner = "same", link_headers = "on", job, checkpoint_topic = "thaw-replay-jobs";
+  std::vector<std::string> props;
+  bool create_topic = false, exactly_once = false, dry_run = false, status = false, quiet = false, json = false;
+  bool follow = false;
+  std::optional<int32_t> target_partitions;
+  int parallelism = 1;
+  double rate = 0;
+  int64_t checkpoint_every = 50000;
+};
+
+// "0,3-5" -> {0,3,4,5}
+Result<std::set<int32_t>> ParsePartitions(const std::string& text) {
+  std::set<int32_t> out;
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t comma = text.find(',', start);
+    std::string part = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    try {
+      size_t dash = part.find('-');
+      size_t used = 0;
+      if (dash == std::string::npos) {
+        int v = std::stoi(part, &used);
+        if (used != part.size() || v < 0) throw std::invalid_argument(part);
+        out.insert(v);
+      } else {
+        int a = std::stoi(part.substr(0, dash), &used);
+        int b = std::stoi(part.substr(dash + 1));
+        if (a < 0 || b < a || b - a > 100000) throw std::invalid_argument(part);
+        for (int p = a; p <= b; ++p) out.insert(p);
+      }
+    } catch (const std::exception&) {
+      return Status::Invalid("--partitions '{}': '{}' is not a partition or range (e.g. 0,3-5)", text, part);
+    }
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return out;
+}
+
+Result<int64_t> ParseOffset(const std::string& text, const char* flag) {
+  try {
+    size_t used = 0;
+    long long v = std::stoll(text, &used);
+    if (used == text.size() && v >= 0) return static_cast<int64_t>(v);
+  } catch (const std::exception&) {
+  }
+  return Status::Invalid("{} '{}' is not an offset (a non-negative integer)", flag, text);
+}
+
+Result<std::set<std::pair<int32_t, int64_t>>> ReadExclusions(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return Status::NotFound("--exclude-offsets file '{}' cannot be read", path);
+  std::set<std::pair<int32_t, int64_t>> out;
+  std::string line;
+  int lineno = 0;
+  while (std::getline(in, line)) {
+    ++lineno;
+    auto hash = line.find('#');
+    if (hash != std::string::npos) line = line.substr(0, hash);
+    while (!line.empty() && std::isspace(static_cast<unsigned char>(line.back()))) line.pop_back();
+    size_t b = 0;
+    while (b < line.size() && std::isspace(static_cast<unsigned char>(line[b]))) ++b;
+    line = line.substr(b);
+    if (line.empty()) continue;
+    auto colon = line.find(':');
+    try {
+      if (colon == std::string::npos) throw std::invalid_argument(line);
+      size_t u1 = 0, u2 = 0;
+      int p = std::stoi(line.substr(0, colon), &u1);
+      long long o = std::stoll(line.substr(colon + 1), &u2);
+      if (u1 != colon || u2 != line.size() - colon - 1 || p < 0 || o < 0) throw std::invalid_argument(line);
+      out.insert({p, o});
+    } catch (const std::exception&) {
+      return Status::Invalid("--exclude-offsets {} line {}: '{}' is not PARTITION:OFFSET", path, lineno, line);
+    }
+  }
+  return out;
+}
+
+std::string Mb(int64_t bytes) { return fmt::format("{:.1f} MB", bytes / 1e6); }
+
+Status RunReplayCommand(const ReplayArgs& a) {
+  if (a.brokers.empty()) return Status::Invalid("--brokers HOST:PORT is required");
+  if (a.topic.empty() && !a.status) return Status::Invalid("--topic TARGET is required");
+  replay::ReplayOptions o;
+  o.kafka.brokers = a.brokers;
+  for (const auto& p : a.props) RETURN_NOT_OK(replay::ParseProperty(p, &o.kafka.properties));
+  o.checkpoint_topic = a.checkpoint_topic;
+  o.job = a.job;
+  if (a.status) {
+    if (a.job.empty()) return Status::Invalid("--status needs --job NAME");
+    ASSIGN_OR_RAISE(auto cp, replay::LoadCheckpoint(o.kafka, o.checkpoint_topic, a.job, o.timeout_ms));
+    if (!cp) return Status::NotFound("job '{}' has no checkpoint in topic '{}' on '{}'", a.job, o.checkpoint_topic, a.brokers);
+    if (a.json) {
+      std::printf("%s\n", cp->ToJson().c_str());
+    } else {
+      std::printf("job        %s\ntable      %s\ntopic      %s\nsnapshot   %lld\nrange      %s\nrecords    %lld\nstate      %s\n",
+                  cp->job.c_str(), cp->table.c_str(), cp->topic.c_str(), static_cast<long long>(cp->snapshot_id),
+                  cp->range.empty() ? "all" : cp->range.c_str(), static_cast<long long>(cp->records),
+                  cp->complete ? "complete" : "in progress");
+      for (const auto& [p, off] : cp->next_offsets) std::printf("  partition %d next offset %lld\n", p, static_cast<long long>(off));
+    }
+    return Status::OK();
+  }
+  if (a.follow) return Status::Unsupported("--follow is not implemented yet (planned: incremental replay of new snapshots)");
+  if (a.parallelism != 1) return Status::Unsupported("--parallelism other than 1 is not implemented yet; decoding already runs ahead on worker threads");
+  o.topic = a.topic;
+  if (a.partitioner == "same") o.partitioner = replay::Partitioner::kSame;
+  else if (a.partitioner == "key") o.partitioner = replay::Partitioner::kKey;
+  else if (a.partitioner == "random") o.partitioner = replay::Partitioner::kRandom;
+  else return Status::Invalid("--partitioner '{}': use same, key or random", a.partitioner);
+  if (a.link_headers != "on" && a.link_headers != "off") return Status::Invalid("--link-headers '{}': use on or off", a.link_headers);
+  o.link_headers = a.link_headers == "on";
+  o.create_topic = a.create_topic;
+  o.target_partitions = a.target_partitions;
+  if (o.target_partitions && *o.target_partitions <= 0) return Status::Invalid("--target-partitions must be positive");
+  o.exactly_once = a.exactly_once;
+  o.dry_run = a.dry_run;
+  o.rate_mb_per_s = a.rate;
+  if (a.checkpoint_every <= 0) return Status::Invalid("--checkpoint-every must be positive");
+  o.checkpoint_every = a.checkpoint_every;
+  RETURN_NOT_OK(a.table.Apply(&o.read));
+  // The range, canonically: a job resumes only with the same one.
+  std::vector<std::string> range;
+  if (!a.partitions.empty()) {
+    ASSIGN_OR_RAISE(auto ps, ParsePartitions(a.partitions));
+    o.read.partitions = ps;
+    range.push_back("partitions=" + a.partitions);
+  }
+  if (!a.from_offset.empty() && !a.from_time.empty()) return Status::Invalid("give --from-offset or --from-time, not both");
+  if (!a.to_offset.empty() && !a.to_time.empty()) return Status::Invalid("give --to-offset or --to-time, not both");
+  if (!a.from_offset.empty()) { ASSIGN_OR_RAISE(o.read.from_offset, ParseOffset(a.from_offset, "--from-offset")); range.push_back("from-offset=" + a.from_offset); }
+  if (!a.to_offset.empty()) { ASSIGN_OR_RAISE(o.read.to_offset, ParseOffset(a.to_offset, "--to-offset")); range.push_back("to-offset=" + a.to_offset); }
+  if (!a.from_time.empty()) { ASSIGN_OR_RAISE(o.read.from_time_ms, ParseTimeMs(a.from_time, "--from-time")); range.push_back("from-time=" + std::to_string(*o.read.from_time_ms)); }
+  if (!a.to_time.empty()) { ASSIGN_OR_RAISE(o.read.to_time_ms, ParseTimeMs(a.to_time, "--to-time")); range.push_back("to-time=" + std::to_string(*o.read.to_time_ms)); }
+  if (!a.exclude_file.empty()) {
+    ASSIGN_OR_RAISE(o.exclude, ReadExclusions(a.exclude_file));
+    range.push_back(fmt::format("exclude={} offsets", o.exclude.size()));
+  }
+  if (!a.where.empty()) return Status::Unsupported("--where is not wired into replay yet");
+  for (const auto& r : range) o.range_description += (o.range_description.empty() ? "" : " ") + r;
+
+  ASSIGN_OR_RAISE(auto table, a.table.Load());
+  if (o.dry_run) {
+    ASSIGN_OR_RAISE(auto plan, replay::DescribePlan(table, o));
+    std::fwrite(plan.data(), 1, plan.size(), stdout);
+    return Status::OK();
+  }
+  const bool tty = isatty(2) && !a.quiet && !a.json;
+  auto progress = [&](const replay::Progress& p) {
+    if (!tty) return;
+    double rate = p.seconds > 0 ? p.bytes / p.seconds / 1e6 : 0;
+    double frac = p.estimated_records > 0 ? std::min(1.0, double(p.records) / p.estimated_records) : 0;
+    double eta = frac > 0 ? p.seconds / frac - p.seconds : 0;
+    int filled = static_cast<int>(frac * 30);
+    std::fprintf(stderr, "\r[%-30s] %lld records  %s  %.1f MB/s  ETA %.0fs ",
+                 std::string(filled, '#').c_str(), static_cast<long long>(p.records), Mb(p.bytes).c_str(), rate, eta);
+  };
+  ASSIGN_OR_RAISE(auto sum, replay::RunReplay(table, o, progress));
+  if (tty) std::fprintf(stderr, "\r%80s\r", "");
+  if (a.json) {
+    nlohmann::ordered_json j;
+    j["table"] = sum.table;
+    j["topic"] = sum.topic;
+    j["snapshot_id"] = sum.snapshot_id;
+    j["job"] = a.job.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(a.job);
+    j["resumed"] = sum.resumed;
+    j["already_complete"] = sum.already_complete;
+    j["records"] = sum.records;
+    j["bytes"] = sum.bytes;
+    j["excluded"] = sum.excluded;
+    j["filtered"] = sum.filtered;
+    j["seconds"] = sum.seconds;
+    nlohmann::ordered_json next = nlohmann::ordered_json::object();
+    for (const auto& [p, off] : sum.next_offsets) next[std::to_string(p)] = off;
+    j["next_offsets"] = next;
+    std::printf("%s\n", j.dump().c_str());
+  } else if (!a.quiet || true) {
+    if (sum.already_complete) {
+      std::printf("job %s is already complete (snapshot %lld); nothing to do\n", a.job.c_str(),
+                  static_cast<long long>(sum.snapshot_id));
+    } else {
+      std::printf("replayed %lld records (%s) from %s snapshot %lld to topic %s in %.1fs (%.1f MB/s)%s%s\n",
+                  static_cast<long long>(sum.records), Mb(sum.bytes).c_str(), sum.table.c_str(),
+                  static_cast<long long>(sum.snapshot_id), sum.topic.c_str(), sum.seconds,
+                  sum.seconds > 0 ? sum.bytes / sum.seconds / 1e6 : 0.0, sum.resumed ? " (resumed job)" : "",
+                  sum.excluded ? fmt::format(", {} excluded", sum.excluded).c_str() : "");
+    }
+  }
+  return Status::OK();
+}
+
+}  // namespace
+
+void RegisterReplay(CLI::App* app, int* exit_code) {
+  auto a = std::make_shared<ReplayArgs>();
+  CLI::App* cmd = app->add_subcommand("replay", "Produce a table's records into a Kafka topic, in order, linked, resumable");
+  a->table.Register(cmd);
+  cmd->add_option("--brokers", a->brokers, "Kafka bootstrap servers HOST:PORT[,...]");
+  cmd->add_option("--topic", a->topic, "Target topic");
+  cmd->add_option("--partitions", a->partitions, "Source partitions, e.g. 0,3-5");
+  cmd->add_option("--from-offset", a->from_offset, "First source offset (inclusive)");
+  cmd->add_option("--to-offset", a->to_offset, "End source offset (exclusive)");
+  cmd->add_option("--from-time", a->from_time, "Records with timestamp >= T (epoch ms or ISO-8601)");
+  cmd->add_option("--to-time", a->to_time, "Records with timestamp < T");
+  cmd->add_option("--where", a->where, "Filter expression (docs/where.md)");
+  cmd->add_option("--exclude-offsets", a->exclude_file, "File of PARTITION:OFFSET lines never to replay");
+  cmd->add_option("--partitioner", a->partitioner, "same (p -> p), key (Java client's murmur2), random");
+  cmd->add_flag("--create-topic", a->create_topic, "Create the target topic if missing");
+  cmd->add_option("--target-partitions", a->target_partitions, "Partitions for --create-topic");
+  cmd->add_option("-X", a->props, "librdkafka property name=value (repeatable)");
+  cmd->add_option("--job", a->job, "Resumable job name (progress kept in the target cluster)");
+  cmd->add_option("--checkpoint-topic", a->checkpoint_topic, "Topic holding job checkpoints");
+  cmd->add_option("--checkpoint-every", a->checkpoint_every, "Records per checkpoint (and per transaction)");
+  cmd->add_flag("--status", a->status, "Show the job's checkpoint and exit");
+  cmd->add_flag("--exactly-once", a->exactly_once, "Transactional producer; checkpoint in the same transaction");
+  cmd->add_flag("--follow", a->follow, "Keep replaying new snapshots (not implemented yet)");
+  cmd->add_option("--parallelism", a->parallelism, "Partition readers (only 1 for now)");
+  cmd->add_option("--rate", a->rate, "Limit to this many MB/s");
+  cmd->add_option("--link-headers", a->link_headers, "on|off: add thaw.source.* headers");
+  cmd->add_flag("--dry-run", a->dry_run, "Print the plan and exit");
+  cmd->add_flag("--quiet", a->quiet, "No progress bar");
+  cmd->add_flag("--json", a->json, "JSON summary");
+  cmd->set_config("--config", "", "TOML file with these settings (flags override)");
+  cmd->callback([a, exit_code]() {
+    Status st = RunReplayCommand(*a);
+    if (!st.ok()) {
+      std::string msg = st.message();
+      for (auto& c : msg) if (c == '\n') c = ' ';
+      std::fprintf(stderr, "thaw replay: error: %s\n", msg.c_str());
+      *exit_code = st.code() == StatusCode::kInvalidArgument ? 2 : 1;
+    }
+  });
+}
+
+}  // namespace thaw::cli

@@ -1,0 +1,291 @@
+"""`thaw replay` against a real Apache Kafka broker (KRaft, from Maven Central
+jars), read back with confluent-kafka (librdkafka), kafka-python-free.
+
+The reference for what must arrive is `thaw inspect --records`, which
+test_inspect.py checks record-for-record against pyiceberg and Iceberg Java:
+per source partition, the target holds exactly those records, in offset
+order, byte-identical (key, value, headers with order/duplicates/nulls,
+timestamp as CreateTime), followed by the link headers."""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import signal
+import subprocess
+import time
+import uuid
+
+import pytest
+
+from test_inspect import CASES, src
+
+LINK = ("thaw.source.table", "thaw.source.topic", "thaw.source.partition", "thaw.source.offset",
+        "thaw.source.snapshot")
+
+
+def inspect_records(thaw, warehouse, name, *extra):
+    _, _, args = CASES[name]
+    p = thaw.ok("inspect", *src(warehouse, name), *args, "--records", "--format", "json", *extra)
+    out = []
+    for line in p.stdout.decode().splitlines():
+        r = json.loads(line)
+        b = lambda v: None if v is None else base64.b64decode(v)
+        out.append({"partition": r["partition"], "offset": r["offset"], "timestamp": r["timestamp"],
+                    "key": b(r["key"]), "value": b(r["value"]),
+                    "headers": [(h["key"], b(h["value"])) for h in r["headers"]]})
+    return out
+
+
+def topic_name(prefix="t"):
+    return f"{prefix}-{uuid.uuid4().hex[:10]}"
+
+
+def replay(thaw, warehouse, name, kafka, topic, *extra):
+    _, _, args = CASES.get(name, ("", {}, []))
+    return thaw("replay", *src(warehouse, name), *args, "--brokers", kafka.bootstrap, "--topic", topic, "--quiet",
+                *extra, timeout=300)
+
+
+def split_link(headers):
+    own = [h for h in headers if not h[0].startswith("thaw.source.")]
+    link = dict(h for h in headers if h[0].startswith("thaw.source."))
+    return own, link
+
+
+def assert_replayed(got, want, table, snapshot=None, same_partition=True):
+    assert len(got) == len(want), f"{len(got)} records in the topic, want {len(want)}"
+    by_src = {}
+    for g in got:
+        own, link = split_link(g["headers"])
+        assert link["thaw.source.table"] == table.encode()
+        by_src[(int(link["thaw.source.partition"]), int(link["thaw.source.offset"]))] = (g, own, link)
+    for w in want:
+        g, own, link = by_src[(w["partition"], w["offset"])]
+        if same_partition:
+            assert g["partition"] == w["partition"]
+        assert g["key"] == w["key"], (w["partition"], w["offset"])
+        assert g["value"] == w["value"], (w["partition"], w["offset"])
+        assert own == w["headers"], (w["partition"], w["offset"])
+        assert g["timestamp_type"] == "CreateTime"
+        if w["timestamp"] >= 0:
+            assert g["timestamp"] == w["timestamp"]
+        if snapshot is not None:
+            assert link["thaw.source.snapshot"] == str(snapshot).encode()
+    # Per target partition, source offsets ascend (order kept).
+    last = {}
+    for g in got:
+        _, link = split_link(g["headers"])
+        so = int(link["thaw.source.offset"])
+        assert so > last.get(g["partition"], -1)
+        last[g["partition"]] = so
+
+
+@pytest.mark.parametrize("name", ["ns.canonical_v2", "ns.canonical_snappy_unpartitioned", "ns.canonical_cow_delete",
+                                  "ns.canonical_evolved", "ns.redpanda", "ns.redpanda_v1", "ns.bufstream", "ns.aiven",
+                                  "ns.automq", "ns.connect_flat", "ns.connect_nested", "ns.plain"])
+def test_replay_each_layout_byte_for_byte(thaw, warehouse, kafka, name):
+    topic = topic_name()
+    p = replay(thaw, warehouse, name, kafka, topic, "--create-topic", "--json")
+    assert p.returncode == 0, p.stderr.decode()
+    summary = json.loads(p.stdout)
+    want = inspect_records(thaw, warehouse, name)
+    assert summary["records"] == len(want)
+    got = kafka.consume_all(topic)
+    assert_replayed(got, want, name, snapshot=warehouse.table(name).current_snapshot().snapshot_id)
+
+
+def test_ranges_by_offset_partition_and_time(thaw, warehouse, kafka):
+    name = "ns.canonical_v2"
+    all_recs = inspect_records(thaw, warehouse, name)
+    p1 = [r for r in all_recs if r["partition"] == 1]
+    lo, hi = p1[2]["offset"], p1[-3]["offset"]
+    topic = topic_name()
+    kafka.create_topic(topic, 3)
+    p = replay(thaw, warehouse, name, kafka, topic, "--partitions", "1", "--from-offset", str(lo), "--to-offset", str(hi))
+    assert p.returncode == 0, p.stderr.decode()
+    assert_replayed(kafka.consume_all(topic), [r for r in p1 if lo <= r["offset"] < hi], name)
+    ts = sorted(r["timestamp"] for r in all_recs)
+    t0 = ts[len(ts) // 3]
+    topic = topic_name()
+    p = replay(thaw, warehouse, name, kafka, topic, "--create-topic", "--from-time", str(t0))
+    assert p.returncode == 0, p.stderr.decode()
+    assert_replayed(kafka.consume_all(topic), [r for r in all_recs if r["timestamp"] >= t0], name)
+
+
+def test_exclusions_and_link_headers_off(thaw, warehouse, kafka, tmp_path):
+    name = "ns.canonical_v2"
+    all_recs = inspect_records(thaw, warehouse, name)
+    bad = [all_recs[3], all_recs[7]]
+    f = tmp_path / "poison.txt"
+    f.write_text("# known poison pills\n" + "".join(f"{r['partition']}:{r['offset']}\n" for r in bad))
+    topic = topic_name()
+    p = replay(thaw, warehouse, name, kafka, topic, "--create-topic", "--exclude-offsets", str(f), "--link-headers",
+               "off")
+    assert p.returncode == 0, p.stderr.decode()
+    got = kafka.consume_all(topic)
+    want = [r for r in all_recs if r not in bad]
+    assert len(got) == len(want)
+    assert all(not h[0].startswith("thaw.source.") for g in got for h in g["headers"])
+    for p_ in {r["partition"] for r in want}:
+        assert [(g["key"], g["value"], g["headers"]) for g in got if g["partition"] == p_] == \
+               [(w["key"], w["value"], w["headers"]) for w in want if w["partition"] == p_]
+
+
+def test_deletes_in_iceberg_are_not_replayed(thaw, kafka, tmp_path_factory):
+    from test_java_deletes import RUN
+    wh = tmp_path_factory.mktemp("java_replay")
+    subprocess.run([str(RUN), "write", str(wh)], check=True, capture_output=True, timeout=300)
+    for table in ("ns.pos_deletes", "ns.eq_deletes", "ns.dv_deletes"):
+        oracle = subprocess.run([str(RUN), "oracle", str(wh / "java_catalog.db"), str(wh), table], check=True,
+                                capture_output=True, timeout=300)
+        want = [json.loads(l) for l in oracle.stdout.decode().splitlines()]
+        topic = topic_name()
+        p = thaw("replay", "--catalog", f"sqlite:///{wh}/java_catalog.db", "--table", table, "--brokers",
+                 kafka.bootstrap, "--topic", topic, "--create-topic", "--quiet")
+        assert p.returncode == 0, p.stderr.decode()
+        got = kafka.consume_all(topic)
+        assert len(got) == len(want), table
+        b = lambda v: None if v is None else base64.b64decode(v)
+        for g, w in zip(sorted(got, key=lambda g: (g["partition"], g["offset"])), want):
+            assert (g["partition"], g["key"], g["value"]) == (w["partition"], b(w["key"]), b(w["value"]))
+            assert split_link(g["headers"])[1]["thaw.source.offset"] == str(w["offset"]).encode()
+
+
+def test_partitioner_key_matches_java_client(thaw, warehouse, kafka):
+    """`--partitioner key` puts each key where the Java client's default
+    partitioner would: librdkafka's murmur2_random partitioner is the same
+    hash, so produce the same keys with it and compare."""
+    from kafka_broker import _ck
+    name = "ns.canonical_v2"
+    topic, ref = topic_name(), topic_name("ref")
+    kafka.create_topic(topic, 7)
+    kafka.create_topic(ref, 7)
+    p = replay(thaw, warehouse, name, kafka, topic, "--partitioner", "key")
+    assert p.returncode == 0, p.stderr.decode()
+    got = kafka.consume_all(topic)
+    prod = _ck().Producer({"bootstrap.servers": kafka.bootstrap, "partitioner": "murmur2_random"})
+    keys = sorted({g["key"] for g in got if g["key"] is not None})
+    for k in keys:
+        prod.produce(ref, key=k, value=b"x")
+    prod.flush(30)
+    want = {r["key"]: r["partition"] for r in kafka.consume_all(ref)}
+    assert keys
+    for g in got:
+        if g["key"] is not None:
+            assert g["partition"] == want[g["key"]], g["key"]
+
+
+@pytest.mark.parametrize("compression", ["lz4", "zstd"])
+def test_compressed_and_wider_target_topics(thaw, warehouse, kafka, compression):
+    name = "ns.canonical_v2"
+    topic = topic_name()
+    kafka.create_topic(topic, 5, {"compression.type": compression})
+    p = replay(thaw, warehouse, name, kafka, topic, "-X", f"compression.type={compression}")
+    assert p.returncode == 0, p.stderr.decode()
+    assert_replayed(kafka.consume_all(topic), inspect_records(thaw, warehouse, name), name)
+
+
+def test_fewer_target_partitions_is_refused_with_the_fix(thaw, warehouse, kafka):
+    topic = topic_name()
+    kafka.create_topic(topic, 2)
+    p = replay(thaw, warehouse, "ns.canonical_v2", kafka, topic)
+    err = p.stderr.decode()
+    assert p.returncode != 0
+    assert f"topic '{topic}' has 2 partitions but the source has partition 2" in err
+    assert "--partitioner key" in err and "--create-topic" in err
+    assert kafka.consume_all(topic) == []
+
+
+def test_missing_topic_suggests_create_topic(thaw, warehouse, kafka):
+    p = replay(thaw, warehouse, "ns.canonical_v2", kafka, "no-such-topic")
+    assert p.returncode != 0
+    assert "topic 'no-such-topic' does not exist" in p.stderr.decode()
+    assert "--create-topic" in p.stderr.decode()
+
+
+def test_unreachable_brokers(thaw, warehouse):
+    p = thaw("replay", *src(warehouse, "ns.canonical_v2"), "--brokers", "127.0.0.1:1", "--topic", "x", "--quiet",
+             "-X", "socket.connection.setup.timeout.ms=1000", timeout=120)
+    assert p.returncode != 0
+    assert "cannot reach Kafka brokers '127.0.0.1:1'" in p.stderr.decode()
+
+
+def test_record_larger_than_broker_accepts(thaw, warehouse, kafka):
+    topic = topic_name()
+    kafka.create_topic(topic, 3, {"max.message.bytes": 100000})
+    p = replay(thaw, warehouse, "ns.canonical_v2", kafka, topic)
+    err = p.stderr.decode()
+    assert p.returncode != 0
+    assert "is larger than the broker accepts" in err and "max.message.bytes" in err
+    assert "source partition" in err and "offset" in err
+
+
+def test_unknown_table_and_snapshot(thaw, warehouse, kafka):
+    p = thaw("replay", "--catalog", warehouse.uri, "--table", "ns.nope", "--brokers", kafka.bootstrap, "--topic", "x")
+    assert p.returncode != 0 and "table 'ns.nope' not found" in p.stderr.decode()
+    p = replay(thaw, warehouse, "ns.canonical_v2", kafka, "x", "--snapshot", "42")
+    assert p.returncode != 0 and "snapshot 42 does not exist" in p.stderr.decode()
+
+
+def test_dry_run_prints_the_plan(thaw, warehouse, kafka):
+    p = replay(thaw, warehouse, "ns.canonical_v2", kafka, "never-created", "--dry-run", "--partitions", "0")
+    assert p.returncode == 0, p.stderr.decode()
+    out = p.stdout.decode()
+    assert "partitions  0" in out and "data files planned" in out and "never-created" in out
+
+
+# ---------------------------------------------------------------------------
+# resumable jobs, kill -9 at several points
+
+
+def slow_replay(thaw, warehouse, name, kafka, topic, job, *extra):
+    _, _, args = CASES[name]
+    return subprocess.Popen([str(thaw.binary), "replay", *src(warehouse, name), *args, "--brokers", kafka.bootstrap,
+                             "--topic", topic, "--job", job, "--quiet", "--checkpoint-every", "7", *extra],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+
+
+@pytest.mark.parametrize("exactly_once", [False, True], ids=["at-least-once", "exactly-once"])
+@pytest.mark.parametrize("kill_after", [0.6, 1.5, 3.0])
+def test_kill_9_and_resume(thaw, warehouse, kafka, exactly_once, kill_after):
+    name = "ns.canonical_v2"
+    want = inspect_records(thaw, warehouse, name)
+    topic, job = topic_name(), f"job-{uuid.uuid4().hex[:8]}"
+    kafka.create_topic(topic, 3)
+    mode = ["--exactly-once"] if exactly_once else []
+    # ~1.2 MB at 0.5 MB/s: a few seconds, so the kill lands mid-run.
+    proc = slow_replay(thaw, warehouse, name, kafka, topic, job, "--rate", "0.5", *mode)
+    time.sleep(kill_after)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    p = subprocess.run([str(thaw.binary), "replay", *src(warehouse, name), "--brokers", kafka.bootstrap, "--topic",
+                        topic, "--job", job, "--quiet", "--checkpoint-every", "7", *mode],
+                       capture_output=True, timeout=300)
+    assert p.returncode == 0, p.stderr.decode()
+    got = kafka.consume_all(topic, "read_committed")
+    seen = [(int(split_link(g["headers"])[1]["thaw.source.partition"]),
+             int(split_link(g["headers"])[1]["thaw.source.offset"])) for g in got]
+    wanted = [(w["partition"], w["offset"]) for w in want]
+    assert set(seen) == set(wanted), "records lost"
+    if exactly_once:
+        assert len(seen) == len(wanted), f"{len(seen) - len(wanted)} duplicates under --exactly-once"
+        assert_replayed(got, want, name)
+    # The job is complete: a rerun does nothing, --status says so.
+    again = subprocess.run([str(thaw.binary), "replay", *src(warehouse, name), "--brokers", kafka.bootstrap,
+                            "--topic", topic, "--job", job, "--quiet", *mode], capture_output=True, timeout=120)
+    assert again.returncode == 0 and b"already complete" in again.stdout
+    st = thaw.ok("replay", "--brokers", kafka.bootstrap, "--job", job, "--status", "--json")
+    state = json.loads(st.stdout)
+    assert state["complete"] is True and state["topic"] == topic
+    assert state["next_offsets"] == {str(p_): max(o for q, o in wanted if q == p_) + 1 for p_ in {q for q, _ in wanted}}
+
+
+def test_job_with_other_settings_is_refused(thaw, warehouse, kafka):
+    topic, job = topic_name(), f"job-{uuid.uuid4().hex[:8]}"
+    kafka.create_topic(topic, 3)
+    p = replay(thaw, warehouse, "ns.canonical_v2", kafka, topic, "--job", job, "--partitions", "0")
+    assert p.returncode == 0, p.stderr.decode()
+    p = replay(thaw, warehouse, "ns.canonical_v2", kafka, topic, "--job", job, "--partitions", "1")
+    assert p.returncode != 0 and f"job '{job}' was started as" in p.stderr.decode()
