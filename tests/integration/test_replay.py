@@ -289,3 +289,103 @@ def test_job_with_other_settings_is_refused(thaw, warehouse, kafka):
     assert p.returncode == 0, p.stderr.decode()
     p = replay(thaw, warehouse, "ns.canonical_v2", kafka, topic, "--job", job, "--partitions", "1")
     assert p.returncode != 0 and f"job '{job}' was started as" in p.stderr.decode()
+
+
+# ---------------------------------------------------------------------------
+# --follow: appends made by pyiceberg while the replay runs
+
+
+def test_follow_picks_up_appends(thaw, kafka, tmp_path):
+    import fixtures
+    from pyiceberg.expressions import EqualTo
+    wh = str(tmp_path / "wh")
+    table = fixtures.build_small_canonical(wh, "ns.live")
+    uri = fixtures.catalog_uri(wh)
+    topic, job = topic_name(), f"follow-{uuid.uuid4().hex[:8]}"
+    kafka.create_topic(topic, 2)
+    proc = subprocess.Popen([str(thaw.binary), "replay", "--catalog", uri, "--table", "ns.live", "--brokers",
+                             kafka.bootstrap, "--topic", topic, "--job", job, "--follow", "--poll-interval", "0.3",
+                             "--quiet", "--exactly-once"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        def wait_for(n, timeout=60):
+            deadline = time.monotonic() + timeout
+            while time.monotonic() < deadline:
+                try:
+                    got = kafka.consume_all(topic)
+                except Exception:  # leadership settling right after topic creation
+                    time.sleep(0.3)
+                    continue
+                if len(got) >= n:
+                    return got
+                time.sleep(0.3)
+            return kafka.consume_all(topic)
+
+        base = len(wait_for(24))
+        assert base == 24
+        # Two appends while it runs: new offsets in both partitions.
+        for batch in range(2):
+            rows = [fixtures.canonical_row(fixtures.rec(p, 5000 + 10 * batch + i, 1_700_000_000_000 + i,
+                                                        f"k{i}".encode(), f"new-{batch}-{p}-{i}".encode(),
+                                                        [("h", b"1"), ("h", None)]))
+                    for p in (0, 1) for i in range(5)]
+            fixtures.append_rows(table, rows)
+            table = table.refresh()
+        got = wait_for(44)
+        if len(got) != 44:
+            proc.send_signal(signal.SIGTERM)
+            o, e = proc.communicate(timeout=60)
+            raise AssertionError(f"got {len(got)} records; replay stderr: {e.decode()[-2000:]}")
+        new = sorted((g["partition"], g["value"]) for g in got if g["value"] and g["value"].startswith(b"new-"))
+        assert len(new) == 20 and len(set(new)) == 20
+        new_p0 = [g for g in got if g["partition"] == 0 and g["value"] and g["value"].startswith(b"new-")]
+        assert [split_link(g["headers"])[1]["thaw.source.offset"] for g in new_p0] == \
+               [str(o).encode() for o in list(range(5000, 5005)) + list(range(5010, 5015))]
+        assert all(split_link(g["headers"])[0] == [("h", b"1"), ("h", None)] for g in new_p0)
+        # A copy-on-write delete is an overwrite snapshot: reported, not replayed.
+        table.delete(delete_filter=EqualTo("kafka_offset", 5000))
+        time.sleep(2)
+        assert len(kafka.consume_all(topic)) == 44
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 0, err.decode()
+    assert b"is not replayed" in err and b"overwrite" in err
+
+
+# ---------------------------------------------------------------------------
+# --where
+
+
+def test_where_on_kafka_fields_and_table_columns(thaw, warehouse, kafka):
+    name = "ns.canonical_v2"
+    all_recs = inspect_records(thaw, warehouse, name)
+    p1 = [r for r in all_recs if r["partition"] == 1]
+    lo = p1[3]["offset"]
+    topic = topic_name()
+    kafka.create_topic(topic, 3)
+    expr = f"partition = 1 and offset >= {lo} and (key is null or not key starts with 'k-1')"
+    p = replay(thaw, warehouse, name, kafka, topic, "--where", expr, "--json")
+    assert p.returncode == 0, p.stderr.decode()
+    want = [r for r in p1 if r["offset"] >= lo and (r["key"] is None or not r["key"].startswith(b"k-1"))]
+    assert json.loads(p.stdout)["records"] == len(want)
+    assert_replayed(kafka.consume_all(topic), want, name)
+    # A table column of a Kafka Connect table (the record's own columns).
+    name = "ns.connect_flat"
+    all_recs = inspect_records(thaw, warehouse, name)
+    want = [r for r in all_recs if json.loads(r["value"])["id"] >= 1010]
+    assert 0 < len(want) < len(all_recs)
+    topic = topic_name()
+    p = replay(thaw, warehouse, name, kafka, topic, "--create-topic", "--where", "id >= 1010")
+    assert p.returncode == 0, p.stderr.decode()
+    got = kafka.consume_all(topic)
+    assert sorted(g["value"] for g in got) == sorted(w["value"] for w in want)
+
+
+def test_where_errors_point_at_the_problem(thaw, warehouse, kafka):
+    p = replay(thaw, warehouse, "ns.canonical_v2", kafka, "x", "--where", "offset > )")
+    assert p.returncode != 0
+    assert "--where: unexpected ')' at column 10" in p.stderr.decode()
+    p = replay(thaw, warehouse, "ns.canonical_v2", kafka, "x", "--where", "colour = 'red'")
+    assert p.returncode != 0
+    err = p.stderr.decode()
+    assert "unknown column 'colour'" in err and "kafka_offset" in err

@@ -11,6 +11,7 @@
 #include "thaw/cli/table_args.h"
 #include "thaw/common/time_parse.h"
 #include "thaw/records/json_row.h"
+#include "thaw/records/record_filter.h"
 #include "thaw/records/record_reader.h"
 
 namespace thaw::cli {
@@ -29,6 +30,7 @@ struct InspectArgs {
   std::optional<int64_t> from_offset, to_offset, limit;
   std::string from_time, to_time;
   std::string format = "text";
+  std::string where;
 };
 
 struct PartitionStats {
@@ -161,6 +163,12 @@ Status RunInspect(const InspectArgs& a) {
   if (!a.from_time.empty()) { ASSIGN_OR_RAISE(opt.from_time_ms, ParseTimeMs(a.from_time, "--from-time")); }
   if (!a.to_time.empty()) { ASSIGN_OR_RAISE(opt.to_time_ms, ParseTimeMs(a.to_time, "--to-time")); }
   if (a.limit && *a.limit < 0) return Status::Invalid("--limit must be >= 0");
+  std::shared_ptr<records::RecordFilter> filter;
+  if (!a.where.empty()) {
+    const auto& m = table->metadata;
+    ASSIGN_OR_RAISE(auto layout, records::ResolveLayout(m, m.current_schema(), opt.layout));
+    ASSIGN_OR_RAISE(filter, records::RecordFilter::Make(a.where, m.current_schema(), layout, &opt));
+  }
   ASSIGN_OR_RAISE(auto reader, records::RecordReader::Make(table, opt));
   const auto& md = table->metadata;
   const std::string topic = md.Property("thaw.source.topic", table->name);
@@ -174,6 +182,7 @@ Status RunInspect(const InspectArgs& a) {
       if (!more) break;
       for (const auto& r : batch.records) {
         if (a.limit && printed >= *a.limit) break;
+        if (filter && !filter->Matches(batch, r)) continue;
         if (a.format == "json") {
           line = RecordJson(batch, r).dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
         } else {
@@ -192,6 +201,7 @@ Status RunInspect(const InspectArgs& a) {
     ASSIGN_OR_RAISE(bool more, reader->Next(&batch));
     if (!more) break;
     for (const auto& r : batch.records) {
+      if (filter && !filter->Matches(batch, r)) continue;
       auto [it, fresh] = stats.try_emplace(r.partition);
       PartitionStats& s = it->second;
       if (fresh || s.records == 0) {
@@ -296,6 +306,7 @@ void RegisterInspect(CLI::App* app, int* exit_code) {
   cmd->add_option("--from-time", args->from_time, "Records with timestamp >= this (epoch ms or ISO-8601)");
   cmd->add_option("--to-time", args->to_time, "Records with timestamp < this");
   cmd->add_option("--limit", args->limit, "Print at most this many records");
+  cmd->add_option("--where", args->where, "Only records matching this expression (docs/where.md)");
   cmd->add_option("--format", args->format,
                   "Record format: text, json, or a kcat-style string (%t %p %o %k %s %T %h %K %S)");
   cmd->callback([args, exit_code]() {

@@ -4,6 +4,8 @@
 
 #include <unistd.h>
 
+#include <atomic>
+#include <csignal>
 #include <cstdio>
 #include <fstream>
 
@@ -11,11 +13,15 @@
 
 #include "thaw/cli/table_args.h"
 #include "thaw/common/time_parse.h"
+#include "thaw/records/record_filter.h"
 #include "thaw/replay/replay.h"
 
 namespace thaw::cli {
 
 namespace {
+
+std::atomic<bool> g_stop{false};
+extern "C" void OnSignal(int) { g_stop.store(true); }
 
 struct ReplayArgs {
   TableArgs table;
@@ -26,6 +32,7 @@ struct ReplayArgs {
   bool follow = false;
   std::optional<int32_t> target_partitions;
   int parallelism = 1;
+  double poll_interval = 2.0;
   double rate = 0;
   int64_t checkpoint_every = 50000;
 };
@@ -124,8 +131,8 @@ Status RunReplayCommand(const ReplayArgs& a) {
     }
     return Status::OK();
   }
-  if (a.follow) return Status::Unsupported("--follow is not implemented yet (planned: incremental replay of new snapshots)");
-  if (a.parallelism != 1) return Status::Unsupported("--parallelism other than 1 is not implemented yet; decoding already runs ahead on worker threads");
+  if (a.parallelism < 1 || a.parallelism > 64) return Status::Invalid("--parallelism must be between 1 and 64");
+  if (a.poll_interval <= 0) return Status::Invalid("--poll-interval must be positive");
   o.topic = a.topic;
   if (a.partitioner == "same") o.partitioner = replay::Partitioner::kSame;
   else if (a.partitioner == "key") o.partitioner = replay::Partitioner::kKey;
@@ -159,10 +166,25 @@ Status RunReplayCommand(const ReplayArgs& a) {
     ASSIGN_OR_RAISE(o.exclude, ReadExclusions(a.exclude_file));
     range.push_back(fmt::format("exclude={} offsets", o.exclude.size()));
   }
-  if (!a.where.empty()) return Status::Unsupported("--where is not wired into replay yet");
-  for (const auto& r : range) o.range_description += (o.range_description.empty() ? "" : " ") + r;
-
+  // Partitions decode in parallel: N clusters (row groups of one or the next
+  // partitions) are decoded ahead of the producer on N threads.
+  o.read.read_ahead = static_cast<size_t>(a.parallelism) + 1;
+  o.follow = a.follow;
+  o.poll_interval_ms = static_cast<int>(a.poll_interval * 1000);
+  o.reload = [&a]() { return a.table.Load(); };
+  o.stop = &g_stop;
+  o.report = [](const std::string& msg) { std::fprintf(stderr, "thaw replay: note: %s\n", msg.c_str()); };
+  std::signal(SIGINT, OnSignal);
+  std::signal(SIGTERM, OnSignal);
   ASSIGN_OR_RAISE(auto table, a.table.Load());
+  if (!a.where.empty()) {
+    const auto& md = table->metadata;
+    ASSIGN_OR_RAISE(auto layout, records::ResolveLayout(md, md.current_schema(), o.read.layout));
+    ASSIGN_OR_RAISE(auto filter, records::RecordFilter::Make(a.where, md.current_schema(), layout, &o.read));
+    o.filter = [filter](const records::RecordBatch& b, const records::Record& r) { return filter->Matches(b, r); };
+    range.push_back("where=" + filter->canonical());
+  }
+  for (const auto& r : range) o.range_description += (o.range_description.empty() ? "" : " ") + r;
   if (o.dry_run) {
     ASSIGN_OR_RAISE(auto plan, replay::DescribePlan(table, o));
     std::fwrite(plan.data(), 1, plan.size(), stdout);
@@ -207,6 +229,7 @@ Status RunReplayCommand(const ReplayArgs& a) {
                   static_cast<long long>(sum.snapshot_id), sum.topic.c_str(), sum.seconds,
                   sum.seconds > 0 ? sum.bytes / sum.seconds / 1e6 : 0.0, sum.resumed ? " (resumed job)" : "",
                   sum.excluded ? fmt::format(", {} excluded", sum.excluded).c_str() : "");
+      if (g_stop.load()) std::printf("stopped by signal; the job can be resumed with the same command\n");
     }
   }
   return Status::OK();
@@ -236,8 +259,9 @@ void RegisterReplay(CLI::App* app, int* exit_code) {
   cmd->add_option("--checkpoint-every", a->checkpoint_every, "Records per checkpoint (and per transaction)");
   cmd->add_flag("--status", a->status, "Show the job's checkpoint and exit");
   cmd->add_flag("--exactly-once", a->exactly_once, "Transactional producer; checkpoint in the same transaction");
-  cmd->add_flag("--follow", a->follow, "Keep replaying new snapshots (not implemented yet)");
-  cmd->add_option("--parallelism", a->parallelism, "Partition readers (only 1 for now)");
+  cmd->add_flag("--follow", a->follow, "After the range, keep replaying records appended by new snapshots");
+  cmd->add_option("--poll-interval", a->poll_interval, "Seconds between checks for new snapshots (--follow)");
+  cmd->add_option("--parallelism", a->parallelism, "Decode threads running ahead of the producer (default 1)");
   cmd->add_option("--rate", a->rate, "Limit to this many MB/s");
   cmd->add_option("--link-headers", a->link_headers, "on|off: add thaw.source.* headers");
   cmd->add_flag("--dry-run", a->dry_run, "Print the plan and exit");
@@ -246,6 +270,11 @@ void RegisterReplay(CLI::App* app, int* exit_code) {
   cmd->set_config("--config", "", "TOML file with these settings (flags override)");
   cmd->callback([a, exit_code]() {
     Status st = RunReplayCommand(*a);
+    if (st.ok() && g_stop.load() && !a->follow) {
+      // Interrupted before the range was done: not every record was sent.
+      *exit_code = 130;
+      return;
+    }
     if (!st.ok()) {
       std::string msg = st.message();
       for (auto& c : msg) if (c == '\n') c = ' ';

@@ -133,7 +133,8 @@ class Expression {
 };
 
 // Parses the --where text. Errors are one line and name the 1-based column:
-//   --where: unexpected ')' at column 10: expected a column name or value after '>' (in "offset > )")
+//   --where: unexpected ')' at column 10: expected a column name or value
+//   after '>' (in "offset > )")            <- all on one line
 Result<Expression> ParseWhere(std::string_view text);
 
 }  // namespace thaw::expr

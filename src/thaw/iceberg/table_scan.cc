@@ -158,6 +158,7 @@ Result<std::vector<FileScanTask>> TableScan::PlanFiles() {
     ASSIGN_OR_RAISE(auto entries, ReadManifest(*io_, *md_, m, &metric_ids));
     for (auto& e : entries) {
       if (e.status == EntryStatus::kDeleted) continue;
+      if (added_in_ && (e.status != EntryStatus::kAdded || !added_in_->count(e.snapshot_id))) continue;
       if (e.file.content != FileContent::kData) {
         return Status::Corrupt("manifest {} lists delete file {} in a data manifest", m.path, e.file.path);
       }

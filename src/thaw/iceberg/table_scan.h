@@ -13,6 +13,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <vector>
 
 #include "thaw/common/status.h"
@@ -57,6 +58,8 @@ class TableScan {
   // Column metrics the caller needs on the planned files besides the
   // filter's own (e.g. offset bounds to order files); others are dropped.
   void KeepMetricsFor(std::vector<int32_t> field_ids) { extra_metric_ids_ = std::move(field_ids); }
+  // Incremental scans: only data files ADDED by these snapshots.
+  void OnlyAddedIn(std::set<int64_t> snapshot_ids) { added_in_ = std::move(snapshot_ids); }
   Result<std::vector<FileScanTask>> PlanFiles();
   const ScanStats& stats() const { return stats_; }
 
@@ -71,6 +74,7 @@ class TableScan {
   const Snapshot* snapshot_ = nullptr;
   ScanFilter filter_;
   std::vector<int32_t> extra_metric_ids_;
+  std::optional<std::set<int64_t>> added_in_;
   ScanStats stats_;
 };
 

@@ -29,6 +29,10 @@ struct Record {
   std::optional<std::string_view> value;  // nullopt = null value (tombstone)
   uint32_t header_begin = 0;              // into RecordBatch::headers
   uint32_t header_count = 0;
+  // The decoded row this record came from (kept alive by RecordBatch), for
+  // filters over table columns (--where).
+  const void* source_batch = nullptr;     // arrow::RecordBatch
+  int64_t source_row = -1;
 };
 
 struct RecordBatch {

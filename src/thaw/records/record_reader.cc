@@ -275,6 +275,7 @@ Status RecordReader::Impl::Plan() {
   if (layout.offset) keep.push_back(layout.offset->field_id());
   if (layout.partition) keep.push_back(layout.partition->field_id());
   scan.KeepMetricsFor(keep);
+  if (opt.only_added_in) scan.OnlyAddedIn(*opt.only_added_in);
   ASSIGN_OR_RAISE(auto planned, scan.PlanFiles());
   stats = scan.stats();
 
@@ -622,6 +623,8 @@ Status RecordReader::Impl::DecodeBatch(const std::shared_ptr<arrow::RecordBatch>
       }
     }
     r.header_count = static_cast<uint32_t>(buf_headers.size() - r.header_begin);
+    r.source_batch = batch.get();
+    r.source_row = i;
     buf.push_back(r);
   }
   if (buf.size() > kept_before) {
@@ -639,6 +642,7 @@ Status RecordReader::Impl::LoadCluster(Cluster* c) {
     pq::ParquetFile* pf = c->files[u].get();
     std::vector<int32_t> ids = layout.TopLevelIds();
     for (const auto& eq : t.eq) ids.insert(ids.end(), eq->ids.begin(), eq->ids.end());
+    ids.insert(ids.end(), opt.extra_columns.begin(), opt.extra_columns.end());
     std::sort(ids.begin(), ids.end());
     ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
     std::vector<int> cols;

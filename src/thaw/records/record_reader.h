@@ -30,11 +30,14 @@ namespace thaw::records {
 struct ReadOptions {
   iceberg::SnapshotSelector snapshot;
   std::optional<std::set<int32_t>> partitions;  // none = all
+  std::vector<int32_t> extra_columns;            // top-level field ids to project besides the layout's
   std::optional<int64_t> from_offset;            // inclusive
   std::optional<int64_t> to_offset;              // exclusive
   // Per-partition first offset (resuming a job): records of partition p
   // below start_offsets[p] are skipped, and planning prunes with it.
   std::map<int32_t, int64_t> start_offsets;
+  // Incremental read: only data files added by these snapshots (--follow).
+  std::optional<std::set<int64_t>> only_added_in;
   std::optional<int64_t> from_time_ms;           // record timestamp >= (inclusive)
   std::optional<int64_t> to_time_ms;             // record timestamp < (exclusive)
   LayoutOptions layout;

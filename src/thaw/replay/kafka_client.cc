@@ -110,6 +110,10 @@ void KafkaProducer::OnDelivery(rd_kafka_s* rk, const void* msg_ptr, void* opaque
     st = Status::Invalid("record from source partition {} offset {} ({} bytes) is larger than the broker accepts "
                          "for topic '{}': raise the topic's max.message.bytes (and the broker's message.max.bytes)",
                          sp, so, m->len + m->key_len, topic);
+  } else if (m->err == RD_KAFKA_RESP_ERR_INVALID_TIMESTAMP) {
+    st = Status::Invalid("record from source partition {} offset {} has timestamp {} ms, outside what topic '{}' "
+                         "accepts: raise the topic's message.timestamp.after.max.ms / before.max.ms (Kafka 4 rejects "
+                         "timestamps more than an hour in the future by default)", sp, so, rd_kafka_message_timestamp(m, nullptr), topic);
   } else if (m->err == RD_KAFKA_RESP_ERR_TOPIC_AUTHORIZATION_FAILED) {
     st = Status::Invalid("not authorised to write to topic '{}' on '{}': grant the principal Write and Describe",
                          topic, self->brokers_);
@@ -274,7 +278,12 @@ Status KafkaProducer::BeginTransaction() {
   return Status::OK();
 }
 Status KafkaProducer::CommitTransaction(int timeout_ms) {
-  if (rd_kafka_error_t* e = rd_kafka_commit_transaction(rk_, timeout_ms)) return TxnError("commit transaction", e);
+  if (rd_kafka_error_t* e = rd_kafka_commit_transaction(rk_, timeout_ms)) {
+    // A failed delivery explains a failed commit better than the commit does.
+    Status delivery = DeliveryStatus();
+    Status txn = TxnError("commit transaction", e);
+    return delivery.ok() ? txn : delivery;
+  }
   return DeliveryStatus();
 }
 Status KafkaProducer::AbortTransaction(int timeout_ms) {

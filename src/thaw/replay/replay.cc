@@ -201,7 +201,6 @@ Result<ReplaySummary> RunReplay(std::shared_ptr<const storage::Table> table, con
     return producer->Flush(o.timeout_ms);
   };
 
-  const std::string snapshot_text = std::to_string(sum.snapshot_id);
   const std::string source_topic = table->metadata.Property("thaw.source.topic");
   std::vector<ExtraHeader> extra;
   std::mt19937 rng(std::random_device{}());
@@ -211,60 +210,131 @@ Result<ReplaySummary> RunReplay(std::shared_ptr<const storage::Table> table, con
   int64_t since_checkpoint = 0;
   auto last_report = Clock::now();
   const double bytes_per_sec = o.rate_mb_per_s * 1e6;
-  while (true) {
-    ASSIGN_OR_RAISE(bool more, reader->Next(&batch));
-    if (!more) break;
-    for (const auto& r : batch.records) {
-      if (!o.exclude.empty() && o.exclude.count({r.partition, r.offset})) {
-        ++sum.excluded;
-        state.next_offsets[r.partition] = r.offset + 1;
-        continue;
+  const bool checkpoints = !o.job.empty() || o.exactly_once;
+  auto stopping = [&] { return o.stop && o.stop->load(); };
+
+  // Produces everything `r` yields; returns false if stopped by a signal.
+  auto produce_all = [&](records::RecordReader& r) -> Result<bool> {
+    const std::string snapshot_text = std::to_string(r.snapshot() ? r.snapshot()->snapshot_id : 0);
+    while (true) {
+      if (stopping()) return false;
+      ASSIGN_OR_RAISE(bool more, r.Next(&batch));
+      if (!more) return true;
+      for (const auto& rec : batch.records) {
+        if (!o.exclude.empty() && o.exclude.count({rec.partition, rec.offset})) {
+          ++sum.excluded;
+          state.next_offsets[rec.partition] = rec.offset + 1;
+          continue;
+        }
+        if (o.filter && !o.filter(batch, rec)) {
+          ++sum.filtered;
+          state.next_offsets[rec.partition] = rec.offset + 1;
+          continue;
+        }
+        int32_t target = rec.partition;
+        if (o.partitioner == Partitioner::kKey) {
+          target = rec.key ? JavaKeyPartition(*rec.key, target_parts) : static_cast<int32_t>(rng() % target_parts);
+        } else if (o.partitioner == Partitioner::kRandom) {
+          target = static_cast<int32_t>(rng() % target_parts);
+        } else if (target >= target_parts) {
+          return Status::Invalid("topic '{}' has {} partitions but the table now has partition {}: add partitions "
+                                 "or use --partitioner key", o.topic, target_parts, target);
+        }
+        extra.clear();
+        if (o.link_headers) {
+          extra.push_back({"thaw.source.table", table->name});
+          if (!source_topic.empty()) extra.push_back({"thaw.source.topic", source_topic});
+          extra.push_back({"thaw.source.partition", std::to_string(rec.partition)});
+          extra.push_back({"thaw.source.offset", std::to_string(rec.offset)});
+          extra.push_back({"thaw.source.snapshot", snapshot_text});
+        }
+        RETURN_NOT_OK(producer->Produce(o.topic, target, rec, batch.HeadersOf(rec), extra, rec.partition, rec.offset));
+        state.next_offsets[rec.partition] = rec.offset + 1;
+        ++state.records;
+        ++sum.records;
+        sum.bytes += RecordBytes(batch, rec);
+        ++since_checkpoint;
+        if (bytes_per_sec > 0) {
+          const double due = sum.bytes / bytes_per_sec;
+          const double now = std::chrono::duration<double>(Clock::now() - t0).count();
+          if (due > now) std::this_thread::sleep_for(std::chrono::duration<double>(due - now));
+        }
       }
-      if (o.filter && !o.filter(batch, r)) {
-        ++sum.filtered;
-        state.next_offsets[r.partition] = r.offset + 1;
-        continue;
+      producer->Poll(0);
+      RETURN_NOT_OK(producer->DeliveryStatus());
+      if (checkpoints && since_checkpoint >= o.checkpoint_every) {
+        RETURN_NOT_OK(checkpoint(false));
+        since_checkpoint = 0;
       }
-      int32_t target = r.partition;
-      if (o.partitioner == Partitioner::kKey) {
-        target = r.key ? JavaKeyPartition(*r.key, target_parts) : static_cast<int32_t>(rng() % target_parts);
-      } else if (o.partitioner == Partitioner::kRandom) {
-        target = static_cast<int32_t>(rng() % target_parts);
-      }
-      extra.clear();
-      if (o.link_headers) {
-        extra.push_back({"thaw.source.table", table->name});
-        if (!source_topic.empty()) extra.push_back({"thaw.source.topic", source_topic});
-        extra.push_back({"thaw.source.partition", std::to_string(r.partition)});
-        extra.push_back({"thaw.source.offset", std::to_string(r.offset)});
-        extra.push_back({"thaw.source.snapshot", snapshot_text});
-      }
-      RETURN_NOT_OK(producer->Produce(o.topic, target, r, batch.HeadersOf(r), extra, r.partition, r.offset));
-      state.next_offsets[r.partition] = r.offset + 1;
-      ++state.records;
-      ++sum.records;
-      const int64_t nbytes = RecordBytes(batch, r);
-      sum.bytes += nbytes;
-      ++since_checkpoint;
-      if (bytes_per_sec > 0) {
-        const double due = sum.bytes / bytes_per_sec;
-        const double now = std::chrono::duration<double>(Clock::now() - t0).count();
-        if (due > now) std::this_thread::sleep_for(std::chrono::duration<double>(due - now));
+      if (on_progress && Clock::now() - last_report > std::chrono::milliseconds(500)) {
+        progress.records = sum.records;
+        progress.bytes = sum.bytes;
+        progress.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+        on_progress(progress);
+        last_report = Clock::now();
       }
     }
-    producer->Poll(0);
-    RETURN_NOT_OK(producer->DeliveryStatus());
-    if ((!o.job.empty() || o.exactly_once) && since_checkpoint >= o.checkpoint_every) {
-      RETURN_NOT_OK(checkpoint(false));
-      since_checkpoint = 0;
+  };
+
+  ASSIGN_OR_RAISE(bool finished, produce_all(*reader));
+
+  // --follow: replay what later snapshots append, snapshot by snapshot.
+  while (finished && o.follow && o.reload) {
+    RETURN_NOT_OK(checkpoint(false));  // the range is done; commit it before waiting
+    since_checkpoint = 0;
+    for (int waited = 0; waited < o.poll_interval_ms && !stopping(); waited += 100) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      producer->Poll(0);
     }
-    if (on_progress && Clock::now() - last_report > std::chrono::milliseconds(500)) {
-      progress.records = sum.records;
-      progress.bytes = sum.bytes;
-      progress.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
-      on_progress(progress);
-      last_report = Clock::now();
+    if (stopping()) break;
+    ASSIGN_OR_RAISE(auto latest, o.reload());
+    const iceberg::Snapshot* current = latest->metadata.CurrentSnapshot();
+    if (!current || current->snapshot_id == state.snapshot_id) continue;
+    // New snapshots: from the current one back to the last replayed one.
+    std::vector<const iceberg::Snapshot*> chain;
+    const iceberg::Snapshot* s = current;
+    while (s && s->snapshot_id != state.snapshot_id) {
+      chain.push_back(s);
+      s = s->parent_snapshot_id ? latest->metadata.SnapshotById(*s->parent_snapshot_id) : nullptr;
     }
+    if (!s) {
+      return Status::Invalid("table {}: snapshot {} (last replayed) is no longer an ancestor of the current snapshot "
+                             "{} (history rolled back or rewritten): --follow stops; start a new --job to replay the "
+                             "table as it is now", table->name, state.snapshot_id, current->snapshot_id);
+    }
+    std::set<int64_t> appends;
+    for (auto it = chain.rbegin(); it != chain.rend(); ++it) {
+      const std::string op = (*it)->operation();
+      if (op == "append" || op.empty()) {
+        appends.insert((*it)->snapshot_id);
+      } else if (o.report) {
+        o.report(fmt::format("snapshot {} ({}) is not replayed: only appended records are followed; rows it "
+                             "rewrote or deleted were replayed before and Kafka cannot retract them",
+                             (*it)->snapshot_id, op));
+      }
+    }
+    if (!appends.empty()) {
+      records::ReadOptions inc = o.read;
+      inc.snapshot = {};
+      inc.snapshot.snapshot_id = current->snapshot_id;
+      inc.start_offsets = state.next_offsets;
+      inc.only_added_in = appends;
+      ASSIGN_OR_RAISE(auto r, records::RecordReader::Make(latest, inc));
+      ASSIGN_OR_RAISE(finished, produce_all(*r));
+      if (!finished) break;
+    }
+    table = latest;
+    state.snapshot_id = current->snapshot_id;
+    sum.snapshot_id = current->snapshot_id;
+    sum.snapshots_followed += static_cast<int64_t>(chain.size());
+  }
+  if (!finished || o.follow) {
+    // Stopped by a signal, or following: the job stays open for a rerun.
+    RETURN_NOT_OK(checkpoint(false));
+    RETURN_NOT_OK(producer->Flush(o.timeout_ms));
+    sum.next_offsets = state.next_offsets;
+    sum.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+    return sum;
   }
   RETURN_NOT_OK(checkpoint(true));
   RETURN_NOT_OK(producer->Flush(o.timeout_ms));

@@ -8,6 +8,7 @@
 //                      checkpoint: topic thaw-replay-jobs, key = job name
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -42,6 +43,15 @@ struct ReplayOptions {
   std::function<bool(const records::RecordBatch&, const records::Record&)> filter;  // --where
   std::string range_description;           // canonical text of the range flags (stored in the job)
   int timeout_ms = 30000;
+  // --follow: after the range, poll the table for new snapshots and replay
+  // the data files appended since (see docs/replay.md for the rule on
+  // overwrite/delete snapshots). `reload` fetches the table's latest
+  // metadata; `stop` ends following (SIGINT/SIGTERM).
+  bool follow = false;
+  int poll_interval_ms = 2000;
+  std::function<Result<std::shared_ptr<const storage::Table>>()> reload;
+  const std::atomic<bool>* stop = nullptr;
+  std::function<void(const std::string&)> report;  // notices (skipped snapshots)
 };
 
 struct Checkpoint {
@@ -70,6 +80,7 @@ struct ReplaySummary {
   double seconds = 0;
   bool resumed = false;
   bool already_complete = false;
+  int64_t snapshots_followed = 0;
   std::map<int32_t, int64_t> next_offsets;
 };
 

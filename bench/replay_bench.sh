@@ -1,0 +1,201 @@
+#!/usr/bin/env bash
+# Replay benchmark: 2,000,000 records x 1 KiB from bench.records into a fresh
+# local single-node Kafka broker, compared in the same run with
+#   (a) kafka-producer-perf-test (org.apache.kafka.tools.ProducerPerformance,
+#       from the same Kafka distribution as the broker): same record count and
+#       record size, same broker -- the ingest ceiling;
+#   (b) thaw replay of bench.records (peak RSS through /usr/bin/time -v);
+#   (c) bench/replay_user_script.py: the script a user would otherwise write,
+#       a pyiceberg scan feeding a confluent-kafka producer, same table.
+#
+#   bench/replay_bench.sh            (also run by scripts/bench.sh)
+#
+# Environment:
+#   REPLAY_BENCH_RUNS    repetitions, interleaved a,b,c,a,b,c,...; medians are
+#                        reported (default 3)
+#   REPLAY_SCRIPT_LIMIT  run (c) on the first N records in scan order only and
+#                        compare rates (default: all 2,000,000; (c) takes about
+#                        a minute for them on a 2-core machine)
+#
+# Fairness, exactly:
+#   * Every phase writes into its own new topic: 16 partitions, replication 1,
+#     broker defaults (compression.type=producer, so what the producer sends
+#     is stored as is). After a phase its topic's record count is checked
+#     against the expected count, then the topic is deleted and the script
+#     waits until the broker has removed its files (the broker runs with
+#     file.delete.delay.ms=0 instead of the default 60 s, so no deletion
+#     lands in the middle of the next phase, and the disk holds one phase's
+#     ~2.4 GB at a time), then `sync` runs, so every phase starts with no
+#     dirty page cache from the previous one.
+#   * Producer settings -- all three: acks=all, enable.idempotence=true,
+#     linger.ms=20, batch.size=1000000, no compression, a 256 MiB send buffer,
+#     100 MiB maximum request. Thaw's are its built-in defaults
+#     (src/thaw/replay/kafka_client.cc: enable.idempotence=true, linger.ms=20,
+#     batch.size=1000000, queue.buffering.max.kbytes=262144,
+#     message.max.bytes=104857600; librdkafka's acks default is all). The
+#     perf-test gets the Java equivalents:
+#       --producer-props acks=all enable.idempotence=true linger.ms=20
+#         batch.size=1000000 buffer.memory=268435456
+#         max.request.size=104857600 compression.type=none
+#     The user script sets the same librdkafka properties as Thaw's.
+#   * A warm-up perf-test of 20,000 records into a throwaway topic precedes
+#     the measurements (broker JIT, idempotent-producer coordinator loaded).
+#   * Records and bytes: the perf-test sends 1024-byte values with no key and
+#     no headers; its MB/s is records/s x 1024 (record-size bytes). Thaw and
+#     the script report key + value + header keys + header values (~1042
+#     bytes per record for this table). Thaw, by default, also adds its
+#     thaw.source.* link headers (~120 bytes a record on the wire); they are
+#     sent but not counted, as a user of `thaw replay` gets them. MB = 10^6 bytes throughout.
+#   * Time: each tool's own clock. perf-test: from its first send to its
+#     last acknowledgement (JVM start-up excluded). Thaw and the script: from
+#     loading the table (planning included) to the end of the final flush
+#     (process start-up excluded).
+#   * The machine is not isolated: anything else running (builds, other
+#     brokers) competes for the same cores; the 1-minute load average before
+#     and after the run is printed with the results.
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+py="$root/.deps/venv/bin/python"
+wh="$root/bench/.work/wh"
+thaw="$root/build/bin/thaw"
+runs="${REPLAY_BENCH_RUNS:-3}"
+limit="${REPLAY_SCRIPT_LIMIT:-}"
+n=2000000
+size=1024
+perf_props=(acks=all enable.idempotence=true linger.ms=20 batch.size=1000000 buffer.memory=268435456
+            max.request.size=104857600 compression.type=none)
+
+ninja -C "$root/build" -j2 thaw >/dev/null
+echo "[replay-bench] preparing tables (cached in bench/.work)"
+uri="$("$py" "$root/bench/make_bench_tables.py" "$wh" | tail -1)"
+
+kdir="$root/bench/.work/kafka-$$"
+tmp="$(mktemp -d "${TMPDIR:-/tmp}/thaw-replay-bench.XXXXXX")"
+cleanup() {
+  if [[ -f "$kdir/.thaw-kafka" ]]; then "$root/scripts/kafka.sh" stop "$kdir" || true; fi
+  rm -rf "$tmp"
+}
+trap cleanup EXIT
+echo "[replay-bench] starting a broker in $kdir"
+load_before="$(cut -d' ' -f1 /proc/loadavg)"
+THAW_KAFKA_OWNER_PID=$$ THAW_KAFKA_EXTRA_CONFIG="file.delete.delay.ms=0" "$root/scripts/kafka.sh" start "$kdir" >"$tmp/start.out"
+bootstrap="$(sed -n 's/^BOOTSTRAP=//p' "$tmp/start.out")"
+
+# Topic admin through librdkafka's admin API (seconds faster than a JVM tool
+# per call): create TOPIC (16 partitions), count TOPIC (sum of high
+# watermarks), delete TOPIC.
+admin() {
+  "$py" - "$bootstrap" "$@" <<'PY'
+import sys
+from confluent_kafka import Consumer, TopicPartition
+from confluent_kafka.admin import AdminClient, NewTopic
+boot, op, topic = sys.argv[1:4]
+if op == "create":
+    a = AdminClient({"bootstrap.servers": boot})  # keep the handle alive while waiting
+    for f in a.create_topics([NewTopic(topic, 16, 1)]).values():
+        f.result(30)
+    c = Consumer({"bootstrap.servers": boot, "group.id": "replay-bench"})
+    for _ in range(100):  # wait until every partition has a leader
+        md = c.list_topics(topic, timeout=10).topics[topic]
+        if md.error is None and len(md.partitions) == 16 and all(p.leader >= 0 for p in md.partitions.values()):
+            break
+    c.close()
+elif op == "count":
+    c = Consumer({"bootstrap.servers": boot, "group.id": "replay-bench"})
+    print(sum(c.get_watermark_offsets(TopicPartition(topic, p), timeout=30)[1] for p in range(16)))
+    c.close()
+elif op == "delete":
+    a = AdminClient({"bootstrap.servers": boot})
+    for f in a.delete_topics([topic]).values():
+        f.result(30)
+PY
+}
+
+finish_phase() { # TOPIC EXPECTED
+  local got
+  got="$(admin count "$1")"
+  [[ "$got" == "$2" ]] || { echo "[replay-bench] FAILED: topic $1 holds $got records, expected $2" >&2; exit 1; }
+  echo "$(du -sm "$kdir/data" | cut -f1)" >>"$tmp/disk_mb"
+  admin delete "$1"
+  local i
+  for i in $(seq 1 600); do  # until the broker has removed the topic's files
+    compgen -G "$kdir/data/$1-*" >/dev/null || break
+    sleep 0.1
+  done
+  sync
+}
+
+maxrss_mib() { awk -F': ' '/Maximum resident set size/ {printf "%.1f", $2 / 1024}' "$1"; }
+
+echo "[replay-bench] warm-up"
+admin create warmup
+"$root/scripts/kafka.sh" perf "$kdir" --topic warmup --num-records 20000 --record-size "$size" --throughput -1 \
+  --producer-props "${perf_props[@]}" >/dev/null 2>"$tmp/warmup.err" || { cat "$tmp/warmup.err" >&2; exit 1; }
+admin delete warmup
+
+script_n="${limit:-$n}"
+results=()
+for i in $(seq 1 "$runs"); do
+  echo "[replay-bench] run $i/$runs: perf-test"
+  admin create "perf-$i"
+  /usr/bin/time -v -o "$tmp/perf-$i.time" "$root/scripts/kafka.sh" perf "$kdir" --topic "perf-$i" \
+    --num-records "$n" --record-size "$size" --throughput -1 --producer-props "${perf_props[@]}" \
+    >"$tmp/perf-$i.out" 2>"$tmp/perf-$i.err" || { cat "$tmp/perf-$i.err" >&2; exit 1; }
+  line="$(grep -E "^$n records sent" "$tmp/perf-$i.out" | tail -1)" \
+    || { cat "$tmp/perf-$i.out" "$tmp/perf-$i.err" >&2; exit 1; }
+  rps="$(sed -E 's/^[0-9]+ records sent, ([0-9.]+) records\/sec.*/\1/' <<<"$line")"
+  results+=("$("$py" -c 'import json,sys; n,s,r,m=sys.argv[1:]; print(json.dumps({"records":int(n),"bytes":int(n)*int(s),"seconds":int(n)/float(r),"peak_rss_mib":float(m)}))' \
+    "$n" "$size" "$rps" "$(maxrss_mib "$tmp/perf-$i.time")")")
+  finish_phase "perf-$i" "$n"
+
+  echo "[replay-bench] run $i/$runs: thaw replay"
+  admin create "thaw-$i"
+  /usr/bin/time -v -o "$tmp/thaw-$i.time" "$thaw" replay --catalog "$uri" --table bench.records \
+    --brokers "$bootstrap" --topic "thaw-$i" --quiet --json >"$tmp/thaw-$i.out" 2>"$tmp/thaw-$i.err" \
+    || { cat "$tmp/thaw-$i.err" >&2; exit 1; }
+  results+=("$("$py" -c 'import json,sys; j=json.load(open(sys.argv[1])); print(json.dumps({"records":j["records"],"bytes":j["bytes"],"seconds":j["seconds"],"peak_rss_mib":float(sys.argv[2])}))' \
+    "$tmp/thaw-$i.out" "$(maxrss_mib "$tmp/thaw-$i.time")")")
+  finish_phase "thaw-$i" "$n"
+
+  echo "[replay-bench] run $i/$runs: pyiceberg + confluent-kafka script${limit:+ (first $limit records)}"
+  admin create "script-$i"
+  results+=("$("$py" "$root/bench/replay_user_script.py" "$uri" bench.records "$bootstrap" "script-$i" \
+    ${limit:+--limit "$limit"} 2>"$tmp/script-$i.err" | tail -1)") || { cat "$tmp/script-$i.err" >&2; exit 1; }
+  finish_phase "script-$i" "$script_n"
+done
+
+disk_mb="$(sort -n "$tmp/disk_mb" | tail -1)"
+load_after="$(cut -d' ' -f1 /proc/loadavg)"
+"$py" - "$n" "$size" "$disk_mb" "$limit" "$load_before" "$load_after" "${results[@]}" <<'PY'
+import json, sys
+n, size, disk_mb, limit = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
+load_before, load_after = sys.argv[5:7]
+rows = [json.loads(a) for a in sys.argv[7:]]
+def median(rs):
+    return sorted(rs, key=lambda r: r["seconds"])[len(rs) // 2]
+perf, thaw, script = (median(rows[k::3]) for k in range(3))
+def rate(r):
+    return r["bytes"] / r["seconds"] / 1e6, r["records"] / r["seconds"]
+(pm, pr), (tm, tr), (sm, sr) = rate(perf), rate(thaw), rate(script)
+runs = len(rows) // 3
+print(f"replay, {n:,} records x {size} B values into 16 partitions of a local single-node broker "
+      f"(acks=all, idempotent, linger.ms=20, batch.size=1000000, no compression)")
+print(f"  {'':34}{'MB/s':>8} {'records/s':>12} {'seconds':>8} {'peak RSS':>10}")
+print(f"  {'kafka-producer-perf-test (a)':34}{pm:8.1f} {pr:12,.0f} {perf['seconds']:8.1f} {perf['peak_rss_mib']:6.0f} MiB"
+      f"   MB = records x {size} B (record size)")
+print(f"  {'thaw replay (b)':34}{tm:8.1f} {tr:12,.0f} {thaw['seconds']:8.1f} {thaw['peak_rss_mib']:6.0f} MiB"
+      f"   MB = key+value+header bytes ({thaw['bytes'] / thaw['records']:.0f} B/record)")
+label = "pyiceberg + confluent-kafka (c)"
+print(f"  {label:34}{sm:8.1f} {sr:12,.0f} {script['seconds']:8.1f} {script['peak_rss_mib']:6.0f} MiB"
+      f"   MB = key+value+header bytes"
+      + (f"; first {script['records']:,} records only" if limit else ""))
+print(f"  thaw / perf-test: {tm / pm:.2f}x MB/s, {tr / pr:.2f}x records/s   (target >= 0.9x)")
+print(f"  thaw / script:    {tm / sm:.2f}x MB/s, {tr / sr:.2f}x records/s   (target >= 10x)"
+      + (f" -- script rate measured on its first {script['records']:,} records" if limit else ""))
+print(f"  thaw peak RSS:    {thaw['peak_rss_mib']:.0f} MiB   (target <= 1024 MiB; max over runs "
+      f"{max(r['peak_rss_mib'] for r in rows[1::3]):.0f} MiB)")
+print(f"(medians of {runs} interleaved runs, by seconds; all runs: perf-test "
+      f"{[round(r['seconds'], 1) for r in rows[0::3]]} s, thaw {[round(r['seconds'], 1) for r in rows[1::3]]} s, "
+      f"script {[round(r['seconds'], 1) for r in rows[2::3]]} s; broker data dir at most {disk_mb} MB, "
+      f"each topic deleted after its phase; load average {load_before} before, {load_after} after)")
+PY
