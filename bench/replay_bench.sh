@@ -23,10 +23,11 @@
 #     is stored as is). After a phase its topic's record count is checked
 #     against the expected count, then the topic is deleted and the script
 #     waits until the broker has removed its files (the broker runs with
-#     file.delete.delay.ms=0 instead of the default 60 s, so no deletion
-#     lands in the middle of the next phase, and the disk holds one phase's
-#     ~2.4 GB at a time), then `sync` runs, so every phase starts with no
-#     dirty page cache from the previous one.
+#     log.segment.delete.delay.ms=1000 instead of the default 60 s -- 0 would
+#     make its delete task spin -- so no deletion lands in the middle of the
+#     next phase, and the disk holds one phase's ~2.2 GB at a time), then
+#     `sync` runs, so every phase starts with no dirty page cache from the
+#     previous one.
 #   * Producer settings -- all three: acks=all, enable.idempotence=true,
 #     linger.ms=20, batch.size=1000000, no compression, a 256 MiB send buffer,
 #     100 MiB maximum request. Thaw's are its built-in defaults
@@ -38,7 +39,7 @@
 #         batch.size=1000000 buffer.memory=268435456
 #         max.request.size=104857600 compression.type=none
 #     The user script sets the same librdkafka properties as Thaw's.
-#   * A warm-up perf-test of 20,000 records into a throwaway topic precedes
+#   * A warm-up perf-test of 200,000 records into a throwaway topic precedes
 #     the measurements (broker JIT, idempotent-producer coordinator loaded).
 #   * Records and bytes: the perf-test sends 1024-byte values with no key and
 #     no headers; its MB/s is records/s x 1024 (record-size bytes). Thaw and
@@ -78,7 +79,7 @@ cleanup() {
 trap cleanup EXIT
 echo "[replay-bench] starting a broker in $kdir"
 load_before="$(cut -d' ' -f1 /proc/loadavg)"
-THAW_KAFKA_OWNER_PID=$$ THAW_KAFKA_EXTRA_CONFIG="file.delete.delay.ms=0" "$root/scripts/kafka.sh" start "$kdir" >"$tmp/start.out"
+THAW_KAFKA_OWNER_PID=$$ THAW_KAFKA_EXTRA_CONFIG="log.segment.delete.delay.ms=1000" "$root/scripts/kafka.sh" start "$kdir" >"$tmp/start.out"
 bootstrap="$(sed -n 's/^BOOTSTRAP=//p' "$tmp/start.out")"
 
 # Topic admin through librdkafka's admin API (seconds faster than a JVM tool
@@ -122,6 +123,9 @@ finish_phase() { # TOPIC EXPECTED
     compgen -G "$kdir/data/$1-*" >/dev/null || break
     sleep 0.1
   done
+  if compgen -G "$kdir/data/$1-*" >/dev/null; then
+    echo "[replay-bench] warning: the broker has not removed topic $1's files after 60 s" >&2
+  fi
   sync
 }
 
@@ -129,9 +133,9 @@ maxrss_mib() { awk -F': ' '/Maximum resident set size/ {printf "%.1f", $2 / 1024
 
 echo "[replay-bench] warm-up"
 admin create warmup
-"$root/scripts/kafka.sh" perf "$kdir" --topic warmup --num-records 20000 --record-size "$size" --throughput -1 \
+"$root/scripts/kafka.sh" perf "$kdir" --topic warmup --num-records 200000 --record-size "$size" --throughput -1 \
   --producer-props "${perf_props[@]}" >/dev/null 2>"$tmp/warmup.err" || { cat "$tmp/warmup.err" >&2; exit 1; }
-admin delete warmup
+finish_phase warmup 200000
 
 script_n="${limit:-$n}"
 results=()

@@ -175,11 +175,21 @@ class KafkaBroker:
         parts = self.partitions(topic, timeout)
 
         def query(spec):
-            req = {ck.TopicPartition(topic, p): spec for p in parts}
-            fs = self.admin().list_offsets(req, isolation_level=level,
-                                           request_timeout=timeout)
-            return {tp.partition: f.result(timeout=timeout).offset
-                    for tp, f in fs.items()}
+            # Right after a topic is created its leadership can still be
+            # settling: retry the retriable errors for a few seconds.
+            deadline = time.monotonic() + min(timeout, 15.0)
+            while True:
+                req = {ck.TopicPartition(topic, p): spec for p in parts}
+                fs = self.admin().list_offsets(req, isolation_level=level,
+                                               request_timeout=timeout)
+                try:
+                    return {tp.partition: f.result(timeout=timeout).offset
+                            for tp, f in fs.items()}
+                except ck.KafkaException as e:
+                    err = e.args[0]
+                    if not err.retriable() or time.monotonic() > deadline:
+                        raise
+                    time.sleep(0.2)
 
         lo = query(ck.admin.OffsetSpec.earliest())
         hi = query(ck.admin.OffsetSpec.latest())

@@ -267,7 +267,6 @@ void RegisterReplay(CLI::App* app, int* exit_code) {
   cmd->add_flag("--dry-run", a->dry_run, "Print the plan and exit");
   cmd->add_flag("--quiet", a->quiet, "No progress bar");
   cmd->add_flag("--json", a->json, "JSON summary");
-  cmd->set_config("--config", "", "TOML file with these settings (flags override)");
   cmd->callback([a, exit_code]() {
     Status st = RunReplayCommand(*a);
     if (st.ok() && g_stop.load() && !a->follow) {
