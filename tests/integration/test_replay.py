@@ -389,3 +389,27 @@ def test_where_errors_point_at_the_problem(thaw, warehouse, kafka):
     assert p.returncode != 0
     err = p.stderr.decode()
     assert "unknown column 'colour'" in err and "kafka_offset" in err
+
+
+def test_config_file_with_flag_overrides(thaw, warehouse, kafka, tmp_path):
+    cfg = tmp_path / "replay.toml"
+    cfg.write_text(f'''# replay settings
+catalog = "{warehouse.uri}"
+table = "ns.canonical_v2"
+brokers = "{kafka.bootstrap}"
+topic = "from-config"
+partitions = "1"
+dry-run = true
+X = ["linger.ms=5", "acks=all"]
+''')
+    p = thaw("replay", "--config", str(cfg))
+    assert p.returncode == 0, p.stderr.decode()
+    out = p.stdout.decode()
+    assert "topic from-config" in out and "partitions  1" in out
+    p = thaw("replay", "--config", str(cfg), "--topic", "from-flag", "--partitions", "2")
+    assert p.returncode == 0, p.stderr.decode()
+    assert "topic from-flag" in p.stdout.decode() and "partitions  2" in p.stdout.decode()
+    bad = tmp_path / "bad.toml"
+    bad.write_text("brokers localhost\n")
+    p = thaw("replay", "--config", str(bad))
+    assert p.returncode == 2 and f"--config {bad} line 1: expected key = value" in p.stderr.decode()
