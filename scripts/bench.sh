@@ -37,3 +37,4 @@ print(f"  pyarrow all threads  {mn:8.1f} MB/s {rn:12,.0f} rec/s  peak RSS {pn['p
 print(f"(medians of 3 runs; all runs: thaw {[r['seconds'] for r in rows[0::4]]} s, pyarrow-1 {[r['seconds'] for r in rows[1::4]]} s)")
 print(f"seek: first record of partition 0 from offset 500050 in a {s['files']}-file plan: {s['first_record_ms']:.1f} ms")
 PY
+"$root/bench/replay_bench.sh"

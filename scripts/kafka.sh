@@ -175,7 +175,9 @@ cmd_start() {
 
   local t0; t0="$(now_ms)"
   local port cport attempt
+  # A cluster id starting with '-' would be read as an option by StorageTool.
   local cid; cid="$(head -c 16 /dev/urandom | base64 | tr '+/' '-_' | cut -c1-22)"
+  while [[ "$cid" == -* ]]; do cid="$(head -c 16 /dev/urandom | base64 | tr '+/' '-_' | cut -c1-22)"; done
   local heap="${THAW_KAFKA_HEAP_OPTS:--Xms256m -Xmx512m}"
   local -a jvm=(-server -XX:+UseG1GC -XX:MaxGCPauseMillis=20
     -XX:InitiatingHeapOccupancyPercent=35 -XX:+ExplicitGCInvokesConcurrent

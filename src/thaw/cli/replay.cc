@@ -219,7 +219,7 @@ Status RunReplayCommand(const ReplayArgs& a) {
     for (const auto& [p, off] : sum.next_offsets) next[std::to_string(p)] = off;
     j["next_offsets"] = next;
     std::printf("%s\n", j.dump().c_str());
-  } else if (!a.quiet || true) {
+  } else {  // the summary line is printed even with --quiet (which only hides progress)
     if (sum.already_complete) {
       std::printf("job %s is already complete (snapshot %lld); nothing to do\n", a.job.c_str(),
                   static_cast<long long>(sum.snapshot_id));

@@ -6,36 +6,13 @@
 #include <arrow/record_batch.h>
 #include <arrow/type.h>
 
-#include "thaw/parquet/parquet_file.h"
+#include "thaw/records/arrow_access.h"
 
 namespace thaw::records {
 
 namespace {
 
 enum Slot { kPartition = 0, kOffset, kTimestamp, kTimestampType, kKey, kValue, kFirstColumn };
-
-std::shared_ptr<arrow::Array> Find(const arrow::RecordBatch& batch, const ColumnPath& path,
-                                   std::vector<std::shared_ptr<arrow::Array>>* parents) {
-  std::shared_ptr<arrow::Array> cur;
-  const auto& schema = *batch.schema();
-  for (int c = 0; c < schema.num_fields() && !cur; ++c) {
-    const auto& f = *schema.field(c);
-    if (pq::FieldIdOf(f) == path.ids[0] || (pq::FieldIdOf(f) < 0 && f.name() == path.names[0])) cur = batch.column(c);
-  }
-  for (size_t k = 1; cur && k < path.ids.size(); ++k) {
-    if (cur->type_id() != arrow::Type::STRUCT) return nullptr;
-    parents->push_back(cur);
-    const auto& st = static_cast<const arrow::StructArray&>(*cur);
-    const auto& ty = static_cast<const arrow::StructType&>(*cur->type());
-    std::shared_ptr<arrow::Array> next;
-    for (int f = 0; f < ty.num_fields() && !next; ++f) {
-      const auto& fld = *ty.field(f);
-      if (pq::FieldIdOf(fld) == path.ids[k] || (pq::FieldIdOf(fld) < 0 && fld.name() == path.names[k])) next = st.field(f);
-    }
-    cur = next;
-  }
-  return cur;
-}
 
 expr::Value ToValue(const arrow::Array& a, int64_t i) {
   if (a.IsNull(i)) return expr::Value::Null();
@@ -75,11 +52,9 @@ class RecordRow : public expr::Row {
     const auto* batch = static_cast<const arrow::RecordBatch*>(r_.source_batch);
     const size_t c = static_cast<size_t>(slot - kFirstColumn);
     if (!batch || c >= cols_.size()) return expr::Value::Null();
-    std::vector<std::shared_ptr<arrow::Array>> parents;
-    auto arr = Find(*batch, cols_[c], &parents);
-    if (!arr) return expr::Value::Null();
-    for (const auto& p : parents) if (p->IsNull(r_.source_row)) return expr::Value::Null();
-    return ToValue(*arr, r_.source_row);
+    auto acc = Resolve(*batch, cols_[c]);
+    if (!acc || acc->IsNull(r_.source_row)) return expr::Value::Null();
+    return ToValue(*acc->array, r_.source_row);
   }
   expr::Value Header(std::string_view key) const override {
     for (const auto& h : b_.HeadersOf(r_)) {

@@ -137,10 +137,6 @@ Result<ReplaySummary> RunReplay(std::shared_ptr<const storage::Table> table, con
   ASSIGN_OR_RAISE(auto reader, records::RecordReader::Make(table, read));
   const auto* snap = reader->snapshot();
   sum.snapshot_id = snap ? snap->snapshot_id : 0;
-  if (!reader->layout().offset && !o.job.empty()) {
-    // Plain tables number rows in scan order; resuming needs the same order,
-    // which the pinned snapshot gives.
-  }
 
   // 2. The target topic.
   std::string txn_id = o.exactly_once ? "thaw-replay-" + (o.job.empty() ? o.topic : o.job) : "";
