@@ -249,7 +249,8 @@ def slow_replay(thaw, warehouse, name, kafka, topic, job, *extra):
 
 @pytest.mark.parametrize("exactly_once", [False, True], ids=["at-least-once", "exactly-once"])
 @pytest.mark.parametrize("kill_after", [0.6, 1.5, 3.0])
-def test_kill_9_and_resume(thaw, warehouse, kafka, exactly_once, kill_after):
+@pytest.mark.parametrize("attempt", [1, 2])
+def test_kill_9_and_resume(thaw, warehouse, kafka, exactly_once, kill_after, attempt):
     name = "ns.canonical_v2"
     want = inspect_records(thaw, warehouse, name)
     topic, job = topic_name(), f"job-{uuid.uuid4().hex[:8]}"
