@@ -187,7 +187,11 @@ class KafkaBroker:
                             for tp, f in fs.items()}
                 except ck.KafkaException as e:
                     err = e.args[0]
-                    if not err.retriable() or time.monotonic() > deadline:
+                    settling = err.code() in (
+                        ck.KafkaError.NOT_LEADER_FOR_PARTITION,
+                        ck.KafkaError.LEADER_NOT_AVAILABLE,
+                        ck.KafkaError.UNKNOWN_TOPIC_OR_PART)
+                    if not (settling or err.retriable()) or time.monotonic() > deadline:
                         raise
                     time.sleep(0.2)
 
