@@ -116,23 +116,6 @@ std::string FormatRecord(const std::string& fmt_str, const std::string& topic, c
   return out;
 }
 
-// Library messages (Parquet's) can span lines or carry control bytes; an
-// error is one line on stderr.
-std::string OneLine(const std::string& msg) {
-  std::string out;
-  for (unsigned char c : msg) {
-    if (c == '\n') {
-      if (!out.empty() && out.back() != ' ') out += "; ";
-    } else if (c < 0x20 || c == 0x7f) {
-      out += fmt::format("\\x{:02x}", c);
-    } else {
-      out += static_cast<char>(c);
-    }
-  }
-  while (!out.empty() && (out.back() == ' ' || out.back() == ';')) out.pop_back();
-  return out;
-}
-
 json ColumnsJson(const records::Layout& l) {
   json j = json::object();
   auto put = [&](const char* name, const std::optional<records::ColumnPath>& c) {
@@ -165,9 +148,7 @@ Status RunInspect(const InspectArgs& a) {
   if (a.limit && *a.limit < 0) return Status::Invalid("--limit must be >= 0");
   std::shared_ptr<records::RecordFilter> filter;
   if (!a.where.empty()) {
-    const auto& m = table->metadata;
-    ASSIGN_OR_RAISE(auto layout, records::ResolveLayout(m, m.current_schema(), opt.layout));
-    ASSIGN_OR_RAISE(filter, records::RecordFilter::Make(a.where, m.current_schema(), layout, &opt));
+    ASSIGN_OR_RAISE(filter, records::RecordFilter::Make(a.where, table->metadata, &opt));
   }
   ASSIGN_OR_RAISE(auto reader, records::RecordReader::Make(table, opt));
   const auto& md = table->metadata;
@@ -313,11 +294,7 @@ void RegisterInspect(CLI::App* app, int* exit_code) {
     // --partition/--from-offset/--limit imply --records.
     InspectArgs a = *args;
     if (a.limit || (a.format != "text")) a.records = true;
-    Status st = RunInspect(a);
-    if (!st.ok()) {
-      std::fprintf(stderr, "thaw inspect: error: %s\n", OneLine(st.message()).c_str());
-      *exit_code = st.code() == StatusCode::kInvalidArgument ? 2 : 1;
-    }
+    ReportError("inspect", RunInspect(a), exit_code);
   });
 }
 

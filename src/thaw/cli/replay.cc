@@ -178,9 +178,7 @@ Status RunReplayCommand(const ReplayArgs& a) {
   std::signal(SIGTERM, OnSignal);
   ASSIGN_OR_RAISE(auto table, a.table.Load());
   if (!a.where.empty()) {
-    const auto& md = table->metadata;
-    ASSIGN_OR_RAISE(auto layout, records::ResolveLayout(md, md.current_schema(), o.read.layout));
-    ASSIGN_OR_RAISE(auto filter, records::RecordFilter::Make(a.where, md.current_schema(), layout, &o.read));
+    ASSIGN_OR_RAISE(auto filter, records::RecordFilter::Make(a.where, table->metadata, &o.read));
     o.filter = [filter](const records::RecordBatch& b, const records::Record& r) { return filter->Matches(b, r); };
     range.push_back("where=" + filter->canonical());
   }
@@ -274,12 +272,7 @@ void RegisterReplay(CLI::App* app, int* exit_code) {
       *exit_code = 130;
       return;
     }
-    if (!st.ok()) {
-      std::string msg = st.message();
-      for (auto& c : msg) if (c == '\n') c = ' ';
-      std::fprintf(stderr, "thaw replay: error: %s\n", msg.c_str());
-      *exit_code = st.code() == StatusCode::kInvalidArgument ? 2 : 1;
-    }
+    ReportError("replay", st, exit_code);
   });
 }
 

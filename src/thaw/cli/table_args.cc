@@ -1,6 +1,7 @@
 #include "thaw/cli/table_args.h"
 
 #include <charconv>
+#include <cstdio>
 
 #include "thaw/common/time_parse.h"
 
@@ -61,6 +62,25 @@ Status TableArgs::Apply(records::ReadOptions* o) const {
   }
   for (const auto& c : columns) RETURN_NOT_OK(records::ParseColumnOverride(c, &o->layout.column_overrides));
   return Status::OK();
+}
+
+void ReportError(const char* command, const Status& status, int* exit_code) {
+  if (status.ok()) return;
+  // Library messages (Parquet's, librdkafka's) can span lines or carry
+  // control bytes; an error is one line.
+  std::string line;
+  for (unsigned char c : status.message()) {
+    if (c == '\n') {
+      if (!line.empty() && line.back() != ' ') line += "; ";
+    } else if (c < 0x20 || c == 0x7f) {
+      line += fmt::format("\\x{:02x}", c);
+    } else {
+      line += static_cast<char>(c);
+    }
+  }
+  while (!line.empty() && (line.back() == ' ' || line.back() == ';')) line.pop_back();
+  std::fprintf(stderr, "thaw %s: error: %s\n", command, line.c_str());
+  *exit_code = status.code() == StatusCode::kInvalidArgument ? 2 : 1;
 }
 
 }  // namespace thaw::cli

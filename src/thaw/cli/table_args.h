@@ -32,4 +32,9 @@ struct TableArgs {
   Status Apply(records::ReadOptions* options) const;
 };
 
+// Prints a failed command's error as one line on stderr ("thaw CMD: error:
+// ...", control bytes escaped) and sets the exit code: 2 for bad usage, 1
+// otherwise. Does nothing for an OK status.
+void ReportError(const char* command, const Status& status, int* exit_code);
+
 }  // namespace thaw::cli

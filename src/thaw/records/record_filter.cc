@@ -77,8 +77,11 @@ std::string ColumnList(const iceberg::Schema& schema) {
 
 }  // namespace
 
-Result<std::shared_ptr<RecordFilter>> RecordFilter::Make(std::string_view where, const iceberg::Schema& schema,
-                                                         const Layout& layout, ReadOptions* options) {
+Result<std::shared_ptr<RecordFilter>> RecordFilter::Make(std::string_view where,
+                                                         const iceberg::TableMetadata& metadata,
+                                                         ReadOptions* options) {
+  const iceberg::Schema& schema = metadata.current_schema();
+  ASSIGN_OR_RAISE(Layout layout, ResolveLayout(metadata, schema, options->layout));
   auto f = std::shared_ptr<RecordFilter>(new RecordFilter());
   ASSIGN_OR_RAISE(auto e, expr::ParseWhere(where));
   f->expr_.emplace(std::move(e));

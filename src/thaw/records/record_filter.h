@@ -11,7 +11,7 @@
 
 #include "thaw/common/status.h"
 #include "thaw/expr/where.h"
-#include "thaw/iceberg/schema.h"
+#include "thaw/iceberg/table_metadata.h"
 #include "thaw/records/layout.h"
 #include "thaw/records/record.h"
 #include "thaw/records/record_reader.h"
@@ -20,10 +20,11 @@ namespace thaw::records {
 
 class RecordFilter {
  public:
-  // Binds `where` against the table's current schema and layout; narrows
-  // `options` (partitions, offsets, times) and adds projected columns.
-  static Result<std::shared_ptr<RecordFilter>> Make(std::string_view where, const iceberg::Schema& schema,
-                                                    const Layout& layout, ReadOptions* options);
+  // Binds `where` against the table's current schema and the layout the
+  // read will use; narrows `options` (partitions, offsets, times) and adds
+  // projected columns.
+  static Result<std::shared_ptr<RecordFilter>> Make(std::string_view where, const iceberg::TableMetadata& metadata,
+                                                    ReadOptions* options);
   bool Matches(const RecordBatch& batch, const Record& record) const;
   const std::string& canonical() const { return canonical_; }
   const expr::KafkaBounds& bounds() const { return bounds_; }
