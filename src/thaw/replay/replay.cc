@@ -275,9 +275,14 @@ Result<ReplaySummary> RunReplay(std::shared_ptr<const storage::Table> table, con
   ASSIGN_OR_RAISE(bool finished, produce_all(*reader));
 
   // --follow: replay what later snapshots append, snapshot by snapshot.
+  bool progressed = true;  // the range itself, then each replayed snapshot
   while (finished && o.follow && o.reload) {
-    RETURN_NOT_OK(checkpoint(false));  // the range is done; commit it before waiting
-    since_checkpoint = 0;
+    if (progressed) {
+      // Commit what was replayed before waiting; idle polls write nothing.
+      RETURN_NOT_OK(checkpoint(false));
+      since_checkpoint = 0;
+      progressed = false;
+    }
     for (int waited = 0; waited < o.poll_interval_ms && !stopping(); waited += 100) {
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
       producer->Poll(0);
@@ -323,6 +328,7 @@ Result<ReplaySummary> RunReplay(std::shared_ptr<const storage::Table> table, con
     state.snapshot_id = current->snapshot_id;
     sum.snapshot_id = current->snapshot_id;
     sum.snapshots_followed += static_cast<int64_t>(chain.size());
+    progressed = true;
   }
   if (!finished || o.follow) {
     // Stopped by a signal, or following: the job stays open for a rerun.
