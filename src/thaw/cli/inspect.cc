@@ -121,13 +121,7 @@ json ColumnsJson(const records::Layout& l) {
   auto put = [&](const char* name, const std::optional<records::ColumnPath>& c) {
     j[name] = c ? json(c->dotted()) : json(nullptr);
   };
-  put("partition", l.partition);
-  put("offset", l.offset);
-  put("timestamp", l.timestamp);
-  put("timestamp_type", l.timestamp_type);
-  put("key", l.key);
-  put("value", l.value);
-  put("headers", l.headers);
+  for (const auto& [name, c] : l.KafkaColumns()) put(name, *c);
   if (!l.value_json.empty()) {
     json cols = json::array();
     for (const auto& c : l.value_json) cols.push_back(c.dotted());
@@ -244,12 +238,9 @@ Status RunInspect(const InspectArgs& a) {
   auto col = [&](const char* n, const std::optional<records::ColumnPath>& c) {
     out += fmt::format("  {:<15}{}\n", n, c ? c->dotted() : std::string("-"));
   };
-  col("partition", layout.partition);
-  col("offset", layout.offset);
-  col("timestamp", layout.timestamp);
-  col("timestamp_type", layout.timestamp_type);
-  col("key", layout.key);
-  col("value", layout.value);
+  for (const auto& [name, c] : layout.KafkaColumns()) {
+    if (std::string_view(name) != "headers") col(name, *c);
+  }
   if (!layout.value_json.empty()) {
     std::string cols;
     for (const auto& c : layout.value_json) cols += (cols.empty() ? "" : ", ") + c.dotted();

@@ -17,7 +17,7 @@ std::string ColumnPath::dotted() const {
 
 std::vector<int32_t> Layout::TopLevelIds() const {
   std::set<int32_t> ids;
-  for (const auto* c : {&partition, &offset, &timestamp, &timestamp_type, &key, &value, &headers}) {
+  for (const auto& [name, c] : KafkaColumns()) {
     if (*c) ids.insert((*c)->top_level_id());
   }
   for (const auto& c : value_json) ids.insert(c.top_level_id());
@@ -32,8 +32,6 @@ const std::vector<std::string>& LayoutNames() {
 
 namespace {
 
-const std::set<std::string> kKafkaFields = {"partition", "offset", "timestamp", "timestamp_type",
-                                            "key", "value", "headers"};
 
 // Resolves a dotted name path against the schema.
 std::optional<ColumnPath> Find(const Schema& schema, const std::string& dotted) {
@@ -195,7 +193,8 @@ Status ParseColumnOverride(const std::string& text, std::map<std::string, std::s
     return Status::Invalid("--column '{}' is not FIELD=COLUMN (e.g. --column offset=kafka.offset)", text);
   }
   std::string field = text.substr(0, eq);
-  if (!kKafkaFields.count(field)) {
+  const auto names = Layout().KafkaColumns();
+  if (std::none_of(names.begin(), names.end(), [&](const auto& n) { return field == n.first; })) {
     return Status::Invalid("--column '{}': unknown Kafka field '{}' (use partition, offset, timestamp, "
                            "timestamp_type, key, value or headers)", text, field);
   }
@@ -211,14 +210,10 @@ Result<Layout> ResolveLayout(const iceberg::TableMetadata& md, const Schema& sch
     if (!p) {
       return Status::NotFound("--column {}={}: the table has no column '{}'", field, column, column);
     }
-    if (field == "partition") l.partition = p;
-    else if (field == "offset") l.offset = p;
-    else if (field == "timestamp") l.timestamp = p;
-    else if (field == "timestamp_type") l.timestamp_type = p;
-    else if (field == "key") l.key = p;
-    else if (field == "value") { l.value = p; }
-    else if (field == "headers") {
-      l.headers = p;
+    for (const auto& [name, c] : l.KafkaColumns()) {
+      if (field == name) *c = p;
+    }
+    if (field == "headers") {
       l.header_shape = p->type->id == TypeId::kMap ? HeaderShape::kMap : HeaderShape::kListOfStructs;
     }
   }

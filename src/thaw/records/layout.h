@@ -3,6 +3,8 @@
 // Connect's Iceberg sink, plain row tables). See docs/layouts.md.
 #pragma once
 
+#include <array>
+#include <type_traits>
 #include <map>
 #include <optional>
 #include <string>
@@ -39,6 +41,25 @@ struct Layout {
   std::optional<ColumnPath> headers;
   HeaderShape header_shape = HeaderShape::kListOfStructs;
   std::vector<std::string> notes;            // fidelity caveats shown by `inspect`
+
+ private:
+  template <typename Self>
+  static auto ColumnsOf(Self& l) {
+    using Column = std::remove_reference_t<decltype((l.partition))>;  // const for a const Layout
+    return Named<Column>{{{"partition", &l.partition}, {"offset", &l.offset}, {"timestamp", &l.timestamp},
+                          {"timestamp_type", &l.timestamp_type}, {"key", &l.key}, {"value", &l.value},
+                          {"headers", &l.headers}}};
+  }
+
+ public:
+
+  // The seven Kafka fields with their columns, in the documented order
+  // (partition, offset, timestamp, timestamp_type, key, value, headers): the
+  // one list that --column, `inspect` and projection walk.
+  template <typename Column>
+  using Named = std::array<std::pair<const char*, Column*>, 7>;
+  Named<const std::optional<ColumnPath>> KafkaColumns() const { return ColumnsOf(*this); }
+  Named<std::optional<ColumnPath>> KafkaColumns() { return ColumnsOf(*this); }
 
   // All top-level field ids the reader must project.
   std::vector<int32_t> TopLevelIds() const;
