@@ -15,10 +15,7 @@ stamps="$root/.deps/stamps"
 die() { echo "[deps] java fixtures: FAILED: $*" >&2; exit 1; }
 
 [[ -f "$proj/pom.xml" ]] || die "missing $proj/pom.xml"
-command -v mvn >/dev/null 2>&1 || die "mvn not found (Debian package 'maven')"
-command -v java >/dev/null 2>&1 || die "java not found (need a JDK >= 17)"
-jv="$(java -XshowSettings:properties -version 2>&1 | sed -n 's/^ *java.specification.version = //p')"
-[[ "${jv%%.*}" =~ ^[0-9]+$ && "${jv%%.*}" -ge 17 ]] || die "need Java >= 17, found '${jv:-unknown}'"
+source "$here/require-jdk.sh"
 
 hash_inputs() {
   (cd "$proj" && { echo pom.xml; find src -type f | LC_ALL=C sort; } \

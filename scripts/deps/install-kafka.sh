@@ -16,10 +16,7 @@ stamps="$root/.deps/stamps"
 die() { echo "[deps] kafka: FAILED: $*" >&2; exit 1; }
 
 [[ -f "$pom" ]] || die "missing $pom"
-command -v mvn >/dev/null 2>&1 || die "mvn not found (Debian package 'maven')"
-command -v java >/dev/null 2>&1 || die "java not found (need a JDK >= 17)"
-jv="$(java -XshowSettings:properties -version 2>&1 | sed -n 's/^ *java.specification.version = //p')"
-[[ "${jv%%.*}" =~ ^[0-9]+$ && "${jv%%.*}" -ge 17 ]] || die "need Java >= 17, found '${jv:-unknown}'"
+source "$here/require-jdk.sh"
 
 want="$(sha256sum "$pom" | cut -c1-16)"
 have_jars() {
