@@ -131,11 +131,15 @@ class KafkaBroker:
     def create_topic(self, name: str, partitions: int = 1,
                      config: dict | None = None, timeout: float = 30.0) -> None:
         """Create a topic (replication factor 1) and wait until every
-        partition has a leader."""
+        partition has a leader. Like a topic a user prepares for a replay of
+        old records, it keeps them (retention.ms=-1) unless `config` says
+        otherwise: thaw replay refuses topics whose retention would delete
+        what it sends."""
         ck = _ck()
+        config = {"retention.ms": "-1", **(config or {})}
         nt = ck.admin.NewTopic(name, num_partitions=partitions,
                                replication_factor=1,
-                               config={k: str(v) for k, v in (config or {}).items()})
+                               config={k: str(v) for k, v in config.items()})
         fs = self.admin().create_topics([nt], operation_timeout=timeout,
                                         request_timeout=timeout)
         fs[name].result(timeout=timeout)

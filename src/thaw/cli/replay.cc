@@ -29,7 +29,11 @@ struct ReplayArgs {
   std::string partitioner = "same", link_headers = "on", job, checkpoint_topic = "thaw-replay-jobs";
   std::vector<std::string> props;
   bool create_topic = false, exactly_once = false, dry_run = false, status = false, quiet = false, json = false;
-  bool follow = false;
+  bool follow = false, force = false, verify = false;
+  std::vector<std::string> topic_configs;
+  std::string timestamps = "original";
+  double checkpoint_interval = 0;
+  int64_t checkpoint_bytes = 64ll << 20;
   std::optional<int32_t> target_partitions;
   int parallelism = 1;
   double poll_interval = 2.0;
@@ -108,14 +112,65 @@ Result<std::set<std::pair<int32_t, int64_t>>> ReadExclusions(const std::string& 
 
 std::string Mb(int64_t bytes) { return fmt::format("{:.1f} MB", bytes / 1e6); }
 
+nlohmann::ordered_json VerifyJson(const replay::VerifyResult& v) {
+  nlohmann::ordered_json j;
+  j["ok"] = v.ok;
+  j["against_table"] = v.against_table;
+  j["partitions"] = v.partitions;
+  j["records"] = v.records;
+  j["expected"] = v.expected;
+  j["missing"] = v.missing;
+  j["duplicates"] = v.duplicates;
+  j["out_of_order"] = v.out_of_order;
+  j["unexpected"] = v.unexpected;
+  j["first_problem"] = v.first_problem.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(v.first_problem);
+  return j;
+}
+
+void PrintVerify(const replay::VerifyResult& v, const std::string& topic) {
+  if (v.ok) {
+    std::printf("verify: ok: %lld records in %lld partitions of topic %s arrived exactly once and in order%s\n",
+                static_cast<long long>(v.records), static_cast<long long>(v.partitions), topic.c_str(),
+                v.against_table ? " (checked against the table)" : " (order and duplicates; no table given)");
+  } else {
+    std::printf("verify: FAILED for topic %s: %lld missing, %lld duplicates, %lld out of order, %lld unexpected; "
+                "first: %s\n", topic.c_str(), static_cast<long long>(v.missing), static_cast<long long>(v.duplicates),
+                static_cast<long long>(v.out_of_order), static_cast<long long>(v.unexpected), v.first_problem.c_str());
+  }
+}
+
+Status VerifyFailed(const replay::VerifyResult& v, const std::string& topic) {
+  return Status::IOError("verify: topic '{}' does not hold the job's records exactly once and in order ({} missing, "
+                         "{} duplicates, {} out of order, {} unexpected; first: {})", topic, v.missing, v.duplicates,
+                         v.out_of_order, v.unexpected, v.first_problem);
+}
+
 Status RunReplayCommand(const ReplayArgs& a) {
   if (a.brokers.empty()) return Status::Invalid("--brokers HOST:PORT is required");
-  if (a.topic.empty() && !a.status) return Status::Invalid("--topic TARGET is required");
+  if (a.topic.empty() && !a.status && !(a.verify && !a.job.empty())) return Status::Invalid("--topic TARGET is required");
   replay::ReplayOptions o;
   o.kafka.brokers = a.brokers;
   for (const auto& p : a.props) RETURN_NOT_OK(replay::ParseProperty(p, &o.kafka.properties));
   o.checkpoint_topic = a.checkpoint_topic;
   o.job = a.job;
+  const bool have_table = !a.table.table.empty() || !a.table.metadata.empty();
+  if (a.verify && !have_table) {
+    // Without the table: order, duplicates and the checkpoint's count.
+    if (a.job.empty()) return Status::Invalid("--verify without --table needs --job NAME (or give the table)");
+    ASSIGN_OR_RAISE(auto cp, replay::LoadCheckpoint(o.kafka, o.checkpoint_topic, a.job, o.timeout_ms));
+    if (!cp) return Status::NotFound("job '{}' has no checkpoint in topic '{}' on '{}'", a.job, o.checkpoint_topic, a.brokers);
+    if (!cp->complete) {
+      return Status::Invalid("job '{}' is not complete (state in progress): rerun it, then verify", a.job);
+    }
+    o.topic = a.topic.empty() ? cp->topic : a.topic;
+    ASSIGN_OR_RAISE(auto v, replay::VerifyReplay(nullptr, cp->table, o, cp->records));
+    if (a.json) {
+      std::printf("%s\n", VerifyJson(v).dump().c_str());
+    } else {
+      PrintVerify(v, o.topic);
+    }
+    return v.ok ? Status::OK() : VerifyFailed(v, o.topic);
+  }
   if (a.status) {
     if (a.job.empty()) return Status::Invalid("--status needs --job NAME");
     ASSIGN_OR_RAISE(auto cp, replay::LoadCheckpoint(o.kafka, o.checkpoint_topic, a.job, o.timeout_ms));
@@ -148,6 +203,28 @@ Status RunReplayCommand(const ReplayArgs& a) {
   o.rate_mb_per_s = a.rate;
   if (a.checkpoint_every <= 0) return Status::Invalid("--checkpoint-every must be positive");
   o.checkpoint_every = a.checkpoint_every;
+  if (a.checkpoint_interval < 0) return Status::Invalid("--checkpoint-interval must not be negative");
+  o.checkpoint_interval_ms = static_cast<int64_t>(a.checkpoint_interval * 1000);
+  if (a.checkpoint_bytes <= 0) return Status::Invalid("--checkpoint-bytes must be positive");
+  o.checkpoint_bytes = a.checkpoint_bytes;
+  for (const auto& c : a.topic_configs) {
+    auto eq = c.find('=');
+    if (eq == std::string::npos || eq == 0) {
+      return Status::Invalid("--topic-config '{}' is not key=value (a topic config, e.g. retention.ms=-1)", c);
+    }
+    o.topic_configs[c.substr(0, eq)] = c.substr(eq + 1);
+  }
+  if (!o.topic_configs.empty() && !a.create_topic) {
+    return Status::Invalid("--topic-config applies to a topic made by --create-topic; change an existing topic's "
+                           "configs with kafka-configs --alter");
+  }
+  o.force = a.force;
+  if (a.timestamps == "original") o.timestamps = replay::TimestampMode::kOriginal;
+  else if (a.timestamps == "now") o.timestamps = replay::TimestampMode::kNow;
+  else return Status::Invalid("--timestamps '{}': use original or now", a.timestamps);
+  o.verify = a.verify;
+  if (a.verify && a.follow) return Status::Invalid("--verify checks a finished job; a --follow job never finishes");
+  if (a.verify && a.link_headers == "off") return Status::Invalid("--verify needs the link headers (--link-headers on)");
   RETURN_NOT_OK(a.table.Apply(&o.read));
   // The range, canonically: a job resumes only with the same one.
   std::vector<std::string> range;
@@ -174,6 +251,7 @@ Status RunReplayCommand(const ReplayArgs& a) {
   o.reload = [&a]() { return a.table.Load(); };
   o.stop = &g_stop;
   o.report = [](const std::string& msg) { std::fprintf(stderr, "thaw replay: note: %s\n", msg.c_str()); };
+
   std::signal(SIGINT, OnSignal);
   std::signal(SIGTERM, OnSignal);
   ASSIGN_OR_RAISE(auto table, a.table.Load());
@@ -213,9 +291,14 @@ Status RunReplayCommand(const ReplayArgs& a) {
     j["excluded"] = sum.excluded;
     j["filtered"] = sum.filtered;
     j["seconds"] = sum.seconds;
+    j["redone"] = sum.redone;
+    j["duplicate_offsets"] = sum.duplicate_offsets;
+    j["duplicates_differing"] = sum.duplicates_differing;
+    j["warnings"] = sum.warnings;
     nlohmann::ordered_json next = nlohmann::ordered_json::object();
     for (const auto& [p, off] : sum.next_offsets) next[std::to_string(p)] = off;
     j["next_offsets"] = next;
+    if (sum.verify) j["verify"] = VerifyJson(*sum.verify);
     std::printf("%s\n", j.dump().c_str());
   } else {  // the summary line is printed even with --quiet (which only hides progress)
     if (sum.already_complete) {
@@ -227,9 +310,16 @@ Status RunReplayCommand(const ReplayArgs& a) {
                   static_cast<long long>(sum.snapshot_id), sum.topic.c_str(), sum.seconds,
                   sum.seconds > 0 ? sum.bytes / sum.seconds / 1e6 : 0.0, sum.resumed ? " (resumed job)" : "",
                   sum.excluded ? fmt::format(", {} excluded", sum.excluded).c_str() : "");
+      if (sum.duplicate_offsets > 0) {
+        std::printf("%lld duplicate offsets in the table (%lld with differing contents); one copy of each was "
+                    "replayed (docs/replay.md)\n", static_cast<long long>(sum.duplicate_offsets),
+                    static_cast<long long>(sum.duplicates_differing));
+      }
       if (g_stop.load()) std::printf("stopped by signal; the job can be resumed with the same command\n");
     }
+    if (sum.verify) PrintVerify(*sum.verify, sum.topic);
   }
+  if (sum.verify && !sum.verify->ok) return VerifyFailed(*sum.verify, sum.topic);
   return Status::OK();
 }
 
@@ -251,6 +341,19 @@ void RegisterReplay(CLI::App* app, int* exit_code) {
   cmd->add_option("--partitioner", a->partitioner, "same (p -> p), key (Java client's murmur2), random");
   cmd->add_flag("--create-topic", a->create_topic, "Create the target topic if missing");
   cmd->add_option("--target-partitions", a->target_partitions, "Partitions for --create-topic");
+  cmd->add_option("--topic-config", a->topic_configs,
+                  "Config of the topic --create-topic makes, key=value (repeatable; default retention.ms=-1 "
+                  "retention.bytes=-1: keep everything)");
+  cmd->add_flag("--force", a->force,
+                "Replay even where the target topic's retention would delete, or LogAppendTime rewrite, what is sent");
+  cmd->add_option("--timestamps", a->timestamps,
+                  "original (default) or now (produce time; the original in a thaw.source.timestamp header)");
+  cmd->add_flag("--verify", a->verify,
+                "After the job, read the topic back (read_committed) and check every source offset arrived once, "
+                "in order; with --job on a finished job, only verify");
+  cmd->add_option("--checkpoint-interval", a->checkpoint_interval,
+                  "Seconds between checkpoints/commits (default: a quarter of transaction.timeout.ms, at most 10)");
+  cmd->add_option("--checkpoint-bytes", a->checkpoint_bytes, "Bytes per checkpoint / transaction (default 64 MiB)");
   cmd->add_option("-X", a->props, "librdkafka property name=value (repeatable)");
   cmd->add_option("--job", a->job, "Resumable job name (progress kept in the target cluster)");
   cmd->add_option("--checkpoint-topic", a->checkpoint_topic, "Topic holding job checkpoints");

@@ -23,6 +23,7 @@ enum class StatusCode : int {
   kUnsupported,       // valid input using a feature Thaw does not implement
   kIOError,           // the OS or network failed
   kCommitConflict,    // optimistic commit lost a race
+  kAborted,           // work not proven durable (aborted transaction, unproven delivery): redo it from the last commit
   kInternal,          // a bug in Thaw
 };
 
@@ -53,6 +54,10 @@ class [[nodiscard]] Status {
   template <typename... Args>
   static Status IOError(fmt::format_string<Args...> f, Args&&... args) {
     return {StatusCode::kIOError, fmt::format(f, std::forward<Args>(args)...)};
+  }
+  template <typename... Args>
+  static Status Aborted(fmt::format_string<Args...> f, Args&&... args) {
+    return {StatusCode::kAborted, fmt::format(f, std::forward<Args>(args)...)};
   }
   template <typename... Args>
   static Status Internal(fmt::format_string<Args...> f, Args&&... args) {

@@ -108,6 +108,7 @@ struct RecordReader::Impl {
   std::optional<int32_t> last_partition;
   std::optional<int64_t> last_offset;
   int64_t plain_counter = 0;  // plain layout only; clusters then decode one at a time
+  DuplicateStats dups;
 
   const iceberg::Schema& schema() const { return table->metadata.current_schema(); }
   // Units of the timestamp column per Kafka millisecond (long columns are ms).
@@ -149,6 +150,35 @@ int64_t RecordReader::planned_records() const {
   return n;
 }
 
+const DuplicateStats& RecordReader::duplicate_stats() const { return impl_->dups; }
+
+int64_t RecordReader::planned_file_bytes() const {
+  int64_t n = 0;
+  for (const auto& t : impl_->tasks) n += t.task.file->file_size;
+  return n;
+}
+
+std::optional<std::pair<int64_t, int64_t>> RecordReader::planned_timestamp_range_ms() const {
+  const Impl& s = *impl_;
+  if (!s.layout.timestamp || s.tasks.empty()) return std::nullopt;
+  const int32_t id = s.layout.timestamp->field_id();
+  const int64_t units = s.TimestampUnitsPerMs();
+  int64_t lo = kMax, hi = kMin;
+  for (const auto& t : s.tasks) {
+    const DataFile& f = *t.task.file;
+    auto l = f.lower_bounds.find(id), h = f.upper_bounds.find(id);
+    if (l == f.lower_bounds.end() || h == f.upper_bounds.end()) return std::nullopt;
+    auto lv = iceberg::DecodeIntegerBound(l->second), hv = iceberg::DecodeIntegerBound(h->second);
+    if (!lv || !hv) return std::nullopt;
+    // Floor / ceiling to whole milliseconds.
+    int64_t lms = *lv / units - ((*lv % units) < 0 ? 1 : 0);
+    int64_t hms = *hv / units + ((*hv % units) > 0 ? 1 : 0);
+    lo = std::min(lo, lms);
+    hi = std::max(hi, hms);
+  }
+  return std::make_pair(lo, hi);
+}
+
 Result<std::unique_ptr<RecordReader>> RecordReader::Make(std::shared_ptr<const storage::Table> table,
                                                          ReadOptions options) {
   auto impl = std::make_unique<Impl>();
@@ -187,6 +217,7 @@ Status RecordReader::Impl::Plan() {
   std::vector<int32_t> keep;
   if (layout.offset) keep.push_back(layout.offset->field_id());
   if (layout.partition) keep.push_back(layout.partition->field_id());
+  if (layout.timestamp) keep.push_back(layout.timestamp->field_id());
   scan.KeepMetricsFor(keep);
   if (opt.only_added_in) scan.OnlyAddedIn(*opt.only_added_in);
   ASSIGN_OR_RAISE(auto planned, scan.PlanFiles());
@@ -724,7 +755,15 @@ Result<bool> RecordReader::Next(RecordBatch* out) {
       auto& recs = s.current->records;
       size_t w = 0;
       for (size_t r = 0; r < recs.size(); ++r) {
-        if (s.last_offset && recs[r].offset <= *s.last_offset) continue;
+        if (s.last_offset && recs[r].offset <= *s.last_offset) {
+          ++s.dups.duplicates;
+          if (w > 0 && recs[w - 1].offset == recs[r].offset &&
+              (recs[w - 1].key != recs[r].key || recs[w - 1].value != recs[r].value ||
+               recs[w - 1].timestamp_ms != recs[r].timestamp_ms)) {
+            ++s.dups.differing;
+          }
+          continue;
+        }
         s.last_offset = recs[r].offset;
         recs[w++] = recs[r];
       }

@@ -47,6 +47,13 @@ struct ReadOptions {
   size_t read_ahead = 2;
 };
 
+// Rows sharing a (partition, offset) with another row of the read: one of
+// them is yielded; `differing` counts those whose contents differ from it.
+struct DuplicateStats {
+  int64_t duplicates = 0;
+  int64_t differing = 0;
+};
+
 class RecordReader {
  public:
   static Result<std::unique_ptr<RecordReader>> Make(std::shared_ptr<const storage::Table> table,
@@ -60,6 +67,12 @@ class RecordReader {
   // Sum of the planned data files' record counts (an upper bound of what a
   // read yields: ranges, deletes and other partitions are not subtracted).
   int64_t planned_records() const;
+  // The planned data files' timestamp bounds in ms (column metrics), when
+  // every planned file has them; and the files' total size in bytes.
+  std::optional<std::pair<int64_t, int64_t>> planned_timestamp_range_ms() const;
+  int64_t planned_file_bytes() const;
+  // Duplicate offsets met so far.
+  const DuplicateStats& duplicate_stats() const;
   // Partitions the plan may contain, ascending.
   std::vector<int32_t> partitions() const;
 

@@ -38,6 +38,74 @@ Status BrokerError(const std::string& brokers, rd_kafka_resp_err_t err, const st
   return Status::IOError("Kafka '{}': {}: {}", brokers, what, rd_kafka_err2str(err));
 }
 
+// Delivery failures that resending (after aborting the transaction, or from
+// the last checkpoint) can repair: the cluster was briefly unavailable or the
+// record's fate is unknown.
+bool IsRedoable(rd_kafka_resp_err_t err) {
+  switch (err) {
+    case RD_KAFKA_RESP_ERR__MSG_TIMED_OUT:
+    case RD_KAFKA_RESP_ERR__TIMED_OUT:
+    case RD_KAFKA_RESP_ERR__TRANSPORT:
+    case RD_KAFKA_RESP_ERR__PURGE_QUEUE:
+    case RD_KAFKA_RESP_ERR__PURGE_INFLIGHT:
+    case RD_KAFKA_RESP_ERR__STATE:
+    case RD_KAFKA_RESP_ERR_NOT_ENOUGH_REPLICAS:
+    case RD_KAFKA_RESP_ERR_NOT_ENOUGH_REPLICAS_AFTER_APPEND:
+    case RD_KAFKA_RESP_ERR_NOT_LEADER_FOR_PARTITION:
+    case RD_KAFKA_RESP_ERR_LEADER_NOT_AVAILABLE:
+    case RD_KAFKA_RESP_ERR_REQUEST_TIMED_OUT:
+    case RD_KAFKA_RESP_ERR_OUT_OF_ORDER_SEQUENCE_NUMBER:
+    case RD_KAFKA_RESP_ERR_UNKNOWN_PRODUCER_ID:
+    case RD_KAFKA_RESP_ERR_KAFKA_STORAGE_ERROR:
+    case RD_KAFKA_RESP_ERR_NETWORK_EXCEPTION:
+    case RD_KAFKA_RESP_ERR_FENCED_LEADER_EPOCH:
+    case RD_KAFKA_RESP_ERR_UNKNOWN_LEADER_EPOCH:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// A CreateTime of 0. librdkafka's produce API reads a timestamp of 0 as
+// "stamp the current time" and offers no other way to send 0. Thaw sends 1
+// and, in an on_send interceptor (run synchronously inside producev, on the
+// producing thread, before the record is queued), sets the record's
+// timestamp field to 0. The field is found by its value and confirmed
+// through the public rd_kafka_message_timestamp(); if it cannot be, Produce
+// fails instead of sending a wrong time.
+thread_local bool t_zero_pending = false;
+thread_local bool t_zero_done = false;
+
+rd_kafka_resp_err_t ZeroTimestampOnSend(rd_kafka_t*, rd_kafka_message_t* m, void*) {
+  if (!t_zero_pending) return RD_KAFKA_RESP_ERR_NO_ERROR;
+  t_zero_pending = false;
+  auto* base = reinterpret_cast<unsigned char*>(m);
+  // librdkafka's message object starts with the public rd_kafka_message_t;
+  // its timestamp follows within a few fields.
+  for (size_t off = sizeof(rd_kafka_message_t); off < sizeof(rd_kafka_message_t) + 96; off += alignof(int64_t)) {
+    int64_t v = 0;
+    std::memcpy(&v, base + off, sizeof v);
+    if (v != 1) continue;
+    const int64_t zero = 0;
+    std::memcpy(base + off, &zero, sizeof zero);
+    if (rd_kafka_message_timestamp(m, nullptr) == 0) {
+      t_zero_done = true;
+      return RD_KAFKA_RESP_ERR_NO_ERROR;
+    }
+    std::memcpy(base + off, &v, sizeof v);  // not the timestamp: restore
+  }
+  return RD_KAFKA_RESP_ERR_NO_ERROR;
+}
+
+rd_kafka_resp_err_t InstallInterceptors(rd_kafka_t* rk, const rd_kafka_conf_t*, void*, char*, size_t) {
+  return rd_kafka_interceptor_add_on_send(rk, "thaw-zero-timestamp", ZeroTimestampOnSend, nullptr);
+}
+
+bool IsFencing(rd_kafka_resp_err_t err) {
+  return err == RD_KAFKA_RESP_ERR__FENCED || err == RD_KAFKA_RESP_ERR_PRODUCER_FENCED ||
+         err == RD_KAFKA_RESP_ERR_INVALID_PRODUCER_EPOCH || err == RD_KAFKA_RESP_ERR_INVALID_TXN_STATE;
+}
+
 }  // namespace
 
 Status ParseProperty(const std::string& text, std::map<std::string, std::string>* out) {
@@ -71,6 +139,13 @@ Result<std::unique_ptr<KafkaProducer>> KafkaProducer::Make(const KafkaConfig& co
   };
   if (!transactional_id.empty()) props["transactional.id"] = transactional_id;
   for (const auto& [k, v] : config.properties) props[k] = v;
+  if (auto it = props.find("transaction.timeout.ms"); it != props.end()) {
+    try {
+      p->transaction_timeout_ms_ = std::stoll(it->second);
+    } catch (const std::exception&) {
+      return fail(Status::Invalid("-X transaction.timeout.ms={} is not a number of milliseconds", it->second));
+    }
+  }
   for (const auto& [k, v] : props) {
     Status st = Configure(conf, k, v);
     if (!st.ok()) return fail(st);
@@ -79,6 +154,7 @@ Result<std::unique_ptr<KafkaProducer>> KafkaProducer::Make(const KafkaConfig& co
     OnDelivery(rk, m, opaque);
   });
   rd_kafka_conf_set_opaque(conf, p.get());
+  rd_kafka_conf_interceptor_add_on_new(conf, "thaw", InstallInterceptors, nullptr);
   char err[512];
   p->rk_ = rd_kafka_new(RD_KAFKA_PRODUCER, conf, err, sizeof(err));
   if (!p->rk_) return fail(Status::Invalid("cannot create Kafka producer: {}", err));
@@ -95,16 +171,25 @@ KafkaProducer::~KafkaProducer() {
 void KafkaProducer::OnDelivery(rd_kafka_s* rk, const void* msg_ptr, void* opaque) {
   auto* self = static_cast<KafkaProducer*>(opaque);
   const auto* m = static_cast<const rd_kafka_message_t*>(msg_ptr);
-  if (m->err == RD_KAFKA_RESP_ERR_NO_ERROR) {
-    self->acked_.fetch_add(1);
-    self->acked_bytes_.fetch_add(static_cast<int64_t>(m->len + m->key_len));
-    return;
-  }
   // The opaque packs the source partition (16 bits) and offset (48 bits).
   const auto packed = reinterpret_cast<uintptr_t>(m->_private);
   const int32_t sp = static_cast<int32_t>(packed >> 48);
   const int64_t so = static_cast<int64_t>(packed & ((uint64_t{1} << 48) - 1));
   const std::string topic = rd_kafka_topic_name(m->rkt);
+  if (m->err == RD_KAFKA_RESP_ERR_NO_ERROR) {
+    if (m->offset >= 0) {
+      self->acked_.fetch_add(1);
+      self->acked_bytes_.fetch_add(static_cast<int64_t>(m->len + m->key_len));
+      return;
+    }
+    // librdkafka reports a batch as delivered when a later batch to the same
+    // partition succeeded ("implicit acknowledgement", e.g. after a leader
+    // change) without the broker ever confirming it: no offset, no proof.
+    self->RecordFailure(Status::Aborted(
+        "delivery to topic '{}' partition {} of source partition {} offset {} was reported without an offset "
+        "(implicitly acknowledged after a leader change): not proven written", topic, m->partition, sp, so));
+    return;
+  }
   Status st;
   if (m->err == RD_KAFKA_RESP_ERR_MSG_SIZE_TOO_LARGE || m->err == RD_KAFKA_RESP_ERR_RECORD_LIST_TOO_LARGE) {
     st = Status::Invalid("record from source partition {} offset {} ({} bytes) is larger than the broker accepts "
@@ -117,6 +202,12 @@ void KafkaProducer::OnDelivery(rd_kafka_s* rk, const void* msg_ptr, void* opaque
   } else if (m->err == RD_KAFKA_RESP_ERR_TOPIC_AUTHORIZATION_FAILED) {
     st = Status::Invalid("not authorised to write to topic '{}' on '{}': grant the principal Write and Describe",
                          topic, self->brokers_);
+  } else if (IsFencing(m->err)) {
+    st = self->Fenced(fmt::format("delivery to topic '{}' partition {} of source partition {} offset {} failed: {}",
+                                  topic, m->partition, sp, so, rd_kafka_err2str(m->err)));
+  } else if (IsRedoable(m->err)) {
+    st = Status::Aborted("delivery to topic '{}' partition {} failed for source partition {} offset {}: {}", topic,
+                         m->partition, sp, so, rd_kafka_err2str(m->err));
   } else {
     st = Status::IOError("delivery to topic '{}' partition {} failed for source partition {} offset {}: {}", topic,
                          m->partition, sp, so, rd_kafka_err2str(m->err));
@@ -132,6 +223,64 @@ void KafkaProducer::RecordFailure(Status st) {
 Status KafkaProducer::DeliveryStatus() const {
   std::lock_guard<std::mutex> lock(mu_);
   return first_error_;
+}
+
+void KafkaProducer::ResetDeliveryStatus() {
+  std::lock_guard<std::mutex> lock(mu_);
+  first_error_ = Status::OK();
+}
+
+Status KafkaProducer::FatalError() const {
+  char err[512];
+  rd_kafka_resp_err_t code = rd_kafka_fatal_error(rk_, err, sizeof(err));
+  if (code == RD_KAFKA_RESP_ERR_NO_ERROR) return Status::OK();
+  return Status::IOError("Kafka producer on '{}' failed fatally: {} ({})", brokers_, err, rd_kafka_err2name(code));
+}
+
+Result<int32_t> KafkaProducer::BrokerCount(int timeout_ms) {
+  const rd_kafka_metadata_t* md = nullptr;
+  rd_kafka_resp_err_t err = rd_kafka_metadata(rk_, 0, nullptr, &md, timeout_ms);
+  if (err != RD_KAFKA_RESP_ERR_NO_ERROR) return BrokerError(brokers_, err, "cluster metadata");
+  int32_t n = md->broker_cnt;
+  rd_kafka_metadata_destroy(md);
+  return n;
+}
+
+Result<std::map<std::string, std::string>> KafkaProducer::DescribeTopicConfigs(const std::string& topic,
+                                                                              int timeout_ms) {
+  rd_kafka_ConfigResource_t* res = rd_kafka_ConfigResource_new(RD_KAFKA_RESOURCE_TOPIC, topic.c_str());
+  rd_kafka_queue_t* q = rd_kafka_queue_new(rk_);
+  rd_kafka_DescribeConfigs(rk_, &res, 1, nullptr, q);
+  rd_kafka_event_t* ev = rd_kafka_queue_poll(q, timeout_ms);
+  std::map<std::string, std::string> out;
+  Status st;
+  if (!ev) {
+    st = BrokerError(brokers_, RD_KAFKA_RESP_ERR__TIMED_OUT, "configs of topic " + topic);
+  } else if (rd_kafka_event_error(ev)) {
+    st = BrokerError(brokers_, rd_kafka_event_error(ev), "configs of topic " + topic);
+  } else {
+    const rd_kafka_DescribeConfigs_result_t* r = rd_kafka_event_DescribeConfigs_result(ev);
+    size_t n = 0;
+    const rd_kafka_ConfigResource_t** rs = rd_kafka_DescribeConfigs_result_resources(r, &n);
+    for (size_t i = 0; i < n && st.ok(); ++i) {
+      if (rd_kafka_ConfigResource_error(rs[i]) != RD_KAFKA_RESP_ERR_NO_ERROR) {
+        st = BrokerError(brokers_, rd_kafka_ConfigResource_error(rs[i]), "configs of topic " + topic);
+        break;
+      }
+      size_t m = 0;
+      const rd_kafka_ConfigEntry_t** entries = rd_kafka_ConfigResource_configs(rs[i], &m);
+      for (size_t k = 0; k < m; ++k) {
+        if (rd_kafka_ConfigEntry_is_sensitive(entries[k])) continue;
+        const char* v = rd_kafka_ConfigEntry_value(entries[k]);
+        out[rd_kafka_ConfigEntry_name(entries[k])] = v ? v : "";
+      }
+    }
+  }
+  if (ev) rd_kafka_event_destroy(ev);
+  rd_kafka_queue_destroy(q);
+  rd_kafka_ConfigResource_destroy(res);
+  if (!st.ok()) return st;
+  return out;
 }
 
 void KafkaProducer::Poll(int timeout_ms) { rd_kafka_poll(rk_, timeout_ms); }
@@ -155,10 +304,10 @@ Result<TopicInfo> KafkaProducer::DescribeTopic(const std::string& topic, int tim
   return info;
 }
 
-Status KafkaProducer::CreateTopic(const std::string& topic, int32_t partitions,
+Status KafkaProducer::CreateTopic(const std::string& topic, int32_t partitions, int32_t replication_factor,
                                   const std::map<std::string, std::string>& configs, int timeout_ms) {
   char err[512];
-  rd_kafka_NewTopic_t* nt = rd_kafka_NewTopic_new(topic.c_str(), partitions, -1, err, sizeof(err));
+  rd_kafka_NewTopic_t* nt = rd_kafka_NewTopic_new(topic.c_str(), partitions, replication_factor, err, sizeof(err));
   if (!nt) return Status::Invalid("cannot create topic '{}': {}", topic, err);
   for (const auto& [k, v] : configs) rd_kafka_NewTopic_set_config(nt, k.c_str(), v.c_str());
   rd_kafka_queue_t* q = rd_kafka_queue_new(rk_);
@@ -188,7 +337,7 @@ Status KafkaProducer::CreateTopic(const std::string& topic, int32_t partitions,
 }
 
 Status KafkaProducer::Produce(const std::string& topic, int32_t partition, const records::Record& r,
-                              std::span<const records::Header> headers, std::span<const ExtraHeader> extra,
+                              int64_t timestamp_ms, std::span<const records::Header> headers, std::span<const ExtraHeader> extra,
                               int32_t source_partition, int64_t source_offset) {
   rd_kafka_headers_t* hdrs = rd_kafka_headers_new(headers.size() + extra.size());
   for (const auto& h : headers) {
@@ -210,14 +359,28 @@ Status KafkaProducer::Produce(const std::string& topic, int32_t partition, const
   const void* value = r.value ? (r.value->data() ? r.value->data() : "") : nullptr;
   const size_t key_len = r.key ? r.key->size() : 0;
   const size_t value_len = r.value ? r.value->size() : 0;
-  const int64_t timestamp = r.timestamp_ms >= 0 ? r.timestamp_ms : 0;
+  // librdkafka: 0 = stamp the produce time. A real 0 goes out as 1, set to 0
+  // by the on_send interceptor (ZeroTimestampOnSend).
+  const bool zero = timestamp_ms == 0;
+  const int64_t timestamp = zero ? 1 : timestamp_ms > 0 ? timestamp_ms : 0;
   while (true) {
+    t_zero_pending = zero;
+    t_zero_done = false;
     rd_kafka_resp_err_t err = rd_kafka_producev(
         rk_, RD_KAFKA_V_TOPIC(topic.c_str()), RD_KAFKA_V_PARTITION(partition),
         RD_KAFKA_V_KEY(const_cast<void*>(key), key_len), RD_KAFKA_V_VALUE(const_cast<void*>(value), value_len),
         RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_TIMESTAMP(timestamp), RD_KAFKA_V_HEADERS(hdrs),
         RD_KAFKA_V_OPAQUE(reinterpret_cast<void*>(packed)), RD_KAFKA_V_END);
-    if (err == RD_KAFKA_RESP_ERR_NO_ERROR) return Status::OK();
+    t_zero_pending = false;
+    if (err == RD_KAFKA_RESP_ERR_NO_ERROR) {
+      if (zero && !t_zero_done) {
+        return Status::Unsupported("record from source partition {} offset {} has timestamp 0, which this librdkafka "
+                                   "build cannot send (it was queued with timestamp 1 ms): replay with --timestamps "
+                                   "now to keep the original in a thaw.source.timestamp header", source_partition,
+                                   source_offset);
+      }
+      return Status::OK();
+    }
     if (err == RD_KAFKA_RESP_ERR__QUEUE_FULL) {
       rd_kafka_poll(rk_, 50);
       continue;
@@ -258,43 +421,99 @@ Status KafkaProducer::Flush(int timeout_ms) {
   return Status::OK();
 }
 
+Status KafkaProducer::Fenced(const std::string& what) const {
+  return Status::IOError(
+      "Kafka transaction on '{}': {}: the broker aborted this producer's transaction. Either it stayed open longer "
+      "than transaction.timeout.ms ({} ms) -- Thaw commits every --checkpoint-interval / --checkpoint-every / "
+      "--checkpoint-bytes, so lower those or raise -X transaction.timeout.ms -- or another process with the same "
+      "transactional id (the same --job) took over and fenced this one",
+      brokers_, what, transaction_timeout_ms_);
+}
+
 Status KafkaProducer::TxnError(const char* what, void* error_ptr) {
   auto* error = static_cast<rd_kafka_error_t*>(error_ptr);
-  std::string msg = rd_kafka_error_string(error);
-  rd_kafka_resp_err_t code = rd_kafka_error_code(error);
+  const std::string msg = rd_kafka_error_string(error);
+  const rd_kafka_resp_err_t code = rd_kafka_error_code(error);
+  const bool abortable = rd_kafka_error_txn_requires_abort(error);
+  const bool fatal = rd_kafka_error_is_fatal(error);
+  const bool retriable = rd_kafka_error_is_retriable(error);
   rd_kafka_error_destroy(error);
+  if (IsFencing(code) || (fatal && code == RD_KAFKA_RESP_ERR__FENCED)) {
+    return Fenced(fmt::format("{} failed: {} ({})", what, msg, rd_kafka_err2name(code)));
+  }
+  if (abortable && !fatal) {
+    return Status::Aborted("Kafka transaction on '{}': {} failed: {} ({}); the transaction is aborted and redone",
+                           brokers_, what, msg, rd_kafka_err2name(code));
+  }
+  if (retriable) {
+    return Status::IOError("Kafka transaction on '{}': {} still failing after {} s of retries: {} ({}): the "
+                           "transaction coordinator is unavailable", brokers_, what, retry_budget_ms_ / 1000, msg,
+                           rd_kafka_err2name(code));
+  }
   if (code == RD_KAFKA_RESP_ERR__TRANSPORT || code == RD_KAFKA_RESP_ERR__TIMED_OUT) {
     return BrokerError(brokers_, code, what);
   }
-  return Status::IOError("Kafka transaction on '{}': {}: {}", brokers_, what, msg);
+  return Status::IOError("Kafka transaction on '{}': {}: {} ({})", brokers_, what, msg, rd_kafka_err2name(code));
+}
+
+template <typename Fn>
+Status KafkaProducer::TxnCall(const char* what, Fn&& fn) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(retry_budget_ms_);
+  int backoff_ms = 100;
+  while (true) {
+    rd_kafka_error_t* e = fn();
+    if (!e) return Status::OK();
+    if (rd_kafka_error_is_retriable(e) && !rd_kafka_error_txn_requires_abort(e) && !rd_kafka_error_is_fatal(e) &&
+        std::chrono::steady_clock::now() + std::chrono::milliseconds(backoff_ms) < deadline) {
+      rd_kafka_error_destroy(e);
+      std::this_thread::sleep_for(std::chrono::milliseconds(backoff_ms));
+      backoff_ms = std::min(backoff_ms * 2, 2000);
+      continue;
+    }
+    return TxnError(what, e);
+  }
 }
 
 Status KafkaProducer::InitTransactions(int timeout_ms) {
-  if (rd_kafka_error_t* e = rd_kafka_init_transactions(rk_, timeout_ms)) return TxnError("init transactions", e);
-  return Status::OK();
+  return TxnCall("init transactions", [&] { return rd_kafka_init_transactions(rk_, timeout_ms); });
 }
 Status KafkaProducer::BeginTransaction() {
-  if (rd_kafka_error_t* e = rd_kafka_begin_transaction(rk_)) return TxnError("begin transaction", e);
-  return Status::OK();
+  return TxnCall("begin transaction", [&] { return rd_kafka_begin_transaction(rk_); });
 }
 Status KafkaProducer::CommitTransaction(int timeout_ms) {
-  if (rd_kafka_error_t* e = rd_kafka_commit_transaction(rk_, timeout_ms)) {
-    // A failed delivery explains a failed commit better than the commit does.
-    Status delivery = DeliveryStatus();
-    Status txn = TxnError("commit transaction", e);
-    return delivery.ok() ? txn : delivery;
+  // Every record of the transaction must be proven written before the commit:
+  // librdkafka would commit past a record it counted as implicitly
+  // acknowledged. Flush, check, then commit.
+  rd_kafka_flush(rk_, timeout_ms);
+  Status delivery = DeliveryStatus();
+  if (!delivery.ok()) return delivery;
+  if (rd_kafka_outq_len(rk_) > 0) {
+    return Status::Aborted("records were still unacknowledged by '{}' after {} ms; the transaction is aborted and "
+                           "redone", brokers_, timeout_ms);
   }
-  return DeliveryStatus();
+  Status st = TxnCall("commit transaction", [&] { return rd_kafka_commit_transaction(rk_, timeout_ms); });
+  if (!st.ok()) {
+    // A failed delivery explains a failed commit better than the commit does.
+    delivery = DeliveryStatus();
+    if (!delivery.ok()) return delivery;
+  }
+  return st;
 }
 Status KafkaProducer::AbortTransaction(int timeout_ms) {
-  if (rd_kafka_error_t* e = rd_kafka_abort_transaction(rk_, timeout_ms)) return TxnError("abort transaction", e);
+  RETURN_NOT_OK(TxnCall("abort transaction", [&] { return rd_kafka_abort_transaction(rk_, timeout_ms); }));
+  // Serve the delivery reports of the purged records, then forget them: the
+  // aborted transaction is redone from the last commit.
+  for (int i = 0; i < 100 && rd_kafka_outq_len(rk_) > 0; ++i) rd_kafka_poll(rk_, 10);
+  rd_kafka_poll(rk_, 0);
+  ResetDeliveryStatus();
   return Status::OK();
 }
 
-Result<std::vector<TopicRecord>> ReadWholeTopic(const KafkaConfig& config, const std::string& topic, int timeout_ms) {
+Status ScanTopic(const KafkaConfig& config, const std::string& topic, int timeout_ms,
+                 const std::function<Status(const TopicMessage&)>& fn) {
   rd_kafka_conf_t* conf = rd_kafka_conf_new();
   std::map<std::string, std::string> props = {
-      {"bootstrap.servers", config.brokers}, {"group.id", "thaw-checkpoint-reader"},
+      {"bootstrap.servers", config.brokers}, {"group.id", "thaw-reader"},
       {"enable.auto.commit", "false"},       {"isolation.level", "read_committed"},
       {"enable.partition.eof", "true"},      {"auto.offset.reset", "earliest"},
       {"allow.auto.create.topics", "false"}, {"log_level", "3"}};
@@ -318,7 +537,6 @@ Result<std::vector<TopicRecord>> ReadWholeTopic(const KafkaConfig& config, const
     rd_kafka_conf_destroy(conf);
     return Status::Invalid("cannot create Kafka consumer: {}", err);
   }
-  std::vector<TopicRecord> out;
   Status status;
   rd_kafka_topic_t* rkt = rd_kafka_topic_new(rk, topic.c_str(), nullptr);
   const rd_kafka_metadata_t* md = nullptr;
@@ -338,36 +556,74 @@ Result<std::vector<TopicRecord>> ReadWholeTopic(const KafkaConfig& config, const
     }
     rd_kafka_assign(rk, list);
     rd_kafka_topic_partition_list_destroy(list);
+    std::vector<bool> at_eof(parts, false);
     int eofs = 0;
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+    TopicMessage tm;
     while (eofs < parts) {
       if (std::chrono::steady_clock::now() > deadline) {
-        status = Status::IOError("reading topic '{}' on '{}' timed out (an open transaction holds it?)", topic,
-                                 config.brokers);
+        status = Status::IOError("reading topic '{}' on '{}' made no progress for {} ms (an open transaction holds "
+                                 "it?)", topic, config.brokers, timeout_ms);
         break;
       }
       rd_kafka_message_t* m = rd_kafka_consumer_poll(rk, 200);
       if (!m) continue;
+      deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
       if (m->err == RD_KAFKA_RESP_ERR__PARTITION_EOF) {
-        ++eofs;
+        if (m->partition >= 0 && m->partition < parts && !at_eof[m->partition]) {
+          at_eof[m->partition] = true;
+          ++eofs;
+        }
       } else if (m->err) {
         status = BrokerError(config.brokers, m->err, "reading topic " + topic);
         rd_kafka_message_destroy(m);
         break;
       } else {
-        TopicRecord r;
-        r.partition = m->partition;
-        r.offset = m->offset;
-        if (m->key) r.key = std::string(static_cast<const char*>(m->key), m->key_len);
-        if (m->payload) r.value = std::string(static_cast<const char*>(m->payload), m->len);
-        out.push_back(std::move(r));
+        tm.partition = m->partition;
+        tm.offset = m->offset;
+        tm.timestamp_ms = rd_kafka_message_timestamp(m, nullptr);
+        tm.key_null = m->key == nullptr;
+        tm.key = m->key ? std::string_view(static_cast<const char*>(m->key), m->key_len) : std::string_view();
+        tm.value_null = m->payload == nullptr;
+        tm.value = m->payload ? std::string_view(static_cast<const char*>(m->payload), m->len) : std::string_view();
+        tm.headers.clear();
+        rd_kafka_headers_t* hdrs = nullptr;
+        if (rd_kafka_message_headers(m, &hdrs) == RD_KAFKA_RESP_ERR_NO_ERROR && hdrs) {
+          const char* name;
+          const void* val;
+          size_t size;
+          for (size_t idx = 0; rd_kafka_header_get_all(hdrs, idx, &name, &val, &size) == RD_KAFKA_RESP_ERR_NO_ERROR;
+               ++idx) {
+            std::optional<std::string_view> v;
+            if (val) v = std::string_view(static_cast<const char*>(val), size);
+            tm.headers.emplace_back(std::string_view(name), v);
+          }
+        }
+        status = fn(tm);
+        if (!status.ok()) {
+          rd_kafka_message_destroy(m);
+          break;
+        }
       }
       rd_kafka_message_destroy(m);
     }
   }
   rd_kafka_consumer_close(rk);
   rd_kafka_destroy(rk);
-  if (!status.ok()) return status;
+  return status;
+}
+
+Result<std::vector<TopicRecord>> ReadWholeTopic(const KafkaConfig& config, const std::string& topic, int timeout_ms) {
+  std::vector<TopicRecord> out;
+  RETURN_NOT_OK(ScanTopic(config, topic, timeout_ms, [&](const TopicMessage& m) {
+    TopicRecord r;
+    r.partition = m.partition;
+    r.offset = m.offset;
+    if (!m.key_null) r.key = std::string(m.key);
+    if (!m.value_null) r.value = std::string(m.value);
+    out.push_back(std::move(r));
+    return Status::OK();
+  }));
   return out;
 }
 

@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -35,6 +36,18 @@ struct TopicInfo {
   int32_t partitions = 0;
 };
 
+// A record read back from a topic, with its headers (for --verify).
+struct TopicMessage {
+  int32_t partition = 0;
+  int64_t offset = 0;
+  int64_t timestamp_ms = -1;
+  std::string_view key;  // views valid during the callback only
+  bool key_null = true;
+  std::string_view value;
+  bool value_null = true;
+  std::vector<std::pair<std::string_view, std::optional<std::string_view>>> headers;
+};
+
 // Extra headers added to each produced record (link headers).
 struct ExtraHeader {
   std::string key;
@@ -49,12 +62,18 @@ class KafkaProducer {
 
   // Metadata for one topic; NotFound when it does not exist.
   Result<TopicInfo> DescribeTopic(const std::string& topic, int timeout_ms);
-  Status CreateTopic(const std::string& topic, int32_t partitions, const std::map<std::string, std::string>& configs,
-                     int timeout_ms);
+  // replication_factor -1 = the broker's default.
+  Status CreateTopic(const std::string& topic, int32_t partitions, int32_t replication_factor,
+                     const std::map<std::string, std::string>& configs, int timeout_ms);
+  // A topic's effective configuration (DescribeConfigs): name -> value.
+  Result<std::map<std::string, std::string>> DescribeTopicConfigs(const std::string& topic, int timeout_ms);
+  // Brokers in the cluster (from metadata).
+  Result<int32_t> BrokerCount(int timeout_ms);
 
-  // Queues one record (waits while the local queue is full). `source_*`
-  // name the record in delivery errors.
-  Status Produce(const std::string& topic, int32_t partition, const records::Record& record,
+  // Queues one record (waits while the local queue is full) with timestamp
+  // `timestamp_ms` (< 0: the produce time). `source_*` name the record in
+  // delivery errors.
+  Status Produce(const std::string& topic, int32_t partition, const records::Record& record, int64_t timestamp_ms,
                  std::span<const records::Header> headers, std::span<const ExtraHeader> extra,
                  int32_t source_partition, int64_t source_offset);
   // Raw produce (checkpoints).
@@ -62,16 +81,31 @@ class KafkaProducer {
 
   // Waits until every queued record is acknowledged or failed.
   Status Flush(int timeout_ms);
-  // The first delivery failure, if any (sticky).
+  // The first delivery failure, if any (sticky until ResetDeliveryStatus).
+  // Code kAborted: the record may not be durable (an "implicit"
+  // acknowledgement without an offset, a timeout, a retriable broker error);
+  // redoing the work from the last commit repairs it.
   Status DeliveryStatus() const;
+  void ResetDeliveryStatus();
+  // A fatal producer error (e.g. fenced); OK if none. The producer is
+  // unusable afterwards.
+  Status FatalError() const;
   int64_t acked_records() const { return acked_.load(); }
   int64_t acked_bytes() const { return acked_bytes_.load(); }
   void Poll(int timeout_ms);
 
+  // Transactions. Retriable errors (coordinator moved or loading, timeouts)
+  // are retried inside for up to `retry_budget_ms`. Errors that need the
+  // transaction aborted come back as kAborted (the caller aborts and redoes
+  // the work since the last commit); fatal ones (fenced, timed out by the
+  // broker) as kIOError with the likely cause.
   Status InitTransactions(int timeout_ms);
   Status BeginTransaction();
   Status CommitTransaction(int timeout_ms);
   Status AbortTransaction(int timeout_ms);
+  void set_retry_budget_ms(int ms) { retry_budget_ms_ = ms; }
+  // transaction.timeout.ms in effect (librdkafka default 60000).
+  int64_t transaction_timeout_ms() const { return transaction_timeout_ms_; }
 
   const std::string& brokers() const { return brokers_; }
 
@@ -80,6 +114,11 @@ class KafkaProducer {
   static void OnDelivery(rd_kafka_s* rk, const void* msg, void* opaque);
   void RecordFailure(Status st);
   Status TxnError(const char* what, void* error);
+  // The error for a transaction the broker aborted (timeout) or fenced.
+  Status Fenced(const std::string& what) const;
+  // Runs a transactional call, retrying retriable errors within the budget.
+  template <typename Fn>
+  Status TxnCall(const char* what, Fn&& fn);
 
   rd_kafka_s* rk_ = nullptr;
   std::string brokers_;
@@ -88,6 +127,8 @@ class KafkaProducer {
   std::atomic<int64_t> acked_bytes_{0};
   mutable std::mutex mu_;
   Status first_error_;
+  int retry_budget_ms_ = 60000;
+  int64_t transaction_timeout_ms_ = 60000;
 };
 
 struct TopicRecord {
@@ -100,5 +141,11 @@ struct TopicRecord {
 // Reads every committed record of a topic from the beginning to its current
 // end (read_committed), e.g. the checkpoint topic.
 Result<std::vector<TopicRecord>> ReadWholeTopic(const KafkaConfig& config, const std::string& topic, int timeout_ms);
+
+// Streams every committed record of a topic, with headers, from the
+// beginning to the end it had when the scan started (read_committed).
+// `timeout_ms` bounds the wait for progress, not the whole scan.
+Status ScanTopic(const KafkaConfig& config, const std::string& topic, int timeout_ms,
+                 const std::function<Status(const TopicMessage&)>& fn);
 
 }  // namespace thaw::replay

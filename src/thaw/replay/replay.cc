@@ -102,15 +102,53 @@ Result<std::string> DescribePlan(std::shared_ptr<const storage::Table> table, co
   return out;
 }
 
-Result<ReplaySummary> RunReplay(std::shared_ptr<const storage::Table> table, const ReplayOptions& o,
-                                const std::function<void(const Progress&)>& on_progress) {
+namespace {
+
+constexpr std::string_view kSafeToRerun =
+    "nothing of an unfinished transaction is visible to read_committed consumers; the job is safe to rerun and "
+    "resumes from its last committed checkpoint";
+constexpr std::string_view kSafeToRerunAtLeastOnce =
+    "the job is safe to rerun and resumes from its last checkpoint (records sent after it may arrive twice)";
+
+// The checkpoint topic must outlive broker failures: replicated where the
+// cluster allows, compacted (one live value per job).
+Status EnsureCheckpointTopic(KafkaProducer& producer, const std::string& topic, int timeout_ms) {
+  auto ct = producer.DescribeTopic(topic, timeout_ms);
+  if (ct.ok()) return Status::OK();
+  if (ct.status().code() != StatusCode::kNotFound) return ct.status();
+  ASSIGN_OR_RAISE(int32_t brokers, producer.BrokerCount(timeout_ms));
+  const int32_t rf = std::max(1, std::min(3, brokers));
+  std::map<std::string, std::string> configs = {{"cleanup.policy", "compact"},
+                                                {"min.insync.replicas", rf >= 3 ? "2" : "1"}};
+  return producer.CreateTopic(topic, 1, rf, configs, timeout_ms);
+}
+
+Result<ReplaySummary> RunReplayImpl(std::shared_ptr<const storage::Table> table, const ReplayOptions& o,
+                                    const std::function<void(const Progress&)>& on_progress) {
   const auto t0 = Clock::now();
   ReplaySummary sum;
   sum.table = table->name;
   sum.topic = o.topic;
   records::ReadOptions read = o.read;
+  auto note = [&](const std::string& msg) {
+    if (o.report) o.report(msg);
+  };
 
-  // 1. Resume a job: pin its snapshot and continue after its last offsets.
+  // 1. The producer. With --exactly-once it fences any earlier instance of
+  // the job (InitTransactions) *before* the checkpoint is read, so a commit
+  // the coordinator accepted but whose markers had not yet reached the
+  // checkpoint partition is seen (read_committed waits for it).
+  const std::string txn_id = o.exactly_once ? "thaw-replay-" + (o.job.empty() ? o.topic : o.job) : "";
+  std::unique_ptr<KafkaProducer> producer;
+  auto open_producer = [&]() -> Status {
+    producer.reset();
+    ASSIGN_OR_RAISE(producer, KafkaProducer::Make(o.kafka, txn_id));
+    if (o.exactly_once) RETURN_NOT_OK(producer->InitTransactions(o.timeout_ms));
+    return Status::OK();
+  };
+  RETURN_NOT_OK(open_producer());
+
+  // 2. Resume a job: pin its snapshot and continue after its last offsets.
   std::optional<Checkpoint> cp;
   if (!o.job.empty()) {
     ASSIGN_OR_RAISE(cp, LoadCheckpoint(o.kafka, o.checkpoint_topic, o.job, o.timeout_ms));
@@ -125,6 +163,12 @@ Result<ReplaySummary> RunReplay(std::shared_ptr<const storage::Table> table, con
         sum.already_complete = true;
         sum.snapshot_id = cp->snapshot_id;
         sum.next_offsets = cp->next_offsets;
+        if (o.verify) {  // the same command plus --verify checks a finished job
+          ReplayOptions vo = o;
+          vo.read.snapshot = {};
+          vo.read.snapshot.snapshot_id = cp->snapshot_id;
+          ASSIGN_OR_RAISE(sum.verify, VerifyReplay(table, table->name, vo, -1));
+        }
         return sum;
       }
       read.snapshot = {};
@@ -134,18 +178,18 @@ Result<ReplaySummary> RunReplay(std::shared_ptr<const storage::Table> table, con
     }
   }
 
-  ASSIGN_OR_RAISE(auto reader, records::RecordReader::Make(table, read));
-  const auto* snap = reader->snapshot();
+  ASSIGN_OR_RAISE(auto first_reader, records::RecordReader::Make(table, read));
+  const auto* snap = first_reader->snapshot();
   sum.snapshot_id = snap ? snap->snapshot_id : 0;
 
-  // 2. The target topic.
-  std::string txn_id = o.exactly_once ? "thaw-replay-" + (o.job.empty() ? o.topic : o.job) : "";
-  ASSIGN_OR_RAISE(auto producer, KafkaProducer::Make(o.kafka, txn_id));
-  const auto partitions = reader->partitions();
+  // 3. The target topic: created to keep everything, or checked to keep
+  // what is sent, before anything is produced.
+  const auto partitions = first_reader->partitions();
   const int32_t needed = partitions.empty() ? 1 : partitions.back() + 1;
   auto topic = producer->DescribeTopic(o.topic, o.timeout_ms);
   if (!topic.ok() && topic.status().code() == StatusCode::kNotFound && o.create_topic) {
-    RETURN_NOT_OK(producer->CreateTopic(o.topic, o.target_partitions.value_or(needed), {}, o.timeout_ms));
+    RETURN_NOT_OK(producer->CreateTopic(o.topic, o.target_partitions.value_or(needed), -1,
+                                        CreatedTopicConfigs(o.topic_configs), o.timeout_ms));
     for (int i = 0; i < 50; ++i) {  // metadata propagates asynchronously
       topic = producer->DescribeTopic(o.topic, o.timeout_ms);
       if (topic.ok() && topic->partitions > 0) break;
@@ -160,41 +204,88 @@ Result<ReplaySummary> RunReplay(std::shared_ptr<const storage::Table> table, con
                            "--create-topic, or use --partitioner key",
                            o.topic, target_parts, needed - 1, needed);
   }
-  if (!o.job.empty()) {
-    auto ct = producer->DescribeTopic(o.checkpoint_topic, o.timeout_ms);
-    if (!ct.ok() && ct.status().code() == StatusCode::kNotFound) {
-      RETURN_NOT_OK(producer->CreateTopic(o.checkpoint_topic, 1, {{"cleanup.policy", "compact"}}, o.timeout_ms));
-    } else if (!ct.ok()) {
-      return ct.status();
-    }
+  ASSIGN_OR_RAISE(auto topic_configs, producer->DescribeTopicConfigs(o.topic, o.timeout_ms));
+  auto limits = TopicLimits::FromConfigs(topic_configs);
+  if (!limits.ok()) return limits.status().WithContext(fmt::format("topic '{}'", o.topic));
+  {
+    PlannedRecords planned;
+    planned.timestamp_range_ms = first_reader->planned_timestamp_range_ms();
+    planned.bytes = first_reader->planned_file_bytes();
+    planned.target_partitions = target_parts;
+    RETURN_NOT_OK(CheckTopic(o.topic, *limits, planned, o.timestamps, o.force, NowMs(), &sum.warnings));
+    for (const auto& w : sum.warnings) note("warning (--force): " + w);
   }
+  if (!o.job.empty()) RETURN_NOT_OK(EnsureCheckpointTopic(*producer, o.checkpoint_topic, o.timeout_ms));
 
-  // 3. Produce.
+  // 4. Produce. `state` is what has been sent; `committed` what the last
+  // checkpoint made durable. Work that is not proven durable is redone from
+  // `committed` (abort + resend; at-least-once: resend).
   Checkpoint state = cp.value_or(Checkpoint{});
   state.job = o.job;
   state.table = table->name;
   state.topic = o.topic;
   state.snapshot_id = sum.snapshot_id;
   state.range = o.range_description;
-  if (o.exactly_once) {
-    RETURN_NOT_OK(producer->InitTransactions(o.timeout_ms));
-    RETURN_NOT_OK(producer->BeginTransaction());
-  }
+  Checkpoint committed = state;
+  const int64_t records_at_start = state.records;
+  if (o.exactly_once) RETURN_NOT_OK(producer->BeginTransaction());
+
+  const int64_t interval_ms =
+      o.checkpoint_interval_ms > 0 ? o.checkpoint_interval_ms
+                                   : std::clamp<int64_t>(producer->transaction_timeout_ms() / 4, 100, 10000);
+  auto since_commit = Clock::now();
+  int64_t since_checkpoint = 0, bytes_since_checkpoint = 0;
+
   // Writes the checkpoint: in the open transaction (exactly-once), or after
-  // every earlier record is acknowledged (at-least-once).
-  auto checkpoint = [&](bool complete) -> Status {
+  // every earlier record is proven written (at-least-once).
+  // `reopen`: begin the next transaction (exactly-once) after committing.
+  auto checkpoint = [&](bool complete, bool reopen = true) -> Status {
     state.complete = complete;
     state.updated_ms = NowMs();
     if (o.exactly_once) {
       if (!o.job.empty()) RETURN_NOT_OK(producer->ProduceRaw(o.checkpoint_topic, 0, o.job, state.ToJson()));
       RETURN_NOT_OK(producer->CommitTransaction(o.timeout_ms));
-      if (!complete) RETURN_NOT_OK(producer->BeginTransaction());
-      return Status::OK();
+      committed = state;
+      if (!complete && reopen) RETURN_NOT_OK(producer->BeginTransaction());
+    } else {
+      RETURN_NOT_OK(producer->Flush(o.timeout_ms));
+      if (!o.job.empty()) {
+        RETURN_NOT_OK(producer->ProduceRaw(o.checkpoint_topic, 0, o.job, state.ToJson()));
+        RETURN_NOT_OK(producer->Flush(o.timeout_ms));
+      }
+      committed = state;
     }
-    RETURN_NOT_OK(producer->Flush(o.timeout_ms));
-    if (o.job.empty()) return Status::OK();
-    RETURN_NOT_OK(producer->ProduceRaw(o.checkpoint_topic, 0, o.job, state.ToJson()));
-    return producer->Flush(o.timeout_ms);
+    since_checkpoint = 0;
+    bytes_since_checkpoint = 0;
+    since_commit = Clock::now();
+    return Status::OK();
+  };
+  auto checkpoint_due = [&] {
+    return since_checkpoint >= o.checkpoint_every || bytes_since_checkpoint >= o.checkpoint_bytes ||
+           Clock::now() - since_commit >= std::chrono::milliseconds(interval_ms);
+  };
+  // Work not proven durable: abort (or settle) and go back to `committed`.
+  auto redo = [&](const Status& cause) -> Status {
+    if (cause.code() != StatusCode::kAborted) return cause;
+    if (sum.redone >= o.max_redo) {
+      return Status::IOError("{} (gave up after redoing the work {} times)", cause.message(), sum.redone);
+    }
+    ++sum.redone;
+    note(fmt::format("redoing from the last checkpoint: {}", cause.message()));
+    if (o.exactly_once) {
+      Status st = producer->AbortTransaction(o.timeout_ms);
+      if (!st.ok() || !producer->FatalError().ok()) RETURN_NOT_OK(open_producer());
+      RETURN_NOT_OK(producer->BeginTransaction());
+    } else {
+      (void)producer->Flush(o.timeout_ms);  // let what is in flight settle; it is resent anyway
+      producer->ResetDeliveryStatus();
+      if (!producer->FatalError().ok()) RETURN_NOT_OK(open_producer());
+    }
+    state = committed;
+    since_checkpoint = 0;
+    bytes_since_checkpoint = 0;
+    since_commit = Clock::now();
+    return Status::OK();
   };
 
   const std::string source_topic = table->metadata.Property("thaw.source.topic");
@@ -202,12 +293,13 @@ Result<ReplaySummary> RunReplay(std::shared_ptr<const storage::Table> table, con
   std::mt19937 rng(std::random_device{}());
   records::RecordBatch batch;
   Progress progress;
-  progress.estimated_records = reader->planned_records();
-  int64_t since_checkpoint = 0;
+  progress.estimated_records = first_reader->planned_records();
   auto last_report = Clock::now();
   const double bytes_per_sec = o.rate_mb_per_s * 1e6;
-  const bool checkpoints = !o.job.empty() || o.exactly_once;
+  int64_t rate_bytes = 0;
+  const auto rate_t0 = Clock::now();
   auto stopping = [&] { return o.stop && o.stop->load(); };
+  const bool now_timestamps = o.timestamps == TimestampMode::kNow;
 
   // Produces everything `r` yields; returns false if stopped by a signal.
   auto produce_all = [&](records::RecordReader& r) -> Result<bool> {
@@ -236,6 +328,10 @@ Result<ReplaySummary> RunReplay(std::shared_ptr<const storage::Table> table, con
           return Status::Invalid("topic '{}' has {} partitions but the table now has partition {}: add partitions "
                                  "or use --partitioner key", o.topic, target_parts, target);
         }
+        const int64_t bytes = RecordBytes(batch, rec);
+        const int64_t sent_ts = now_timestamps ? -1 : rec.timestamp_ms;
+        RETURN_NOT_OK(CheckRecord(o.topic, *limits, sent_ts, bytes, !rec.key, o.force, NowMs(), rec.partition,
+                                  rec.offset));
         extra.clear();
         if (o.link_headers) {
           extra.push_back({"thaw.source.table", table->name});
@@ -244,26 +340,39 @@ Result<ReplaySummary> RunReplay(std::shared_ptr<const storage::Table> table, con
           extra.push_back({"thaw.source.offset", std::to_string(rec.offset)});
           extra.push_back({"thaw.source.snapshot", snapshot_text});
         }
-        RETURN_NOT_OK(producer->Produce(o.topic, target, rec, batch.HeadersOf(rec), extra, rec.partition, rec.offset));
+        if (now_timestamps && rec.timestamp_ms >= 0) {
+          extra.push_back({"thaw.source.timestamp", std::to_string(rec.timestamp_ms)});
+        }
+        RETURN_NOT_OK(producer->Produce(o.topic, target, rec, sent_ts, batch.HeadersOf(rec), extra, rec.partition,
+                                        rec.offset));
         state.next_offsets[rec.partition] = rec.offset + 1;
         ++state.records;
-        ++sum.records;
-        sum.bytes += RecordBytes(batch, rec);
+        sum.bytes += bytes;
+        rate_bytes += bytes;
+        bytes_since_checkpoint += bytes;
         ++since_checkpoint;
         if (bytes_per_sec > 0) {
-          const double due = sum.bytes / bytes_per_sec;
-          const double now = std::chrono::duration<double>(Clock::now() - t0).count();
-          if (due > now) std::this_thread::sleep_for(std::chrono::duration<double>(due - now));
+          // Wait in short slices: a slow --rate must not hold a transaction
+          // open past its timeout, nor ignore Ctrl-C.
+          while (true) {
+            const double due = rate_bytes / bytes_per_sec;
+            const double now = std::chrono::duration<double>(Clock::now() - rate_t0).count();
+            if (due <= now || stopping()) break;
+            std::this_thread::sleep_for(std::chrono::duration<double>(std::min(0.1, due - now)));
+            producer->Poll(0);
+            RETURN_NOT_OK(producer->DeliveryStatus());
+            if (checkpoint_due()) RETURN_NOT_OK(checkpoint(false));
+          }
+        }
+        if (checkpoint_due()) {
+          RETURN_NOT_OK(producer->DeliveryStatus());
+          RETURN_NOT_OK(checkpoint(false));
         }
       }
       producer->Poll(0);
       RETURN_NOT_OK(producer->DeliveryStatus());
-      if (checkpoints && since_checkpoint >= o.checkpoint_every) {
-        RETURN_NOT_OK(checkpoint(false));
-        since_checkpoint = 0;
-      }
       if (on_progress && Clock::now() - last_report > std::chrono::milliseconds(500)) {
-        progress.records = sum.records;
+        progress.records = state.records - records_at_start;
         progress.bytes = sum.bytes;
         progress.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
         on_progress(progress);
@@ -272,17 +381,55 @@ Result<ReplaySummary> RunReplay(std::shared_ptr<const storage::Table> table, con
     }
   };
 
-  ASSIGN_OR_RAISE(bool finished, produce_all(*reader));
+  // Replays one segment (the range, or one followed snapshot's appends) and
+  // ends it with a checkpoint, redoing from the last checkpoint whatever was
+  // not proven durable. `make` opens a reader from given start offsets.
+  // Returns false if stopped by a signal.
+  using MakeReader = std::function<Result<std::unique_ptr<records::RecordReader>>(const std::map<int32_t, int64_t>&)>;
+  auto run_segment = [&](const MakeReader& make, const std::function<void()>& on_done, bool final) -> Result<bool> {
+    while (true) {
+      Status st;
+      bool finished = false;
+      auto r = make(state.next_offsets);
+      if (!r.ok()) return r.status();
+      auto produced = produce_all(**r);
+      if (produced.ok()) {
+        finished = *produced;
+        if (finished && on_done) on_done();
+        st = checkpoint(finished && final);
+        if (st.ok()) {
+          const auto& ds = (*r)->duplicate_stats();
+          sum.duplicate_offsets += ds.duplicates;
+          sum.duplicates_differing += ds.differing;
+          return finished;
+        }
+      } else {
+        st = produced.status();
+      }
+      RETURN_NOT_OK(redo(st));
+    }
+  };
+
+  bool stopped = false;
+  {
+    bool first_use = true;
+    ASSIGN_OR_RAISE(bool finished, run_segment(
+        [&](const std::map<int32_t, int64_t>& start) -> Result<std::unique_ptr<records::RecordReader>> {
+          if (first_use && start == read.start_offsets) {
+            first_use = false;
+            return std::move(first_reader);
+          }
+          first_use = false;
+          records::ReadOptions ro = read;
+          ro.start_offsets = start;
+          return records::RecordReader::Make(table, ro);
+        },
+        nullptr, !o.follow));
+    stopped = !finished;
+  }
 
   // --follow: replay what later snapshots append, snapshot by snapshot.
-  bool progressed = true;  // the range itself, then each replayed snapshot
-  while (finished && o.follow && o.reload) {
-    if (progressed) {
-      // Commit what was replayed before waiting; idle polls write nothing.
-      RETURN_NOT_OK(checkpoint(false));
-      since_checkpoint = 0;
-      progressed = false;
-    }
+  while (!stopped && o.follow && o.reload) {
     for (int waited = 0; waited < o.poll_interval_ms && !stopping(); waited += 100) {
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
       producer->Poll(0);
@@ -308,45 +455,81 @@ Result<ReplaySummary> RunReplay(std::shared_ptr<const storage::Table> table, con
       const std::string op = (*it)->operation();
       if (op == "append" || op.empty()) {
         appends.insert((*it)->snapshot_id);
-      } else if (o.report) {
-        o.report(fmt::format("snapshot {} ({}) is not replayed: only appended records are followed; rows it "
-                             "rewrote or deleted were replayed before and Kafka cannot retract them",
-                             (*it)->snapshot_id, op));
+      } else {
+        note(fmt::format("snapshot {} ({}) is not replayed: only appended records are followed; rows it "
+                         "rewrote or deleted were replayed before and Kafka cannot retract them",
+                         (*it)->snapshot_id, op));
       }
     }
+    const int64_t current_id = current->snapshot_id;
+    auto advance = [&] { state.snapshot_id = current_id; };
     if (!appends.empty()) {
-      records::ReadOptions inc = o.read;
-      inc.snapshot = {};
-      inc.snapshot.snapshot_id = current->snapshot_id;
-      inc.start_offsets = state.next_offsets;
-      inc.only_added_in = appends;
-      ASSIGN_OR_RAISE(auto r, records::RecordReader::Make(latest, inc));
-      ASSIGN_OR_RAISE(finished, produce_all(*r));
-      if (!finished) break;
+      ASSIGN_OR_RAISE(bool finished, run_segment(
+          [&](const std::map<int32_t, int64_t>& start) -> Result<std::unique_ptr<records::RecordReader>> {
+            records::ReadOptions inc = o.read;
+            inc.snapshot = {};
+            inc.snapshot.snapshot_id = current_id;
+            inc.start_offsets = start;
+            inc.only_added_in = appends;
+            return records::RecordReader::Make(latest, inc);
+          },
+          advance, false));
+      if (!finished) {
+        stopped = true;
+        break;
+      }
+    } else {
+      advance();
+      Status st = checkpoint(false);
+      if (!st.ok()) {
+        RETURN_NOT_OK(redo(st));
+        continue;
+      }
     }
     table = latest;
-    state.snapshot_id = current->snapshot_id;
-    sum.snapshot_id = current->snapshot_id;
+    sum.snapshot_id = current_id;
     sum.snapshots_followed += static_cast<int64_t>(chain.size());
-    progressed = true;
   }
-  if (!finished || o.follow) {
+  if (stopped || o.follow) {
     // Stopped by a signal, or following: the job stays open for a rerun.
-    RETURN_NOT_OK(checkpoint(false));
+    Status st = checkpoint(false, /*reopen=*/false);
+    if (!st.ok()) {
+      if (o.exactly_once) (void)producer->AbortTransaction(o.timeout_ms);
+      return st;
+    }
     RETURN_NOT_OK(producer->Flush(o.timeout_ms));
-    sum.next_offsets = state.next_offsets;
-    sum.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
-    return sum;
   }
-  RETURN_NOT_OK(checkpoint(true));
   RETURN_NOT_OK(producer->Flush(o.timeout_ms));
-  if (producer->acked_records() < sum.records) {
-    return Status::IOError("{} of {} records were not acknowledged by '{}'", sum.records - producer->acked_records(),
-                           sum.records, o.kafka.brokers);
-  }
+  sum.records = state.records - records_at_start;
   sum.next_offsets = state.next_offsets;
   sum.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+  if (o.verify && !stopped && !o.follow) {
+    ReplayOptions vo = o;
+    vo.read.snapshot = {};
+    vo.read.snapshot.snapshot_id = sum.snapshot_id;
+    ASSIGN_OR_RAISE(sum.verify, VerifyReplay(table, table->name, vo, -1));
+  }
   return sum;
+}
+
+}  // namespace
+
+// RunReplayImpl, with what a rerun does added to errors met while producing.
+Result<ReplaySummary> RunReplay(std::shared_ptr<const storage::Table> table, const ReplayOptions& o,
+                                const std::function<void(const Progress&)>& on_progress) {
+  auto r = RunReplayImpl(std::move(table), o, on_progress);
+  if (r.ok() || r.status().code() == StatusCode::kInvalidArgument || r.status().code() == StatusCode::kNotFound) {
+    return r;
+  }
+  if (o.job.empty()) {
+    return Status(r.status().code(),
+                  r.status().message() + (o.exactly_once ? "; nothing of an unfinished transaction is visible to "
+                                                           "read_committed consumers, but without --job a rerun "
+                                                           "starts over"
+                                                         : ""));
+  }
+  return Status(r.status().code(), r.status().message() + "; " +
+                                       std::string(o.exactly_once ? kSafeToRerun : kSafeToRerunAtLeastOnce));
 }
 
 }  // namespace thaw::replay

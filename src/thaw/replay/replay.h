@@ -16,11 +16,13 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "thaw/common/status.h"
 #include "thaw/records/record_reader.h"
 #include "thaw/replay/kafka_client.h"
 #include "thaw/replay/partitioner.h"
+#include "thaw/replay/topic_check.h"
 #include "thaw/storage/catalog.h"
 
 namespace thaw::replay {
@@ -32,6 +34,13 @@ struct ReplayOptions {
   Partitioner partitioner = Partitioner::kSame;
   bool create_topic = false;
   std::optional<int32_t> target_partitions;
+  // --topic-config for --create-topic; created topics keep everything
+  // (retention.ms=-1, retention.bytes=-1) unless overridden here.
+  std::map<std::string, std::string> topic_configs;
+  // --force: proceed where the target topic would delete (retention) or
+  // rewrite (LogAppendTime) replayed records; each is a warning instead.
+  bool force = false;
+  TimestampMode timestamps = TimestampMode::kOriginal;
   std::string job;                         // empty = not resumable
   std::string checkpoint_topic = "thaw-replay-jobs";
   bool exactly_once = false;
@@ -39,6 +48,16 @@ struct ReplayOptions {
   bool dry_run = false;
   double rate_mb_per_s = 0;                // 0 = unlimited
   int64_t checkpoint_every = 50000;        // records per checkpoint / transaction
+  // A checkpoint (and, exactly-once, a commit) also happens after this long
+  // (0 = a quarter of transaction.timeout.ms, at most 10 s) or this many bytes.
+  int64_t checkpoint_interval_ms = 0;
+  int64_t checkpoint_bytes = 64ll << 20;
+  // Work that was not proven durable (an aborted transaction, a delivery
+  // without proof) is redone from the last checkpoint up to this many times.
+  int max_redo = 20;
+  // After a completed (non-follow) run, read the target topic back and check
+  // every source offset arrived once and in order (VerifyReplay).
+  bool verify = false;
   std::set<std::pair<int32_t, int64_t>> exclude;  // (partition, offset) never replayed
   std::function<bool(const records::RecordBatch&, const records::Record&)> filter;  // --where
   std::string range_description;           // canonical text of the range flags (stored in the job)
@@ -51,7 +70,23 @@ struct ReplayOptions {
   int poll_interval_ms = 2000;
   std::function<Result<std::shared_ptr<const storage::Table>>()> reload;
   const std::atomic<bool>* stop = nullptr;
-  std::function<void(const std::string&)> report;  // notices (skipped snapshots)
+  std::function<void(const std::string&)> report;  // notices (skipped snapshots, warnings, redone work)
+};
+
+// What --verify found: per source partition, the source offsets the job's
+// range selects against what a read_committed consumer sees in the topic
+// (by the thaw.source.* link headers).
+struct VerifyResult {
+  bool ok = false;
+  bool against_table = false;  // false: only order/duplicates/count could be checked
+  int64_t partitions = 0;
+  int64_t records = 0;         // distinct source records found in the topic
+  int64_t expected = 0;
+  int64_t missing = 0;
+  int64_t duplicates = 0;
+  int64_t out_of_order = 0;
+  int64_t unexpected = 0;      // linked records the range does not select
+  std::string first_problem;   // e.g. "partition 3: offset 1200 missing"
 };
 
 struct Checkpoint {
@@ -81,7 +116,12 @@ struct ReplaySummary {
   bool resumed = false;
   bool already_complete = false;
   int64_t snapshots_followed = 0;
+  int64_t redone = 0;              // times work was redone from the last checkpoint
+  int64_t duplicate_offsets = 0;   // rows sharing a (partition, offset) with another (one was replayed)
+  int64_t duplicates_differing = 0;
   std::map<int32_t, int64_t> next_offsets;
+  std::vector<std::string> warnings;
+  std::optional<VerifyResult> verify;
 };
 
 struct Progress {
@@ -95,6 +135,13 @@ Result<std::optional<Checkpoint>> LoadCheckpoint(const KafkaConfig& kafka, const
 
 // Prints the plan (for --dry-run) to a string.
 Result<std::string> DescribePlan(std::shared_ptr<const storage::Table> table, const ReplayOptions& options);
+
+// Reads `topic` back (read_committed) and checks the records linked to
+// `table_name`: with a table (`table` non-null) against the offsets `options`
+// select from it; without, only order, duplicates and the count
+// `expected_records` (-1: unknown).
+Result<VerifyResult> VerifyReplay(std::shared_ptr<const storage::Table> table, const std::string& table_name,
+                                  const ReplayOptions& options, int64_t expected_records);
 
 Result<ReplaySummary> RunReplay(std::shared_ptr<const storage::Table> table, const ReplayOptions& options,
                                 const std::function<void(const Progress&)>& on_progress);
