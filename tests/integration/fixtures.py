@@ -30,6 +30,11 @@ Tables (all in namespace `ns`):
 * `connect_flat`, `connect_nested` - Iceberg Kafka Connect sink with
   KafkaMetadataTransform (flat / nested).
 * `plain`, `plain_types` - plain row tables with no Kafka columns.
+* `connect_evolving` - Kafka Connect sink (flat) whose schema grows between
+  appends (column added, nested struct field added, column renamed), with
+  integral doubles and stored topics that are not the table's name.
+* `v3_defaults` - plain table upgraded to v3 with columns added with an
+  `initial-default` after all its data files were written.
 
 Run as a script (`python fixtures.py DIR`) to build the warehouse and print
 timings.
@@ -339,10 +344,11 @@ def build_canonical_snappy_unpartitioned(cat, wh) -> Built:
     return Built(name, records=expected_view(records), snapshot_ids=snapshots_of(cat.load_table(name)))
 
 
-def upgrade_to_v3(cat, wh, name: str) -> None:
+def upgrade_to_v3(cat, wh, name: str, edit: Callable[[dict], None] | None = None) -> None:
     """Rewrite the current metadata as format-version 3, like a v2 -> v3 upgrade
     (old snapshots keep no row lineage; next-row-id starts at 0), and point the
-    catalog at it."""
+    catalog at it. `edit` may change the metadata dict further (v3-only
+    schema features pyiceberg cannot write)."""
     t = cat.load_table(name)
     old_loc = t.metadata_location
     path = old_loc.removeprefix("file://")
@@ -350,6 +356,8 @@ def upgrade_to_v3(cat, wh, name: str) -> None:
         meta = json.load(f)
     meta["format-version"] = 3
     meta["next-row-id"] = 0
+    if edit is not None:
+        edit(meta)
     now = int(time.time() * 1000)
     meta.setdefault("metadata-log", []).append({"timestamp-ms": meta["last-updated-ms"], "metadata-file": old_loc})
     meta["last-updated-ms"] = now
@@ -703,6 +711,82 @@ def build_connect_nested(cat, wh) -> Built:
     return Built(name, json_rows=rows, snapshot_ids=snapshots_of(cat.load_table(name)))
 
 
+# Topics stored by the sink per Kafka partition: not the table's name.
+EVOLVING_TOPICS = {0: "shop.orders.eu", 1: "shop.orders.us"}
+
+
+def build_connect_evolving(cat, wh) -> Built:
+    """Kafka Connect sink table (flat KafkaMetadataTransform columns) whose
+    schema grows between appends, as a sink with schema evolution leaves it:
+    append 1 {id, name, amount double (integral values), address struct<city>};
+    add `email` and nested `address.zip`, append 2; rename `name` to
+    `full_name`, append 3. `_kafka_metadata_topic` holds EVOLVING_TOPICS."""
+    name = f"{NS}.connect_evolving"
+    schema = fresh([
+        F("id", LongType(), True), F("name", StringType()), F("amount", DoubleType()),
+        F("address", StructType(F("city", StringType()))),
+        F("_kafka_metadata_topic", StringType()), F("_kafka_metadata_partition", IntegerType()),
+        F("_kafka_metadata_offset", LongType()), F("_kafka_metadata_timestamp", LongType())])
+    t = create(cat, wh, name, schema)
+
+    def row(i: int, **cols) -> dict:
+        p = i % 2
+        return dict(cols, id=i, amount=None if i % 7 == 3 else 4541.0 + 1000 * i,
+                    _kafka_metadata_topic=EVOLVING_TOPICS[p], _kafka_metadata_partition=p,
+                    _kafka_metadata_offset=100 + i // 2, _kafka_metadata_timestamp=BASE_TS_MS + i * 1001)
+
+    rows = [row(i, name=f"n{i}", address=None if i == 3 else {"city": f"c{i}"}) for i in range(6)]
+    append_rows(t, rows)
+    with t.update_schema() as u:
+        u.add_column("email", StringType())
+        u.add_column(("address", "zip"), StringType())
+    t = cat.load_table(name)
+    more = [row(i, name=f"n{i}", email=None if i == 8 else f"u{i}@x", address={"city": f"c{i}", "zip": f"z{i}"})
+            for i in range(6, 12)]
+    append_rows(t, more)
+    with t.update_schema() as u:
+        u.rename_column("name", "full_name")
+    t = cat.load_table(name)
+    last = [row(i, full_name=f"n{i}", email=f"u{i}@x", address={"city": None, "zip": f"z{i}"}) for i in range(12, 18)]
+    append_rows(t, last)
+    return Built(name, json_rows=rows + more + last, snapshot_ids=snapshots_of(cat.load_table(name)))
+
+
+# Columns added in v3 with an `initial-default`, after every data file was written.
+V3_DEFAULT_FIELDS = [
+    {"name": "region", "required": False, "type": "string", "initial-default": "eu"},
+    {"name": "qty", "required": False, "type": "long", "initial-default": 7},
+    {"name": "ratio", "required": False, "type": "double", "initial-default": 2.0},
+    {"name": "note", "required": False, "type": "string"},
+]
+
+
+def build_v3_initial_default(cat, wh) -> Built:
+    """Plain table written as v2 by pyiceberg, upgraded to v3 with a new
+    current schema adding V3_DEFAULT_FIELDS (pyiceberg 0.12.0 cannot write
+    v3 metadata, so the schema is added to the metadata JSON by hand; it
+    reads the result, defaults included)."""
+    name = f"{NS}.v3_defaults"
+    t = create(cat, wh, name, fresh([F("id", LongType(), True), F("v", DoubleType())]))
+    rows = [{"id": i, "v": i * 1.5} for i in range(6)]
+    append_rows(t, rows[:3])
+    append_rows(t, rows[3:])
+
+    def add_schema(meta: dict) -> None:
+        cur = next(sc for sc in meta["schemas"] if sc["schema-id"] == meta["current-schema-id"])
+        new_id = max(sc["schema-id"] for sc in meta["schemas"]) + 1
+        fields = list(cur["fields"])
+        for k, f in enumerate(V3_DEFAULT_FIELDS):
+            fields.append(dict(f, id=meta["last-column-id"] + 1 + k))
+        meta["last-column-id"] += len(V3_DEFAULT_FIELDS)
+        meta["schemas"].append(dict(cur, fields=fields, **{"schema-id": new_id}))
+        meta["current-schema-id"] = new_id
+
+    upgrade_to_v3(cat, wh, name, edit=add_schema)
+    defaults = {f["name"]: f.get("initial-default") for f in V3_DEFAULT_FIELDS}
+    return Built(name, json_rows=[dict(r, **defaults) for r in rows], snapshot_ids=snapshots_of(cat.load_table(name)))
+
+
 def build_plain(cat, wh) -> Built:
     name = f"{NS}.plain"
     schema = fresh([
@@ -771,6 +855,7 @@ BUILDERS: list[Callable] = [
     build_canonical_v2, build_canonical_snappy_unpartitioned, build_canonical_v3, build_canonical_cow_delete,
     build_canonical_evolved, build_canonical_renamed_offset, build_redpanda, build_redpanda_v1, build_bufstream,
     build_aiven, build_automq, build_connect_flat, build_connect_nested, build_plain, build_plain_types, build_ab,
+    build_connect_evolving, build_v3_initial_default,
 ]
 
 

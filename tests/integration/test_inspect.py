@@ -45,6 +45,8 @@ CASES: dict[str, tuple[str, dict[str, str], list[str]]] = {
     "ns.connect_nested": ("kafka-connect-nested", {}, []),
     "ns.plain": ("plain", {}, []),
     "ns.plain_types": ("plain", {}, []),
+    "ns.connect_evolving": ("kafka-connect-flat", {}, []),
+    "ns.v3_defaults": ("plain", {}, []),
 }
 TABLES = list(CASES)
 RECORD_KEYS = {"partition", "offset", "timestamp", "timestamp_type", "key", "value", "headers"}
@@ -222,7 +224,7 @@ def test_records_full_dump(thaw, warehouse, name):
     assert_same_records(records(thaw, warehouse, name), expected(warehouse, name))
 
 
-@pytest.mark.parametrize("name", ["ns.plain", "ns.plain_types"])
+@pytest.mark.parametrize("name", ["ns.plain", "ns.plain_types", "ns.v3_defaults"])
 def test_records_plain(thaw, warehouse, name):
     got = records(thaw, warehouse, name)
     want = expected(warehouse, name)

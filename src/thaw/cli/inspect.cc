@@ -75,7 +75,8 @@ json RecordJson(const RecordBatch& b, const Record& r) {
   return j;
 }
 
-// kcat-style format tokens: %t topic, %p partition, %o offset, %k key,
+// kcat-style format tokens: %t topic (the row's stored source topic where the
+// layout has a topic column, else `topic`), %p partition, %o offset, %k key,
 // %s value, %T timestamp ms, %h headers, %K key length, %S value length.
 std::string FormatRecord(const std::string& fmt_str, const std::string& topic, const RecordBatch& b, const Record& r) {
   std::string out;
@@ -92,7 +93,7 @@ std::string FormatRecord(const std::string& fmt_str, const std::string& topic, c
     }
     char t = fmt_str[++i];
     switch (t) {
-      case 't': out += topic; break;
+      case 't': out += r.topic ? std::string(*r.topic) : topic; break;
       case 'p': out += std::to_string(r.partition); break;
       case 'o': out += std::to_string(r.offset); break;
       case 'T': out += std::to_string(r.timestamp_ms); break;

@@ -60,6 +60,7 @@ Result<NestedField> ParseField(const json& f, int depth) {
   nf.name = f["name"].get<std::string>();
   nf.required = f.value("required", false);
   if (f.contains("doc") && f["doc"].is_string()) nf.doc = f["doc"].get<std::string>();
+  if (auto d = f.find("initial-default"); d != f.end() && !d->is_null()) nf.initial_default = d->dump();
   auto t = ParseType(f["type"], depth + 1);
   if (!t.ok()) return t.status().WithContext(fmt::format("field '{}' (id {})", nf.name, nf.id));
   nf.type = std::move(*t);

@@ -30,6 +30,10 @@ struct NestedField {
   bool required = false;
   TypePtr type;
   std::string doc;
+  // v3 `initial-default`: the value of this field in data files written
+  // before it existed, as the metadata's single-value JSON text (spec
+  // Appendix D; structs keyed by field id). Absent: such rows read null.
+  std::optional<std::string> initial_default;
 };
 
 struct Type {

@@ -4,18 +4,75 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
-namespace arrow { class Array; }
+#include "thaw/common/status.h"
+#include "thaw/iceberg/schema.h"
+
+namespace arrow {
+class Array;
+class RecordBatch;
+}  // namespace arrow
 
 namespace thaw::records {
 
+struct Layout;
+struct ColumnPath;
+
 void AppendJsonValue(const arrow::Array& array, int64_t row, std::string* out);
 void AppendJsonString(std::string_view s, std::string* out);
+// Doubles and floats as Java's Double.toString / Float.toString write them
+// (what Kafka Connect's JsonConverter emits through Jackson): shortest
+// round-trip digits, always with a decimal point or an exponent ("4541.0",
+// "1.0E20", "1.0E-5"); NaN and ±Infinity as the strings "NaN", "Infinity",
+// "-Infinity".
+void AppendJsonDouble(double v, std::string* out);
+void AppendJsonFloat(float v, std::string* out);
 std::string Base64Encode(std::string_view bytes);
 // Formats days / microseconds since the epoch as ISO-8601 (UTC).
 std::string FormatDate(int64_t days);
 std::string FormatTimestampMicros(int64_t micros);
+
+// An Iceberg single-value JSON default (`initial-default`, spec Appendix D)
+// in Thaw's JSON mapping for `type` (structs keyed by field id become
+// objects keyed by the current names, binary hex becomes base64, ...).
+Result<std::string> DefaultValueJson(std::string_view metadata_json, const iceberg::Type& type);
+// Checks the initial-default of a column (`initial_default`) and those of
+// the fields nested in it.
+Status CheckInitialDefaults(const ColumnPath& column, const std::optional<std::string>& initial_default);
+
+// Builds the JSON value of a row for layouts whose value is made of table
+// columns (`Layout::value_json`), from the table schema rather than from the
+// columns a data file happens to hold: every field of the schema, in schema
+// order, under its current name, matched to the file by field id (by name
+// in files without ids), nested structs, lists and maps included. A field
+// the file lacks is its v3 initial-default, else null (Iceberg's read rules,
+// as pyiceberg and Iceberg Java read it).
+class JsonRowBuilder {
+ public:
+  // Binds the layout's value columns to one decoded Arrow batch. Without
+  // value columns the builder is empty() and builds nothing.
+  static Result<JsonRowBuilder> Bind(const Layout& layout, const arrow::RecordBatch& batch);
+
+  JsonRowBuilder();
+  ~JsonRowBuilder();
+  JsonRowBuilder(JsonRowBuilder&&) noexcept;
+  JsonRowBuilder& operator=(JsonRowBuilder&&) noexcept;
+
+  bool empty() const;
+  // Appends row `row`'s value to *out; false when the value is null (an
+  // unwrapped struct that is null, or holds only writer internals).
+  bool Append(int64_t row, std::string* out) const;
+
+  struct Node;
+
+ private:
+  std::unique_ptr<Node> root_;
+  bool unwrap_ = false;
+};
 
 }  // namespace thaw::records

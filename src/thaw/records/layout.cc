@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <set>
 
+#include "thaw/records/json_row.h"
+
 namespace thaw::records {
 
 using iceberg::NestedField;
@@ -172,6 +174,7 @@ Result<Layout> Build(const std::string& name, const Schema& s) {
     l.partition = FindFirst(s, {"_kafka_metadata_partition", "_kafka_metadata.partition"});
     l.offset = FindFirst(s, {"_kafka_metadata_offset", "_kafka_metadata.offset"});
     l.timestamp = FindFirst(s, {"_kafka_metadata_timestamp", "_kafka_metadata.timestamp"});
+    l.topic = FindFirst(s, {"_kafka_metadata_topic", "_kafka_metadata.topic"});
     l.value_json = RowColumns(s, {"_kafka_metadata"});
     l.notes.push_back("Kafka Connect's sink keeps no key, headers or raw value: values are the row as JSON, keys are null");
   } else if (name == "plain") {
@@ -196,10 +199,20 @@ Status ParseColumnOverride(const std::string& text, std::map<std::string, std::s
   const auto names = Layout().KafkaColumns();
   if (std::none_of(names.begin(), names.end(), [&](const auto& n) { return field == n.first; })) {
     return Status::Invalid("--column '{}': unknown Kafka field '{}' (use partition, offset, timestamp, "
-                           "timestamp_type, key, value or headers)", text, field);
+                           "timestamp_type, key, value, headers or topic)", text, field);
   }
   (*out)[field] = text.substr(eq + 1);
   return Status::OK();
+}
+
+const Schema& ReadSchema(const iceberg::TableMetadata& md, const iceberg::SnapshotSelector& sel,
+                         const iceberg::Snapshot* snapshot) {
+  if (!snapshot || sel.empty()) return md.current_schema();
+  if (sel.ref) {
+    auto it = md.refs.find(*sel.ref);
+    if (it == md.refs.end() || it->second.type != "tag") return md.current_schema();
+  }
+  return md.SchemaFor(*snapshot);
 }
 
 Result<Layout> ResolveLayout(const iceberg::TableMetadata& md, const Schema& schema, const LayoutOptions& options) {
@@ -243,7 +256,12 @@ Result<Layout> ResolveLayout(const iceberg::TableMetadata& md, const Schema& sch
                              l.timestamp->dotted(), l.timestamp->type->ToString());
     }
   }
-  for (const auto* c : {&l.key, &l.value}) {
+  for (const auto& c : l.value_json) {
+    const auto* f = schema.FindById(c.field_id());
+    if (f && f->initial_default) l.value_json_defaults[c.field_id()] = *f->initial_default;
+    RETURN_NOT_OK(CheckInitialDefaults(c, f ? f->initial_default : std::nullopt));
+  }
+  for (const auto* c : {&l.key, &l.value, &l.topic}) {
     if (*c && !IsBinaryLike(**c)) {
       return Status::Invalid("column '{}' has type {}, expected binary or string", (*c)->dotted(), (*c)->type->ToString());
     }

@@ -38,7 +38,11 @@ struct Layout {
   std::optional<ColumnPath> value;           // raw bytes column
   std::vector<ColumnPath> value_json;        // value = these columns as a JSON object, when `value` is absent/null
   bool value_json_unwrap = false;            // single struct column: serialise the struct itself
+  // v3 initial-default (metadata JSON text) of value_json columns that have
+  // one, by field id: their value in files written before they existed.
+  std::map<int32_t, std::string> value_json_defaults;
   std::optional<ColumnPath> headers;
+  std::optional<ColumnPath> topic;           // the source topic per row (Kafka Connect sink); absent: none stored
   HeaderShape header_shape = HeaderShape::kListOfStructs;
   std::vector<std::string> notes;            // fidelity caveats shown by `inspect`
 
@@ -48,16 +52,16 @@ struct Layout {
     using Column = std::remove_reference_t<decltype((l.partition))>;  // const for a const Layout
     return Named<Column>{{{"partition", &l.partition}, {"offset", &l.offset}, {"timestamp", &l.timestamp},
                           {"timestamp_type", &l.timestamp_type}, {"key", &l.key}, {"value", &l.value},
-                          {"headers", &l.headers}}};
+                          {"headers", &l.headers}, {"topic", &l.topic}}};
   }
 
  public:
 
-  // The seven Kafka fields with their columns, in the documented order
-  // (partition, offset, timestamp, timestamp_type, key, value, headers): the
-  // one list that --column, `inspect` and projection walk.
+  // The Kafka fields with their columns, in the documented order
+  // (partition, offset, timestamp, timestamp_type, key, value, headers,
+  // topic): the one list that --column, `inspect` and projection walk.
   template <typename Column>
-  using Named = std::array<std::pair<const char*, Column*>, 7>;
+  using Named = std::array<std::pair<const char*, Column*>, 8>;
   Named<const std::optional<ColumnPath>> KafkaColumns() const { return ColumnsOf(*this); }
   Named<std::optional<ColumnPath>> KafkaColumns() { return ColumnsOf(*this); }
 
@@ -72,13 +76,19 @@ struct LayoutOptions {
 
 const std::vector<std::string>& LayoutNames();
 
+// The schema a scan of `snapshot` reads with, as Iceberg Java does: the
+// snapshot's own schema when it was picked by id, time or tag (time
+// travel); the table's current schema for the current snapshot or a branch.
+const iceberg::Schema& ReadSchema(const iceberg::TableMetadata& md, const iceberg::SnapshotSelector& selector,
+                                  const iceberg::Snapshot* snapshot);
+
 // Detects (or applies the forced) layout against a schema, then applies the
 // column overrides. Errors name the missing column and how to fix it.
 Result<Layout> ResolveLayout(const iceberg::TableMetadata& md, const iceberg::Schema& schema,
                              const LayoutOptions& options);
 
 // Parses "field=column" (field one of partition, offset, timestamp,
-// timestamp_type, key, value, headers).
+// timestamp_type, key, value, headers, topic).
 Status ParseColumnOverride(const std::string& text, std::map<std::string, std::string>* out);
 
 }  // namespace thaw::records

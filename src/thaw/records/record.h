@@ -27,6 +27,11 @@ struct Record {
   TimestampType timestamp_type = TimestampType::kCreateTime;
   std::optional<std::string_view> key;    // nullopt = null key
   std::optional<std::string_view> value;  // nullopt = null value (tombstone)
+  // The source topic stored with the row (the layout's topic column, e.g.
+  // the Kafka Connect sink's _kafka_metadata_topic); nullopt when the layout
+  // has none or the row's is null. Callers fall back to the table's
+  // `thaw.source.topic` property.
+  std::optional<std::string_view> topic;
   uint32_t header_begin = 0;              // into RecordBatch::headers
   uint32_t header_count = 0;
   // The decoded row this record came from (kept alive by RecordBatch), for

@@ -186,7 +186,7 @@ Result<std::unique_ptr<RecordReader>> RecordReader::Make(std::shared_ptr<const s
   impl->opt = std::move(options);
   const auto& md = impl->table->metadata;
   ASSIGN_OR_RAISE(impl->snapshot, iceberg::SelectSnapshot(md, impl->opt.snapshot));
-  auto layout = ResolveLayout(md, md.current_schema(), impl->opt.layout);
+  auto layout = ResolveLayout(md, ReadSchema(md, impl->opt.snapshot, impl->snapshot), impl->opt.layout);
   if (!layout.ok()) return layout.status().WithContext(fmt::format("table {}", impl->table->name));
   impl->layout = std::move(*layout);
   Status st = impl->Plan();
@@ -427,14 +427,8 @@ Status RecordReader::Impl::DecodeBatch(const std::shared_ptr<arrow::RecordBatch>
   if (layout.offset && !off) {
     return Status::Corrupt("data file {} has no column '{}' (the layout's offset column)", path, layout.offset->dotted());
   }
-  std::vector<Accessor> json_cols;
-  std::vector<std::string> json_names;
-  for (const auto& c : layout.value_json) {
-    if (auto a = Resolve(*batch, c)) {
-      json_cols.push_back(*a);
-      json_names.push_back(c.names.back());
-    }
-  }
+  ASSIGN_OR_RAISE(auto json_value, JsonRowBuilder::Bind(layout, *batch));
+  auto topic = resolve(layout.topic);
   std::vector<std::vector<Accessor>> eq_accs;
   for (const auto& eq : t.eq) {
     std::vector<Accessor> accs;
@@ -498,39 +492,11 @@ Status RecordReader::Impl::DecodeBatch(const std::shared_ptr<arrow::RecordBatch>
     }
     if (key && !key->IsNull(i)) r.key = GetBytes(*key->array, i);
     if (val && !val->IsNull(i)) r.value = GetBytes(*val->array, i);
-    if (!r.value && !json_cols.empty()) {
+    if (!r.value && !json_value.empty()) {
       std::string j;
-      if (layout.value_json_unwrap && json_cols.size() == 1) {
-        if (!json_cols[0].IsNull(i)) {
-          // A decoded struct: its fields, minus the writers' "__raw__"-style internals.
-          const auto& st = static_cast<const arrow::StructArray&>(*json_cols[0].array);
-          const auto& ty = static_cast<const arrow::StructType&>(*st.type());
-          j += '{';
-          bool first = true;
-          for (int f = 0; f < ty.num_fields(); ++f) {
-            if (ty.field(f)->name().rfind("__", 0) == 0) continue;
-            if (!first) j += ',';
-            first = false;
-            AppendJsonString(ty.field(f)->name(), &j);
-            j += ':';
-            AppendJsonValue(*st.field(f), i, &j);
-          }
-          j += '}';
-          if (!first) r.value = own(std::move(j));
-        }
-      } else {
-        j += '{';
-        for (size_t c = 0; c < json_cols.size(); ++c) {
-          if (c) j += ',';
-          AppendJsonString(json_names[c], &j);
-          j += ':';
-          if (json_cols[c].IsNull(i)) j += "null";
-          else AppendJsonValue(*json_cols[c].array, i, &j);
-        }
-        j += '}';
-        r.value = own(std::move(j));
-      }
+      if (json_value.Append(i, &j)) r.value = own(std::move(j));
     }
+    if (topic && !topic->IsNull(i)) r.topic = GetBytes(*topic->array, i);
     r.header_begin = static_cast<uint32_t>(buf_headers.size());
     if (hdr && !hdr->IsNull(i)) {
       const arrow::Array& ha = *hdr->array;

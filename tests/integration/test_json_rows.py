@@ -1,0 +1,123 @@
+"""Rows as JSON after schema evolution, and per-record source topics.
+
+Tables (fixtures.py): `ns.connect_evolving` (Kafka Connect sink whose schema
+grew: a column added, a nested struct field added, a column renamed; integral
+doubles; `_kafka_metadata_topic` values that are not the table's name),
+`ns.v3_defaults` (v3 columns with `initial-default` added after every data
+file was written), `ns.connect_flat` / `ns.connect_nested` (topic "orders").
+
+The peer is pyiceberg's own read of the same snapshot (oracle.py): every
+record of a snapshot has every field of the schema the scan reads with, under
+its current name, null (or the initial-default) where the data file lacks the
+column. The raw JSON text is checked too: key order is schema order, and
+doubles keep their decimal point as Kafka Connect's JsonConverter writes them.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+
+import pytest
+
+import fixtures
+import oracle
+from test_inspect import assert_same_records, expected, parse_records, src
+
+
+def raw_values(thaw, warehouse, name, *extra) -> list[tuple[int, int, str]]:
+    """(partition, offset, value JSON text) of every record."""
+    p = thaw.ok("inspect", *src(warehouse, name), "--records", "--format", "json", *extra)
+    out = []
+    for line in p.stdout.decode("utf-8").splitlines():
+        o = json.loads(line)
+        out.append((o["partition"], o["offset"], base64.b64decode(o["value"]).decode("utf-8")))
+    return out
+
+
+def keys_in_order(text: str) -> list[str]:
+    return [k for k, _ in json.loads(text, object_pairs_hook=lambda pairs: pairs)]
+
+
+def test_evolved_rows_match_pyiceberg(thaw, warehouse):
+    name = "ns.connect_evolving"
+    got = parse_records(thaw.ok("inspect", *src(warehouse, name), "--records", "--format", "json").stdout,
+                        "kafka-connect-flat")
+    want = expected(warehouse, name)
+    assert len(want) == 18
+    assert_same_records(got, want)
+
+
+def test_evolved_rows_have_every_field_in_schema_order(thaw, warehouse):
+    name = "ns.connect_evolving"
+    schema = warehouse.table(name).schema()
+    want_keys = [f.name for f in schema.fields if not f.name.startswith("_kafka_metadata")]
+    assert want_keys == ["id", "full_name", "amount", "address", "email"]
+    values = raw_values(thaw, warehouse, name)
+    assert len(values) == 18
+    for p, o, text in values:
+        assert keys_in_order(text) == want_keys, f"({p}, {o}): {text}"
+        v = json.loads(text)
+        assert "name" not in v
+        if v["address"] is not None:
+            assert keys_in_order(json.dumps(v["address"])) == ["city", "zip"], f"({p}, {o}): {text}"
+    # rows from the first file: the renamed column under its new name, the
+    # later columns null; integral doubles keep their decimal point
+    first = {o: t for p, o, t in values if p == 0 and o == 100}
+    assert first[100] == ('{"id":0,"full_name":"n0","amount":4541.0,"address":{"city":"c0","zip":null},'
+                          '"email":null}')
+
+
+def test_snapshot_reads_with_its_own_schema(thaw, warehouse):
+    """--snapshot (time travel) reads with the snapshot's schema, as pyiceberg does."""
+    name = "ns.connect_evolving"
+    first = warehouse.built[name].snapshot_ids[0]
+    got = parse_records(thaw.ok("inspect", *src(warehouse, name), "--snapshot", str(first), "--records", "--format",
+                                "json").stdout, "kafka-connect-flat")
+    want = expected(warehouse, name, snapshot_id=first)
+    assert want and set(want[0]["value"]) == {"id", "name", "amount", "address"}
+    assert_same_records(got, want)
+
+
+def test_initial_default_fills_columns_older_files_lack(thaw, warehouse):
+    name = "ns.v3_defaults"
+    t = warehouse.table(name)
+    assert t.metadata.format_version == 3
+    rows = t.scan().to_arrow().to_pylist()
+    assert rows and all(r["region"] == "eu" and r["qty"] == 7 and r["ratio"] == 2.0 and r["note"] is None
+                        for r in rows), "pyiceberg does not apply the initial-default: bad fixture"
+    values = raw_values(thaw, warehouse, name)
+    want = sorted(json.dumps(oracle.to_json_value(r, t.schema().as_struct()), sort_keys=True) for r in rows)
+    assert sorted(json.dumps(json.loads(v), sort_keys=True) for _, _, v in values) == want
+    for _, _, text in values:
+        assert keys_in_order(text) == ["id", "v", "region", "qty", "ratio", "note"]
+        assert text.endswith('"region":"eu","qty":7,"ratio":2.0,"note":null}'), text
+
+
+@pytest.mark.parametrize("name,want", [
+    ("ns.connect_evolving", None),  # per partition: fixtures.EVOLVING_TOPICS
+    ("ns.connect_flat", "orders"),
+    ("ns.connect_nested", "orders"),
+])
+def test_format_topic_is_the_stored_source_topic(thaw, warehouse, name, want):
+    p = thaw.ok("inspect", *src(warehouse, name), "--format", r"%t|%p|%o\n")
+    lines = p.stdout.decode("utf-8").splitlines()
+    assert len(lines) == len(expected(warehouse, name))
+    for line in lines:
+        topic, part, _ = line.split("|")
+        assert topic == (want or fixtures.EVOLVING_TOPICS[int(part)]), line
+
+
+def test_format_topic_falls_back_without_a_topic_column(thaw, warehouse):
+    p = thaw.ok("inspect", *src(warehouse, "ns.plain"), "--format", r"%t\n", "--limit", "2")
+    assert p.stdout.decode("utf-8").splitlines() == ["ns.plain", "ns.plain"]
+
+
+def test_topic_column_is_reported_and_overridable(thaw, warehouse):
+    name = "ns.connect_nested"
+    out = json.loads(thaw.ok("inspect", *src(warehouse, name), "--json").stdout)
+    assert out["columns"]["topic"] == "_kafka_metadata.topic"
+    # --column topic=COLUMN: any string column of the row
+    p = thaw.ok("inspect", *src(warehouse, name), "--column", "topic=name", "--format", r"%t\n")
+    names = [r["value"]["name"] for r in expected(warehouse, name)]
+    assert p.stdout.decode("utf-8").splitlines() == [n if n is not None else "ns.connect_nested" for n in names]
