@@ -763,9 +763,11 @@ V3_DEFAULT_FIELDS = [
 
 def build_v3_initial_default(cat, wh) -> Built:
     """Plain table written as v2 by pyiceberg, upgraded to v3 with a new
-    current schema adding V3_DEFAULT_FIELDS (pyiceberg 0.12.0 cannot write
-    v3 metadata, so the schema is added to the metadata JSON by hand; it
-    reads the result, defaults included)."""
+    current schema adding V3_DEFAULT_FIELDS, then a `replace` snapshot
+    written with that schema over the same data files (as a manifest rewrite
+    after the schema change leaves it). pyiceberg 0.12.0 cannot write v3
+    metadata, so the schema and the snapshot are added to the metadata JSON
+    by hand; pyiceberg reads the result, defaults included."""
     name = f"{NS}.v3_defaults"
     t = create(cat, wh, name, fresh([F("id", LongType(), True), F("v", DoubleType())]))
     rows = [{"id": i, "v": i * 1.5} for i in range(6)]
@@ -781,6 +783,18 @@ def build_v3_initial_default(cat, wh) -> Built:
         meta["last-column-id"] += len(V3_DEFAULT_FIELDS)
         meta["schemas"].append(dict(cur, fields=fields, **{"schema-id": new_id}))
         meta["current-schema-id"] = new_id
+        last = next(sn for sn in meta["snapshots"] if sn["snapshot-id"] == meta["current-snapshot-id"])
+        snap_id = last["snapshot-id"] + 1
+        seq = meta["last-sequence-number"] + 1
+        now = last["timestamp-ms"] + 1000
+        meta["snapshots"].append({
+            "snapshot-id": snap_id, "parent-snapshot-id": last["snapshot-id"], "sequence-number": seq,
+            "timestamp-ms": now, "manifest-list": last["manifest-list"],
+            "summary": {"operation": "replace"}, "schema-id": new_id})
+        meta["last-sequence-number"] = seq
+        meta["current-snapshot-id"] = snap_id
+        meta["refs"]["main"]["snapshot-id"] = snap_id
+        meta.setdefault("snapshot-log", []).append({"timestamp-ms": now, "snapshot-id": snap_id})
 
     upgrade_to_v3(cat, wh, name, edit=add_schema)
     defaults = {f["name"]: f.get("initial-default") for f in V3_DEFAULT_FIELDS}

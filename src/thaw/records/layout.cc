@@ -205,16 +205,6 @@ Status ParseColumnOverride(const std::string& text, std::map<std::string, std::s
   return Status::OK();
 }
 
-const Schema& ReadSchema(const iceberg::TableMetadata& md, const iceberg::SnapshotSelector& sel,
-                         const iceberg::Snapshot* snapshot) {
-  if (!snapshot || sel.empty()) return md.current_schema();
-  if (sel.ref) {
-    auto it = md.refs.find(*sel.ref);
-    if (it == md.refs.end() || it->second.type != "tag") return md.current_schema();
-  }
-  return md.SchemaFor(*snapshot);
-}
-
 Result<Layout> ResolveLayout(const iceberg::TableMetadata& md, const Schema& schema, const LayoutOptions& options) {
   std::string name = options.forced ? *options.forced : DetectName(md, schema);
   ASSIGN_OR_RAISE(Layout l, Build(name, schema));

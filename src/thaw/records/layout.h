@@ -76,12 +76,6 @@ struct LayoutOptions {
 
 const std::vector<std::string>& LayoutNames();
 
-// The schema a scan of `snapshot` reads with, as Iceberg Java does: the
-// snapshot's own schema when it was picked by id, time or tag (time
-// travel); the table's current schema for the current snapshot or a branch.
-const iceberg::Schema& ReadSchema(const iceberg::TableMetadata& md, const iceberg::SnapshotSelector& selector,
-                                  const iceberg::Snapshot* snapshot);
-
 // Detects (or applies the forced) layout against a schema, then applies the
 // column overrides. Errors name the missing column and how to fix it.
 Result<Layout> ResolveLayout(const iceberg::TableMetadata& md, const iceberg::Schema& schema,

@@ -186,7 +186,9 @@ Result<std::unique_ptr<RecordReader>> RecordReader::Make(std::shared_ptr<const s
   impl->opt = std::move(options);
   const auto& md = impl->table->metadata;
   ASSIGN_OR_RAISE(impl->snapshot, iceberg::SelectSnapshot(md, impl->opt.snapshot));
-  auto layout = ResolveLayout(md, ReadSchema(md, impl->opt.snapshot, impl->snapshot), impl->opt.layout);
+  // A snapshot is read with the schema it was written with (rows as JSON follow it).
+  const auto& schema = impl->snapshot ? md.SchemaFor(*impl->snapshot) : md.current_schema();
+  auto layout = ResolveLayout(md, schema, impl->opt.layout);
   if (!layout.ok()) return layout.status().WithContext(fmt::format("table {}", impl->table->name));
   impl->layout = std::move(*layout);
   Status st = impl->Plan();
