@@ -296,7 +296,8 @@ Result<std::string> RescaleDecimal(const std::string& text, int32_t scale) {
     } else if (c == '.' && !in_frac) {
       in_frac = true;
     } else if ((c == 'e' || c == 'E') && seen_digit) {
-      auto [p, ec] = std::from_chars(text.data() + i + 1 + (text[i + 1] == '+' ? 1 : 0), text.data() + text.size(), exp);
+      const char* begin = text.data() + i + 1 + (text[i + 1] == '+' ? 1 : 0);
+      auto [p, ec] = std::from_chars(begin, text.data() + text.size(), exp);
       if (ec != std::errc() || p != text.data() + text.size()) return Status::Invalid("'{}' is not a decimal", text);
       i = text.size();
       break;
@@ -317,7 +318,9 @@ Result<std::string> RescaleDecimal(const std::string& text, int32_t scale) {
     }
     digits.resize(digits.size() - cut);
   }
-  if (digits.size() <= static_cast<size_t>(scale)) digits.insert(0, static_cast<size_t>(scale) + 1 - digits.size(), '0');
+  if (digits.size() <= static_cast<size_t>(scale)) {
+    digits.insert(0, static_cast<size_t>(scale) + 1 - digits.size(), '0');
+  }
   size_t nz = digits.find_first_not_of('0');
   size_t int_len = digits.size() - static_cast<size_t>(scale);
   nz = std::min(nz == std::string::npos ? digits.size() : nz, int_len - 1);
