@@ -156,6 +156,44 @@ TEST(JsonRow, RowsAreProjectedOntoTheTableSchemaByFieldId) {
   EXPECT_EQ(row1, R"({"id":2,"full_name":null,"address":null,"email":"n/a","score":null,"amount":0.5})");
 }
 
+TEST(JsonRow, UnwrappedDecodedStructFollowsTheSchemaWithoutWriterInternals) {
+  // Aiven layout: the decoded `value` struct gained `b` after the file was
+  // written; `__err__` is a writer internal and stays out.
+  std::string text = R"({"format-version":2,"table-uuid":"u","location":"/x","last-sequence-number":0,
+    "last-updated-ms":0,"last-column-id":11,"current-schema-id":0,
+    "schemas":[{"type":"struct","schema-id":0,"fields":[
+      {"id":1,"name":"kafka","required":true,"type":{"type":"struct","fields":[
+        {"id":2,"name":"partition","required":true,"type":"int"},
+        {"id":3,"name":"offset","required":true,"type":"long"},
+        {"id":4,"name":"batch_timestamp_type","required":true,"type":"int"}]}},
+      {"id":6,"name":"value_raw","required":false,"type":"binary"},
+      {"id":8,"name":"value","required":false,"type":{"type":"struct","fields":[
+        {"id":9,"name":"a","required":false,"type":"int"},
+        {"id":11,"name":"__err__","required":false,"type":"string"},
+        {"id":10,"name":"b","required":false,"type":"string"}]}}]}],
+    "default-spec-id":0,"partition-specs":[{"spec-id":0,"fields":[]}],"last-partition-id":999})";
+  auto md = iceberg::TableMetadata::Parse(text, "test");
+  ASSERT_TRUE(md.ok()) << md.status().ToString();
+  auto layout = ResolveLayout(*md, md->current_schema(), {});
+  ASSERT_TRUE(layout.ok()) << layout.status().ToString();
+  ASSERT_EQ(layout->name, "aiven");
+  ASSERT_TRUE(layout->value_json_unwrap);
+
+  auto value_type = arrow::struct_({WithId(arrow::field("a", arrow::int32()), 9),
+                                    WithId(arrow::field("__err__", arrow::utf8()), 11)});
+  auto schema = arrow::schema({WithId(arrow::field("value", value_type), 8)});
+  auto value = arrow::json::ArrayFromJSONString(value_type, R"([{"a": 1, "__err__": null}, null])");
+  ASSERT_TRUE(value.ok()) << value.status().ToString();
+  auto batch = arrow::RecordBatch::Make(schema, 2, {*value});
+  auto builder = JsonRowBuilder::Bind(*layout, *batch);
+  ASSERT_TRUE(builder.ok()) << builder.status().ToString();
+  std::string row0, row1;
+  ASSERT_TRUE(builder->Append(0, &row0));
+  EXPECT_EQ(row0, R"({"a":1,"b":null})");
+  EXPECT_FALSE(builder->Append(1, &row1));  // a null struct: a null value
+  EXPECT_EQ(row1, "");
+}
+
 TEST(JsonRow, BadInitialDefaultFailsLayoutResolutionNamingTheColumn) {
   std::string text = R"({"format-version":3,"table-uuid":"u","location":"/x","last-sequence-number":0,
     "last-updated-ms":0,"last-column-id":2,"current-schema-id":0,"next-row-id":0,
