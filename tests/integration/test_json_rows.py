@@ -148,3 +148,19 @@ def test_schema_change_without_a_write_keeps_the_snapshot_shape(thaw, tmp_path):
     snap = t.current_snapshot().snapshot_id
     assert [f.name for f in t.scan(snapshot_id=snap).projection().fields] == ["id", "x"]
     assert thaw.ok(*args, "--snapshot", str(snap)).stdout == before
+
+
+def test_replay_links_the_stored_source_topic(thaw, warehouse, kafka):
+    """thaw.source.topic is the row's stored topic (the Connect sink's
+    `_kafka_metadata_topic`), not the table's name or property."""
+    from test_replay import replay, topic_name
+    name = "ns.connect_evolving"
+    topic = topic_name()
+    p = replay(thaw, warehouse, name, kafka, topic, "--create-topic")
+    assert p.returncode == 0, p.stderr.decode()
+    got = kafka.consume_all(topic)
+    assert len(got) == len(expected(warehouse, name))
+    for g in got:
+        link = dict(g["headers"])
+        part = int(link["thaw.source.partition"])
+        assert link["thaw.source.topic"] == fixtures.EVOLVING_TOPICS[part].encode()

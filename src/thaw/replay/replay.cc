@@ -335,7 +335,12 @@ Result<ReplaySummary> RunReplayImpl(std::shared_ptr<const storage::Table> table,
         extra.clear();
         if (o.link_headers) {
           extra.push_back({"thaw.source.table", table->name});
-          if (!source_topic.empty()) extra.push_back({"thaw.source.topic", source_topic});
+          // The row's own source topic (e.g. the Connect sink's topic column), else the table's.
+          if (rec.topic) {
+            extra.push_back({"thaw.source.topic", std::string(*rec.topic)});
+          } else if (!source_topic.empty()) {
+            extra.push_back({"thaw.source.topic", source_topic});
+          }
           extra.push_back({"thaw.source.partition", std::to_string(rec.partition)});
           extra.push_back({"thaw.source.offset", std::to_string(rec.offset)});
           extra.push_back({"thaw.source.snapshot", snapshot_text});
