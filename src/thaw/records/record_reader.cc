@@ -133,11 +133,12 @@ struct RecordReader::Impl {
   size_t cur_pos = 0;
   std::optional<int32_t> last_partition;
   std::optional<int64_t> last_offset;
-  // The last record emitted, kept alive to compare a duplicate at a cluster
-  // boundary with.
+  // A copy of the last record emitted (views into last_bytes), to compare a
+  // duplicate at a cluster boundary with; a copy, so that no cluster's
+  // buffers outlive their emission.
   std::optional<Record> last_record;
   std::vector<Header> last_headers;
-  std::vector<std::shared_ptr<const void>> last_keepalive;
+  std::deque<std::string> last_bytes;
   int64_t plain_counter = 0;  // plain layout only; clusters then decode one at a time
 
   const iceberg::Schema& schema() const { return table->metadata.current_schema(); }
@@ -1169,10 +1170,16 @@ Result<bool> RecordReader::Next(RecordBatch* out) {
     // Remember the last record (alive through the batch's owners) for duplicates at the next boundary.
     const Record& last = out->records.back();
     s.last_offset = last.offset;
+    s.last_bytes.clear();
+    auto own = [&](std::optional<std::string_view> v) -> std::optional<std::string_view> {
+      if (!v) return std::nullopt;
+      return s.last_bytes.emplace_back(*v);
+    };
     s.last_record = last;
-    auto hs = out->HeadersOf(last);
-    s.last_headers.assign(hs.begin(), hs.end());
-    s.last_keepalive = c.keepalive;
+    s.last_record->key = own(last.key);
+    s.last_record->value = own(last.value);
+    s.last_headers.clear();
+    for (const auto& h : out->HeadersOf(last)) s.last_headers.push_back(Header{*own(h.key), own(h.value)});
   }
   return true;
 }
