@@ -259,8 +259,8 @@ Status RunInspect(const InspectArgs& a) {
   out += fmt::format("files      {} data, {} delete; {} records\n", reader->planned_files(), scan.delete_files, total);
   const auto dups = reader->duplicate_stats();
   if (dups.duplicates > 0) {
-    out += fmt::format("duplicates {} duplicate offsets dropped, {} with different contents (kept: the row of the highest "
-                       "data sequence number, then the newest file; docs/layouts.md)\n",
+    out += fmt::format("duplicates {} duplicate offsets dropped, {} with different contents (kept: the row of "
+                       "the highest data sequence number, then the newest file; docs/layouts.md)\n",
                        dups.duplicates, dups.differing);
   } else {
     out += "duplicates 0\n";

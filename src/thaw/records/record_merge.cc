@@ -6,7 +6,8 @@
 
 namespace thaw::records {
 
-bool SameContent(const Record& a, std::span<const Header> ha, const Record& b, std::span<const Header> hb) {
+bool SameContent(const Record& a, std::span<const Header> ha, const Record& b,
+                 std::span<const Header> hb) {
   if (a.timestamp_ms != b.timestamp_ms || a.timestamp_type != b.timestamp_type) return false;
   if (a.key != b.key || a.value != b.value) return false;
   if (ha.size() != hb.size()) return false;
@@ -81,8 +82,9 @@ struct KWayMerger::State {
     }
     const int64_t off = in.chunk->records[in.pos].offset;
     if (in.last_offset && off < *in.last_offset) {
-      return Status::Internal("{}: offset {} follows offset {} in a stream the reader merges as sorted",
-                              in.source->Describe(), off, *in.last_offset);
+      return Status::Internal(
+          "{}: offset {} follows offset {} in a stream the reader merges as sorted",
+          in.source->Describe(), off, *in.last_offset);
     }
     in.last_offset = off;
     return true;

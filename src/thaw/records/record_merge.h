@@ -33,7 +33,8 @@ struct DuplicateStats {
 
 // True if two records carry the same Kafka contents (key, value, headers in
 // order, timestamp and timestamp type); partition and offset are not compared.
-bool SameContent(const Record& a, std::span<const Header> ha, const Record& b, std::span<const Header> hb);
+bool SameContent(const Record& a, std::span<const Header> ha, const Record& b,
+                 std::span<const Header> hb);
 
 // One decoded piece of an input, in offset order.
 struct RecordChunk {

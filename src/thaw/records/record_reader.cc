@@ -868,7 +868,8 @@ Status RecordReader::Impl::SpillRuns(pq::ParquetFile& pf, const TaskState& t, co
   for (int rg : rgs) {
     const int64_t rg_rows = std::max<int64_t>(1, pf.row_group_num_rows(rg));
     const int64_t per_row = std::max<int64_t>(1, pf.row_group_byte_size(rg) / rg_rows);
-    ASSIGN_OR_RAISE(auto reader, pf.Read({rg}, cols, std::clamp<int64_t>(batch_bytes / per_row, 16, kParquetBatchRows)));
+    const int64_t batch_rows = std::clamp<int64_t>(batch_bytes / per_row, 16, kParquetBatchRows);
+    ASSIGN_OR_RAISE(auto reader, pf.Read({rg}, cols, batch_rows));
     int64_t pos = pf.row_group_first_row(rg);
     while (true) {
       std::shared_ptr<arrow::RecordBatch> b;
@@ -1081,7 +1082,8 @@ Status RecordReader::Impl::FillPipeline() {
     planned.pop_front();
     if (!pool) pool = std::make_unique<ThreadPool>(max_inflight);
     inflight.push_back(pool->Submit([this, c]() -> Result<std::unique_ptr<Cluster>> {
-      Status st = pq::CatchParquet("decoding", [&]() { return c->merge ? PrepareMerge(c.get()) : LoadCluster(c.get()); });
+      Status st = pq::CatchParquet("decoding",
+                                   [&]() { return c->merge ? PrepareMerge(c.get()) : LoadCluster(c.get()); });
       if (!st.ok()) return st;
       auto out = std::make_unique<Cluster>();
       out->partition = c->partition;

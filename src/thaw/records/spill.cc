@@ -1,3 +1,4 @@
+// clang-format off
 // Arrow's headers first: they use Arrow's RETURN_NOT_OK, which Thaw's status.h replaces.
 #include <arrow/array/builder_primitive.h>
 #include <arrow/compute/api_vector.h>
@@ -7,6 +8,7 @@
 #include <arrow/ipc/writer.h>
 
 #include "thaw/records/spill.h"
+// clang-format on
 
 #include <stdlib.h>
 #include <unistd.h>
@@ -27,8 +29,9 @@ Result<std::unique_ptr<SpillDir>> SpillDir::Make(const std::string& base) {
   }
   std::string tmpl = dir + "/thaw-spill-XXXXXX";
   if (!mkdtemp(tmpl.data())) {
-    return Status::IOError("cannot create a spill directory in {}: {} (give a writable directory with --spill-dir)",
-                           dir, std::strerror(errno));
+    return Status::IOError(
+        "cannot create a spill directory in {}: {} (give a writable directory with --spill-dir)",
+        dir, std::strerror(errno));
   }
   auto d = std::unique_ptr<SpillDir>(new SpillDir());
   d->path_ = tmpl;
@@ -74,19 +77,23 @@ Result<std::unique_ptr<RunReader>> RunReader::Open(const std::string& path) {
   r->impl_ = std::make_unique<Impl>();
   r->path_ = path;
   ARROW_ASSIGN_OR_RAISE_CTX(r->impl_->file, arrow::io::ReadableFile::Open(path), ctx);
-  ARROW_ASSIGN_OR_RAISE_CTX(r->impl_->reader, arrow::ipc::RecordBatchFileReader::Open(r->impl_->file), ctx);
+  ARROW_ASSIGN_OR_RAISE_CTX(r->impl_->reader,
+                            arrow::ipc::RecordBatchFileReader::Open(r->impl_->file), ctx);
   ::unlink(path.c_str());
   return r;
 }
 
 Result<std::shared_ptr<arrow::RecordBatch>> RunReader::Next() {
-  if (impl_->next >= impl_->reader->num_record_batches()) return std::shared_ptr<arrow::RecordBatch>();
-  ARROW_ASSIGN_OR_RAISE_CTX(auto b, impl_->reader->ReadRecordBatch(impl_->next++), "spill file " + path_);
+  if (impl_->next >= impl_->reader->num_record_batches())
+    return std::shared_ptr<arrow::RecordBatch>();
+  ARROW_ASSIGN_OR_RAISE_CTX(auto b, impl_->reader->ReadRecordBatch(impl_->next++),
+                            "spill file " + path_);
   return b;
 }
 
-Result<std::shared_ptr<arrow::Table>> GatherRows(const std::vector<std::shared_ptr<arrow::RecordBatch>>& batches,
-                                                 const std::vector<std::pair<uint32_t, int64_t>>& rows) {
+Result<std::shared_ptr<arrow::Table>> GatherRows(
+    const std::vector<std::shared_ptr<arrow::RecordBatch>>& batches,
+    const std::vector<std::pair<uint32_t, int64_t>>& rows) {
   std::vector<int64_t> base(batches.size() + 1, 0);
   for (size_t i = 0; i < batches.size(); ++i) base[i + 1] = base[i] + batches[i]->num_rows();
   arrow::Int64Builder idx;
@@ -94,7 +101,9 @@ Result<std::shared_ptr<arrow::Table>> GatherRows(const std::vector<std::shared_p
   for (const auto& [b, r] : rows) idx.UnsafeAppend(base[b] + r);
   ARROW_ASSIGN_OR_RAISE_CTX(auto indices, idx.Finish(), "spill");
   ARROW_ASSIGN_OR_RAISE_CTX(auto table, arrow::Table::FromRecordBatches(batches), "spill");
-  ARROW_ASSIGN_OR_RAISE_CTX(auto taken, arrow::compute::Take(arrow::Datum(table), arrow::Datum(indices)), "sorting a spill run");
+  ARROW_ASSIGN_OR_RAISE_CTX(auto taken,
+                            arrow::compute::Take(arrow::Datum(table), arrow::Datum(indices)),
+                            "sorting a spill run");
   return taken.table();
 }
 

@@ -3,13 +3,13 @@
 // with its owner.
 #pragma once
 
+#include <arrow/record_batch.h>
+#include <arrow/table.h>
+
 #include <atomic>
 #include <cstdint>
 #include <memory>
 #include <string>
-
-#include <arrow/record_batch.h>
-#include <arrow/table.h>
 
 #include "thaw/common/status.h"
 
@@ -52,7 +52,8 @@ class RunReader {
 
 // Rows of `batches` (all of one schema) in the order given by `rows`, a
 // list of (batch index, row index): the sorted run to spill.
-Result<std::shared_ptr<arrow::Table>> GatherRows(const std::vector<std::shared_ptr<arrow::RecordBatch>>& batches,
-                                                 const std::vector<std::pair<uint32_t, int64_t>>& rows);
+Result<std::shared_ptr<arrow::Table>> GatherRows(
+    const std::vector<std::shared_ptr<arrow::RecordBatch>>& batches,
+    const std::vector<std::pair<uint32_t, int64_t>>& rows);
 
 }  // namespace thaw::records

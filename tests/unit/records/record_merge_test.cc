@@ -1,14 +1,15 @@
+// clang-format off
 // Arrow's headers first: they use Arrow's RETURN_NOT_OK, which Thaw's status.h replaces.
 #include <arrow/array/builder_binary.h>
 #include <arrow/array/builder_primitive.h>
 
 #include "thaw/records/record_merge.h"
+// clang-format on
 
+#include <gtest/gtest.h>
 #include <sys/stat.h>
 
 #include <filesystem>
-
-#include <gtest/gtest.h>
 
 #include "thaw/records/spill.h"
 
@@ -26,7 +27,8 @@ class VectorInput : public MergeInput {
     out->keepalive.clear();
     if (pos_ >= rows_.size()) return false;
     auto values = std::make_shared<std::vector<std::string>>();
-    for (size_t i = pos_; i < std::min(rows_.size(), pos_ + per_chunk_); ++i) values->push_back(rows_[i].second);
+    for (size_t i = pos_; i < std::min(rows_.size(), pos_ + per_chunk_); ++i)
+      values->push_back(rows_[i].second);
     for (size_t i = 0; i < values->size(); ++i) {
       Record r;
       r.offset = rows_[pos_ + i].first;
@@ -48,7 +50,8 @@ class VectorInput : public MergeInput {
   size_t pos_ = 0;
 };
 
-std::vector<std::pair<int64_t, std::string>> Drain(KWayMerger& m, DuplicateStats* dups, size_t max = 3) {
+std::vector<std::pair<int64_t, std::string>> Drain(KWayMerger& m, DuplicateStats* dups,
+                                                   size_t max = 3) {
   std::vector<std::pair<int64_t, std::string>> got;
   RecordChunk chunk;
   while (true) {
@@ -68,26 +71,30 @@ std::vector<std::pair<int64_t, std::string>> Drain(KWayMerger& m, DuplicateStats
 
 TEST(KWayMerger, MergesInOffsetOrderAndKeepsTheHighestRankedDuplicate) {
   std::vector<KWayMerger::Input> in;
-  in.push_back({std::make_unique<VectorInput>(std::vector<std::pair<int64_t, std::string>>{
-                                                  {0, "a0"}, {3, "a3"}, {6, "a6"}, {9, "old9"}},
-                                              2),
+  in.push_back({std::make_unique<VectorInput>(
+                    std::vector<std::pair<int64_t, std::string>>{
+                        {0, "a0"}, {3, "a3"}, {6, "a6"}, {9, "old9"}},
+                    2),
                 /*rank=*/1});
-  in.push_back({std::make_unique<VectorInput>(std::vector<std::pair<int64_t, std::string>>{
-                                                  {1, "b1"}, {4, "b4"}, {6, "new6"}, {9, "old9"}, {10, "b10"}},
-                                              1),
+  in.push_back({std::make_unique<VectorInput>(
+                    std::vector<std::pair<int64_t, std::string>>{
+                        {1, "b1"}, {4, "b4"}, {6, "new6"}, {9, "old9"}, {10, "b10"}},
+                    1),
                 /*rank=*/5});
-  in.push_back({std::make_unique<VectorInput>(std::vector<std::pair<int64_t, std::string>>{}, 4), 0});
-  in.push_back({std::make_unique<VectorInput>(std::vector<std::pair<int64_t, std::string>>{
-                                                  {2, "c2"}, {5, "c5"}, {6, "low6"}, {7, "c7"}, {8, "c8"}},
-                                              3),
+  in.push_back(
+      {std::make_unique<VectorInput>(std::vector<std::pair<int64_t, std::string>>{}, 4), 0});
+  in.push_back({std::make_unique<VectorInput>(
+                    std::vector<std::pair<int64_t, std::string>>{
+                        {2, "c2"}, {5, "c5"}, {6, "low6"}, {7, "c7"}, {8, "c8"}},
+                    3),
                 /*rank=*/0});
   auto m = KWayMerger::Make(std::move(in));
   ASSERT_TRUE(m.ok());
   DuplicateStats dups;
   auto got = Drain(**m, &dups);
-  std::vector<std::pair<int64_t, std::string>> want = {{0, "a0"}, {1, "b1"}, {2, "c2"}, {3, "a3"}, {4, "b4"},
-                                                       {5, "c5"}, {6, "new6"}, {7, "c7"}, {8, "c8"}, {9, "old9"},
-                                                       {10, "b10"}};
+  std::vector<std::pair<int64_t, std::string>> want = {
+      {0, "a0"},   {1, "b1"}, {2, "c2"}, {3, "a3"},   {4, "b4"},  {5, "c5"},
+      {6, "new6"}, {7, "c7"}, {8, "c8"}, {9, "old9"}, {10, "b10"}};
   EXPECT_EQ(got, want);
   // Offset 6 three times (two differ from the winner), offset 9 twice with equal contents.
   EXPECT_EQ(dups.duplicates, 3);
@@ -96,8 +103,12 @@ TEST(KWayMerger, MergesInOffsetOrderAndKeepsTheHighestRankedDuplicate) {
 
 TEST(KWayMerger, EqualRanksKeepTheEarlierInput) {
   std::vector<KWayMerger::Input> in;
-  in.push_back({std::make_unique<VectorInput>(std::vector<std::pair<int64_t, std::string>>{{1, "first"}}, 1), 2});
-  in.push_back({std::make_unique<VectorInput>(std::vector<std::pair<int64_t, std::string>>{{1, "second"}}, 1), 2});
+  in.push_back(
+      {std::make_unique<VectorInput>(std::vector<std::pair<int64_t, std::string>>{{1, "first"}}, 1),
+       2});
+  in.push_back({std::make_unique<VectorInput>(
+                    std::vector<std::pair<int64_t, std::string>>{{1, "second"}}, 1),
+                2});
   auto m = KWayMerger::Make(std::move(in));
   ASSERT_TRUE(m.ok());
   DuplicateStats dups;
@@ -110,7 +121,8 @@ TEST(KWayMerger, EqualRanksKeepTheEarlierInput) {
 
 TEST(KWayMerger, AnInputOutOfOrderIsAnErrorNotASilentMisorder) {
   std::vector<KWayMerger::Input> in;
-  in.push_back({std::make_unique<VectorInput>(std::vector<std::pair<int64_t, std::string>>{{5, "x"}, {2, "y"}}, 1),
+  in.push_back({std::make_unique<VectorInput>(
+                    std::vector<std::pair<int64_t, std::string>>{{5, "x"}, {2, "y"}}, 1),
                 0});
   auto m = KWayMerger::Make(std::move(in));
   ASSERT_TRUE(m.ok());
@@ -162,7 +174,8 @@ TEST(Spill, RunsRoundTripInGatheredOrderAndTheDirectoryIsRemoved) {
     EXPECT_EQ(st.st_mode & 0777, 0700u);
     // Two batches; the run takes rows from both in a given order.
     std::vector<std::shared_ptr<arrow::RecordBatch>> batches;
-    auto schema = arrow::schema({arrow::field("off", arrow::int64()), arrow::field("v", arrow::binary())});
+    auto schema =
+        arrow::schema({arrow::field("off", arrow::int64()), arrow::field("v", arrow::binary())});
     for (int b = 0; b < 2; ++b) {
       arrow::Int64Builder ob;
       arrow::BinaryBuilder vb;
@@ -201,7 +214,8 @@ TEST(Spill, RunsRoundTripInGatheredOrderAndTheDirectoryIsRemoved) {
 TEST(Spill, AnUnusableDirectorySaysWhatToDo) {
   auto dir = SpillDir::Make("/nonexistent/thaw-spill-test");
   ASSERT_FALSE(dir.ok());
-  EXPECT_NE(dir.status().message().find("--spill-dir"), std::string::npos) << dir.status().ToString();
+  EXPECT_NE(dir.status().message().find("--spill-dir"), std::string::npos)
+      << dir.status().ToString();
 }
 
 }  // namespace
