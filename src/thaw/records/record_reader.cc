@@ -40,6 +40,8 @@ constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
 constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
 // Rows per Arrow batch decoded from Parquet (output batches use ReadOptions::batch_size).
 constexpr int64_t kParquetBatchRows = 65536;
+// Spilled runs a merge keeps open at once (each holds a file descriptor).
+constexpr size_t kMaxOpenRuns = 256;
 
 struct EqualityDeletes {
   std::vector<int32_t> ids;
@@ -927,6 +929,8 @@ Status RecordReader::Impl::PrepareMerge(Cluster* c) {
   // Each input holds about one batch of this size while merging.
   const int64_t batch_bytes = std::clamp<int64_t>(budget / (2 * std::max<int64_t>(inputs, 1)), 64 << 10, 16 << 20);
   std::vector<KWayMerger::Input> merge_inputs;
+  std::vector<std::pair<size_t, std::vector<std::string>>> spilled;  // task, its runs
+  size_t total_runs = 0;
   for (auto& f : files) {
     const TaskState& t = tasks[f.task];
     pq::ParquetFile* pf = c->files[f.file].get();
@@ -942,13 +946,20 @@ Status RecordReader::Impl::PrepareMerge(Cluster* c) {
                               t.rank});
       continue;
     }
-    std::vector<std::string> runs;
-    RETURN_NOT_OK(SpillRuns(*pf, t, f.rgs, c->partition, run_budget, batch_bytes, &runs));
+    spilled.push_back({f.task, {}});
+    RETURN_NOT_OK(SpillRuns(*pf, t, f.rgs, c->partition, run_budget, batch_bytes, &spilled.back().second));
+    total_runs += spilled.back().second.size();
+  }
+  // Past a few hundred runs (a partition far bigger than the budget), runs
+  // are opened per batch rather than each holding a file descriptor.
+  const bool keep_open = total_runs <= kMaxOpenRuns;
+  for (const auto& [task, runs] : spilled) {
+    const TaskState& t = tasks[task];
     // Runs hold rows already filtered by deletes: decode them with none.
     auto bare = std::make_shared<TaskState>();
     bare->task.file = t.task.file;
     for (const auto& path : runs) {
-      ASSIGN_OR_RAISE(auto run, RunReader::Open(path));
+      ASSIGN_OR_RAISE(auto run, RunReader::Open(path, keep_open));
       auto decode = [this, bare](const std::shared_ptr<arrow::RecordBatch>& b, Cluster* out) {
         return DecodeBatch(b, *bare, 0, out);
       };

@@ -64,30 +64,58 @@ Result<int64_t> WriteRun(const std::string& path, const arrow::Table& table, int
 }
 
 struct RunReader::Impl {
+  bool keep_open = true;
+  int num_batches = 0;
+  int next = 0;
   std::shared_ptr<arrow::io::ReadableFile> file;
   std::shared_ptr<arrow::ipc::RecordBatchFileReader> reader;
-  int next = 0;
+
+  Status OpenFile(const std::string& path) {
+    const std::string ctx = "spill file " + path;
+    ARROW_ASSIGN_OR_RAISE_CTX(file, arrow::io::ReadableFile::Open(path), ctx);
+    ARROW_ASSIGN_OR_RAISE_CTX(reader, arrow::ipc::RecordBatchFileReader::Open(file), ctx);
+    num_batches = reader->num_record_batches();
+    return Status::OK();
+  }
+  void CloseFile() {
+    reader.reset();
+    if (file) (void)file->Close();
+    file.reset();
+  }
 };
 
-RunReader::~RunReader() = default;
+RunReader::~RunReader() {
+  if (impl_) impl_->CloseFile();
+  if (!unlinked_) ::unlink(path_.c_str());
+}
 
-Result<std::unique_ptr<RunReader>> RunReader::Open(const std::string& path) {
-  const std::string ctx = "spill file " + path;
+Result<std::unique_ptr<RunReader>> RunReader::Open(const std::string& path, bool keep_open) {
   auto r = std::unique_ptr<RunReader>(new RunReader());
   r->impl_ = std::make_unique<Impl>();
+  r->impl_->keep_open = keep_open;
   r->path_ = path;
-  ARROW_ASSIGN_OR_RAISE_CTX(r->impl_->file, arrow::io::ReadableFile::Open(path), ctx);
-  ARROW_ASSIGN_OR_RAISE_CTX(r->impl_->reader,
-                            arrow::ipc::RecordBatchFileReader::Open(r->impl_->file), ctx);
-  ::unlink(path.c_str());
+  RETURN_NOT_OK(r->impl_->OpenFile(path));
+  if (keep_open) {
+    // Open for good: the name can go now, the space is freed when it closes.
+    ::unlink(path.c_str());
+    r->unlinked_ = true;
+  } else {
+    r->impl_->CloseFile();
+  }
   return r;
 }
 
 Result<std::shared_ptr<arrow::RecordBatch>> RunReader::Next() {
-  if (impl_->next >= impl_->reader->num_record_batches())
+  Impl& s = *impl_;
+  if (s.next >= s.num_batches) {
+    s.CloseFile();
+    if (!unlinked_) ::unlink(path_.c_str());
+    unlinked_ = true;
     return std::shared_ptr<arrow::RecordBatch>();
-  ARROW_ASSIGN_OR_RAISE_CTX(auto b, impl_->reader->ReadRecordBatch(impl_->next++),
-                            "spill file " + path_);
+  }
+  if (!s.reader) RETURN_NOT_OK(s.OpenFile(path_));
+  ARROW_ASSIGN_OR_RAISE_CTX(auto b, s.reader->ReadRecordBatch(s.next++), "spill file " + path_);
+  if (!s.keep_open) s.CloseFile();
   return b;
 }
 

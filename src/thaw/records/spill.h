@@ -34,11 +34,14 @@ class SpillDir {
 // batches of about `batch_rows` rows. Returns the bytes written.
 Result<int64_t> WriteRun(const std::string& path, const arrow::Table& table, int64_t batch_rows);
 
-// Reads a run back one batch at a time. The file is unlinked once opened
-// (its space is freed when the reader closes).
+// Reads a run back one batch at a time. With keep_open the file stays open
+// and is unlinked at once (its space is freed when the reader closes);
+// without, it is opened for each batch -- no descriptor held between
+// batches, for merges of more runs than the process may keep open -- and
+// removed at the end. Either way the file is gone when the reader is.
 class RunReader {
  public:
-  static Result<std::unique_ptr<RunReader>> Open(const std::string& path);
+  static Result<std::unique_ptr<RunReader>> Open(const std::string& path, bool keep_open = true);
   ~RunReader();
   // The next batch, or null at the end.
   Result<std::shared_ptr<arrow::RecordBatch>> Next();
@@ -48,6 +51,7 @@ class RunReader {
   struct Impl;
   std::unique_ptr<Impl> impl_;
   std::string path_;
+  bool unlinked_ = false;
 };
 
 // Rows of `batches` (all of one schema) in the order given by `rows`, a

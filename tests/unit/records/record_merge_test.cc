@@ -211,6 +211,39 @@ TEST(Spill, RunsRoundTripInGatheredOrderAndTheDirectoryIsRemoved) {
   EXPECT_FALSE(std::filesystem::exists(dir_path));
 }
 
+TEST(Spill, ARunOpenedPerBatchHoldsNoDescriptorAndIsRemovedAtTheEnd) {
+  auto dir = SpillDir::Make(::testing::TempDir());
+  ASSERT_TRUE(dir.ok()) << dir.status().ToString();
+  auto schema = arrow::schema({arrow::field("off", arrow::int64())});
+  arrow::Int64Builder ob;
+  for (int i = 0; i < 5; ++i) ASSERT_TRUE(ob.Append(i).ok());
+  auto batch = arrow::RecordBatch::Make(schema, 5, {*ob.Finish()});
+  auto table = GatherRows({batch}, {{0, 4}, {0, 3}, {0, 2}, {0, 1}, {0, 0}});
+  ASSERT_TRUE(table.ok()) << table.status().ToString();
+  const std::string path = (*dir)->NewFileName();
+  ASSERT_TRUE(WriteRun(path, **table, 2).ok());
+  auto count_fds = [] {
+    int n = 0;
+    for ([[maybe_unused]] const auto& e : std::filesystem::directory_iterator("/proc/self/fd")) ++n;
+    return n;
+  };
+  const int before = count_fds();
+  auto run = RunReader::Open(path, /*keep_open=*/false);
+  ASSERT_TRUE(run.ok()) << run.status().ToString();
+  std::vector<int64_t> offs;
+  while (true) {
+    EXPECT_EQ(count_fds(), before);  // nothing held between batches
+    EXPECT_TRUE(std::filesystem::exists(path));
+    auto b = (*run)->Next();
+    ASSERT_TRUE(b.ok()) << b.status().ToString();
+    if (!*b) break;
+    const auto& col = static_cast<const arrow::Int64Array&>(*(*b)->column(0));
+    for (int64_t i = 0; i < col.length(); ++i) offs.push_back(col.Value(i));
+  }
+  EXPECT_EQ(offs, (std::vector<int64_t>{4, 3, 2, 1, 0}));
+  EXPECT_FALSE(std::filesystem::exists(path));
+}
+
 TEST(Spill, AnUnusableDirectorySaysWhatToDo) {
   auto dir = SpillDir::Make("/nonexistent/thaw-spill-test");
   ASSERT_FALSE(dir.ok());
