@@ -212,6 +212,9 @@ Status RunInspect(const InspectArgs& a) {
     j["data_files"] = reader->planned_files();
     j["delete_files"] = scan.delete_files;
     j["records"] = total;
+    const auto dups = reader->duplicate_stats();
+    j["duplicates"] = dups.duplicates;
+    j["duplicates_differing"] = dups.differing;
     json parts = json::array();
     for (const auto& [p, s] : stats) {
       json pj;
@@ -254,7 +257,16 @@ Status RunInspect(const InspectArgs& a) {
   } else {
     out += "snapshot   none (the table is empty)\n";
   }
-  out += fmt::format("files      {} data, {} delete; {} records\n\n", reader->planned_files(), scan.delete_files, total);
+  out += fmt::format("files      {} data, {} delete; {} records\n", reader->planned_files(), scan.delete_files, total);
+  const auto dups = reader->duplicate_stats();
+  if (dups.duplicates > 0) {
+    out += fmt::format("duplicates {} duplicate offsets dropped, {} with different contents (kept: the row of "
+                       "the highest data sequence number, then the newest file; docs/layouts.md)\n",
+                       dups.duplicates, dups.differing);
+  } else {
+    out += "duplicates 0\n";
+  }
+  out += "\n";
   out += fmt::format("{:>9} {:>12} {:>14} {:>14} {:>24} {:>24} {:>6}\n", "partition", "records", "min offset",
                      "max offset", "first timestamp", "last timestamp", "gaps");
   for (const auto& [p, s] : stats) {

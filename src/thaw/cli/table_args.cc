@@ -17,6 +17,12 @@ void TableArgs::Register(CLI::App* app) {
   app->add_option("--as-of", as_of, "Read the snapshot current at this time (epoch ms or ISO-8601)");
   app->add_option("--layout", layout, "Force a layout: thaw, redpanda, bufstream, aiven, automq, kafka-connect, plain");
   app->add_option("--column", columns, "Override a column: FIELD=COLUMN (e.g. offset=kafka.offset); repeatable");
+  app->add_option("--spill-dir", spill_dir,
+                  "Directory for sorting files not in offset order (default $TMPDIR or /tmp; a private "
+                  "subdirectory, removed at exit)");
+  app->add_option("--memory-budget", memory_budget_mib,
+                  "MiB for decoding files that overlap in offset range at once (default 512); above it they are "
+                  "merged as streams and sorted through --spill-dir");
 }
 
 Result<std::shared_ptr<const storage::Table>> TableArgs::Load() const {
@@ -61,6 +67,9 @@ Status TableArgs::Apply(records::ReadOptions* o) const {
     o->layout.forced = layout;
   }
   for (const auto& c : columns) RETURN_NOT_OK(records::ParseColumnOverride(c, &o->layout.column_overrides));
+  if (!spill_dir.empty()) o->spill_dir = spill_dir;
+  if (memory_budget_mib < 0) return Status::Invalid("--memory-budget must be a positive number of MiB");
+  if (memory_budget_mib > 0) o->memory_budget = memory_budget_mib << 20;
   return Status::OK();
 }
 

@@ -25,10 +25,12 @@ struct TableArgs {
   std::string as_of;
   std::string layout;
   std::vector<std::string> columns;
+  std::string spill_dir;
+  int64_t memory_budget_mib = 0;  // 0 = the reader's default
 
   void Register(CLI::App* app);
   Result<std::shared_ptr<const storage::Table>> Load() const;
-  // Fills snapshot and layout parts of the read options.
+  // Fills snapshot, layout and memory (spill) parts of the read options.
   Status Apply(records::ReadOptions* options) const;
 };
 

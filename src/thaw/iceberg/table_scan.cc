@@ -169,6 +169,7 @@ Result<std::vector<FileScanTask>> TableScan::PlanFiles() {
       }
       FileScanTask t;
       t.data_sequence_number = e.sequence_number;
+      t.file_sequence_number = e.file_sequence_number;
       t.deletes = deletes.ForDataFile(e.file, e.sequence_number, *md_);
       t.file = std::make_shared<const DataFile>(std::move(e.file));
       tasks.push_back(std::move(t));

@@ -41,6 +41,7 @@ struct ScanFilter {
 struct FileScanTask {
   std::shared_ptr<const DataFile> file;
   int64_t data_sequence_number = 0;
+  int64_t file_sequence_number = 0;
   std::vector<std::shared_ptr<const DataFile>> deletes;  // position, equality, DV
 };
 

@@ -74,8 +74,13 @@ Result<std::unique_ptr<ParquetFile>> ParquetFile::Clone(storage::FileIO& io) con
   return OpenWith(io, location_, reader_->parquet_reader()->metadata());
 }
 
+Result<std::unique_ptr<ParquetFile>> ParquetFile::CloneStreaming(storage::FileIO& io) const {
+  return OpenWith(io, location_, reader_->parquet_reader()->metadata(), /*streaming=*/true);
+}
+
 Result<std::unique_ptr<ParquetFile>> ParquetFile::OpenWith(storage::FileIO& io, const std::string& location,
-                                                           std::shared_ptr<parquet::FileMetaData> metadata) {
+                                                           std::shared_ptr<parquet::FileMetaData> metadata,
+                                                           bool streaming) {
   auto file = io.Open(location);
   if (!file.ok()) {
     if (file.status().code() == StatusCode::kNotFound) {
@@ -88,9 +93,15 @@ Result<std::unique_ptr<ParquetFile>> ParquetFile::OpenWith(storage::FileIO& io, 
   const std::string ctx = "Parquet file " + location;
   return CatchParquet(ctx, [&]() -> Result<std::unique_ptr<ParquetFile>> {
     parquet::arrow::FileReaderBuilder builder;
-    RETURN_NOT_OK(FromArrow(builder.Open(adapter, parquet::default_reader_properties(), std::move(metadata)), ctx));
+    parquet::ReaderProperties rprops = parquet::default_reader_properties();
+    if (streaming) {
+      rprops.enable_buffered_stream();
+      rprops.set_buffer_size(1 << 20);
+    }
+    RETURN_NOT_OK(FromArrow(builder.Open(adapter, rprops, std::move(metadata)), ctx));
     parquet::ArrowReaderProperties props;
     props.set_use_threads(false);
+    if (streaming) props.set_pre_buffer(false);
     builder.properties(props);
     std::unique_ptr<parquet::arrow::FileReader> reader;
     RETURN_NOT_OK(FromArrow(builder.Build(&reader), ctx));
@@ -109,6 +120,9 @@ Result<std::unique_ptr<ParquetFile>> ParquetFile::OpenWith(storage::FileIO& io, 
 int ParquetFile::num_row_groups() const { return reader_->num_row_groups(); }
 int64_t ParquetFile::row_group_num_rows(int rg) const {
   return reader_->parquet_reader()->metadata()->RowGroup(rg)->num_rows();
+}
+int64_t ParquetFile::row_group_byte_size(int rg) const {
+  return reader_->parquet_reader()->metadata()->RowGroup(rg)->total_byte_size();
 }
 int64_t ParquetFile::num_rows() const { return reader_->parquet_reader()->metadata()->num_rows(); }
 

@@ -28,10 +28,16 @@ class ParquetFile {
   // Another reader of the same file sharing the parsed footer, for reading
   // different row groups on another thread (a FileReader is not thread-safe).
   Result<std::unique_ptr<ParquetFile>> Clone(storage::FileIO& io) const;
+  // The same, reading column chunks through a small buffer page by page
+  // (no pre-buffering), so memory is one batch, not one row group: for the
+  // reader's k-way merge, which holds many files open at once.
+  Result<std::unique_ptr<ParquetFile>> CloneStreaming(storage::FileIO& io) const;
 
   const std::string& location() const { return location_; }
   int num_row_groups() const;
   int64_t row_group_num_rows(int rg) const;
+  // Uncompressed bytes of a row group (all columns), from the footer.
+  int64_t row_group_byte_size(int rg) const;
   int64_t row_group_first_row(int rg) const { return first_rows_[rg]; }
   int64_t num_rows() const;
 
@@ -52,7 +58,8 @@ class ParquetFile {
  private:
   std::string location_;
   static Result<std::unique_ptr<ParquetFile>> OpenWith(storage::FileIO& io, const std::string& location,
-                                                       std::shared_ptr<parquet::FileMetaData> metadata);
+                                                       std::shared_ptr<parquet::FileMetaData> metadata,
+                                                       bool streaming = false);
   std::unique_ptr<parquet::arrow::FileReader> reader_;
   std::vector<int64_t> first_rows_;
 };

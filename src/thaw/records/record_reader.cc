@@ -2,14 +2,18 @@
 
 #include <algorithm>
 #include <deque>
+#include <functional>
 #include <future>
 #include <limits>
+#include <mutex>
+#include <numeric>
 #include <unordered_set>
 
 #include <arrow/array.h>
 #include <arrow/scalar.h>
 #include <arrow/record_batch.h>
 #include <arrow/type.h>
+#include <arrow/util/byte_size.h>
 
 #include "thaw/common/civil_time.h"
 #include "thaw/common/thread_pool.h"
@@ -18,6 +22,8 @@
 #include "thaw/parquet/parquet_file.h"
 #include "thaw/records/arrow_access.h"
 #include "thaw/records/json_row.h"
+#include "thaw/records/record_merge.h"
+#include "thaw/records/spill.h"
 
 namespace thaw::records {
 
@@ -34,6 +40,8 @@ constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
 constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
 // Rows per Arrow batch decoded from Parquet (output batches use ReadOptions::batch_size).
 constexpr int64_t kParquetBatchRows = 65536;
+// Spilled runs a merge keeps open at once (each holds a file descriptor).
+constexpr size_t kMaxOpenRuns = 256;
 
 struct EqualityDeletes {
   std::vector<int32_t> ids;
@@ -57,12 +65,17 @@ struct TaskState {
   std::vector<int64_t> deleted_positions;  // sorted
   std::optional<iceberg::DeletionVector> dv;
   std::vector<std::shared_ptr<EqualityDeletes>> eq;
+  // Duplicate priority (higher wins): order by data sequence number, file
+  // sequence number, path.
+  int64_t rank = 0;
 };
 
 struct Unit {
   size_t task;
   int rg;
   int64_t lo, hi;
+  int64_t bytes = 0;  // uncompressed (footer), for the memory budget
+  int64_t rows = 0;
 };
 
 // A unit of decoding work: the row groups of one partition whose offset
@@ -75,7 +88,16 @@ struct Cluster {
   std::vector<Record> records;
   std::vector<Header> headers;
   std::vector<std::shared_ptr<const void>> keepalive;
+  DuplicateStats dups;  // dropped inside this cluster
+  // Too big to decode at once: merged as streams (files sorted by offset)
+  // and sorted runs spilled to disk (the others). `files` then holds one
+  // streaming reader per data file, `unit_file` maps units to them.
+  bool merge = false;
+  std::vector<size_t> unit_file;
+  std::unique_ptr<KWayMerger> merger;
 };
+
+bool ByOffset(const Record& a, const Record& b) { return a.offset < b.offset; }
 
 }  // namespace
 
@@ -90,6 +112,12 @@ struct RecordReader::Impl {
   // position delete file path -> (data file path -> sorted positions)
   std::map<std::string, std::shared_ptr<std::map<std::string, std::vector<int64_t>>>> pos_cache;
   std::map<std::string, std::shared_ptr<EqualityDeletes>> eq_cache;
+  // Spill directory (made on first use; removed after the clusters below
+  // that read from it are gone) and merge statistics, shared with workers.
+  std::mutex merge_mu;
+  std::unique_ptr<SpillDir> spill;
+  RecordReader::MergeStats merge_stats;
+  DuplicateStats dups;
 
   // Planning state (consumer thread).
   size_t part_index = 0;
@@ -107,8 +135,13 @@ struct RecordReader::Impl {
   size_t cur_pos = 0;
   std::optional<int32_t> last_partition;
   std::optional<int64_t> last_offset;
+  // A copy of the last record emitted (views into last_bytes), to compare a
+  // duplicate at a cluster boundary with; a copy, so that no cluster's
+  // buffers outlive their emission.
+  std::optional<Record> last_record;
+  std::vector<Header> last_headers;
+  std::deque<std::string> last_bytes;
   int64_t plain_counter = 0;  // plain layout only; clusters then decode one at a time
-  DuplicateStats dups;
 
   const iceberg::Schema& schema() const { return table->metadata.current_schema(); }
   // Units of the timestamp column per Kafka millisecond (long columns are ms).
@@ -130,6 +163,13 @@ struct RecordReader::Impl {
   Status PlanMoreClusters();
   Status FillPipeline();
   Status LoadCluster(Cluster* c);
+  std::vector<int> ProjectedColumns(const pq::ParquetFile& pf, const TaskState& t) const;
+  Status PrepareMerge(Cluster* c);
+  Result<bool> IsSortedByOffset(pq::ParquetFile& pf, const std::vector<int>& rgs, int32_t partition);
+  Status SpillRuns(pq::ParquetFile& pf, const TaskState& t, const std::vector<int>& rgs, int32_t partition,
+                   int64_t run_budget, int64_t batch_bytes, std::vector<std::string>* runs);
+  void DropAtBoundary(Cluster* c);
+  void CountDuplicates(const DuplicateStats& d) { dups += d; }
   Status DecodeBatch(const std::shared_ptr<arrow::RecordBatch>& batch, const TaskState& t, int64_t first_pos,
                      Cluster* c);
 };
@@ -144,13 +184,16 @@ const iceberg::Snapshot* RecordReader::snapshot() const { return impl_->snapshot
 const iceberg::ScanStats& RecordReader::scan_stats() const { return impl_->stats; }
 int64_t RecordReader::planned_files() const { return static_cast<int64_t>(impl_->tasks.size()); }
 std::vector<int32_t> RecordReader::partitions() const { return impl_->partitions; }
+DuplicateStats RecordReader::duplicate_stats() const { return impl_->dups; }
+RecordReader::MergeStats RecordReader::merge_stats() const {
+  std::lock_guard<std::mutex> lock(impl_->merge_mu);
+  return impl_->merge_stats;
+}
 int64_t RecordReader::planned_records() const {
   int64_t n = 0;
   for (const auto& t : impl_->tasks) n += t.task.file->record_count;
   return n;
 }
-
-const DuplicateStats& RecordReader::duplicate_stats() const { return impl_->dups; }
 
 int64_t RecordReader::planned_file_bytes() const {
   int64_t n = 0;
@@ -301,6 +344,20 @@ Status RecordReader::Impl::Plan() {
     tasks.push_back(std::move(t));
   }
   partitions.assign(parts.begin(), parts.end());
+  {
+    // Duplicate priority: higher data sequence number, then file sequence
+    // number, then path (deterministic whatever the manifests' order).
+    std::vector<size_t> order(tasks.size());
+    std::iota(order.begin(), order.end(), 0);
+    std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+      const auto& ta = tasks[a].task;
+      const auto& tb = tasks[b].task;
+      if (ta.data_sequence_number != tb.data_sequence_number) return ta.data_sequence_number < tb.data_sequence_number;
+      if (ta.file_sequence_number != tb.file_sequence_number) return ta.file_sequence_number < tb.file_sequence_number;
+      return ta.file->path < tb.file->path;
+    });
+    for (size_t i = 0; i < order.size(); ++i) tasks[order[i]].rank = static_cast<int64_t>(i);
+  }
   max_inflight = layout.offset ? std::max<size_t>(1, opt.read_ahead) : 1;
   if (!layout.offset) {
     // Plain tables: a stable order of rows -- data sequence number, then path.
@@ -546,23 +603,29 @@ Status RecordReader::Impl::DecodeBatch(const std::shared_ptr<arrow::RecordBatch>
   return Status::OK();
 }
 
+std::vector<int> RecordReader::Impl::ProjectedColumns(const pq::ParquetFile& pf, const TaskState& t) const {
+  std::vector<int32_t> ids = layout.TopLevelIds();
+  for (const auto& eq : t.eq) ids.insert(ids.end(), eq->ids.begin(), eq->ids.end());
+  ids.insert(ids.end(), opt.extra_columns.begin(), opt.extra_columns.end());
+  std::sort(ids.begin(), ids.end());
+  ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+  std::vector<int> cols;
+  for (int32_t id : ids) {
+    int col = pf.TopLevelField(id, NameOf(id));
+    if (col >= 0) cols.push_back(col);
+  }
+  return cols;
+}
+
 // Decodes one cluster (runs on a worker thread: touches only the cluster,
 // read-only reader state, and plain_counter when clusters run one at a time).
 Status RecordReader::Impl::LoadCluster(Cluster* c) {
+  // Records [unit_end[u-1], unit_end[u]) come from unit u.
+  std::vector<size_t> unit_end;
   for (size_t u = 0; u < c->units.size(); ++u) {
     const TaskState& t = tasks[c->units[u].task];
     pq::ParquetFile* pf = c->files[u].get();
-    std::vector<int32_t> ids = layout.TopLevelIds();
-    for (const auto& eq : t.eq) ids.insert(ids.end(), eq->ids.begin(), eq->ids.end());
-    ids.insert(ids.end(), opt.extra_columns.begin(), opt.extra_columns.end());
-    std::sort(ids.begin(), ids.end());
-    ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
-    std::vector<int> cols;
-    for (int32_t id : ids) {
-      int col = pf->TopLevelField(id, NameOf(id));
-      if (col >= 0) cols.push_back(col);
-    }
-    ASSIGN_OR_RAISE(auto reader, pf->Read({c->units[u].rg}, cols, kParquetBatchRows));
+    ASSIGN_OR_RAISE(auto reader, pf->Read({c->units[u].rg}, ProjectedColumns(*pf, t), kParquetBatchRows));
     int64_t pos = pf->row_group_first_row(c->units[u].rg);
     const std::string ctx = "Parquet file " + pf->location();
     while (true) {
@@ -573,18 +636,336 @@ Status RecordReader::Impl::LoadCluster(Cluster* c) {
       pos += b->num_rows();
     }
     c->files[u].reset();  // close the file as soon as it is read
+    unit_end.push_back(c->records.size());
   }
-  if (layout.offset && c->units.size() > 1) {
-    std::stable_sort(c->records.begin(), c->records.end(),
-                     [](const Record& a, const Record& b) { return a.offset < b.offset; });
-  } else if (layout.offset) {
+  if (!layout.offset) return Status::OK();
+  auto& recs = c->records;
+  if (c->units.size() > 1) {
+    // Several row groups: order by offset, and among equal offsets put the
+    // row to keep first (highest rank; within a file, file order).
+    bool one_task = true;
+    for (const auto& u : c->units) one_task &= u.task == c->units[0].task;
+    if (one_task) {
+      std::stable_sort(recs.begin(), recs.end(), ByOffset);
+    } else if (!std::is_sorted(recs.begin(), recs.end(), ByOffset) ||
+               std::adjacent_find(recs.begin(), recs.end(), [](const Record& a, const Record& b) {
+                 return a.offset == b.offset;
+               }) != recs.end()) {
+      std::vector<int64_t> rank(recs.size());
+      for (size_t u = 0, b = 0; u < c->units.size(); b = unit_end[u++]) {
+        std::fill(rank.begin() + b, rank.begin() + unit_end[u], tasks[c->units[u].task].rank);
+      }
+      std::vector<uint32_t> order(recs.size());
+      std::iota(order.begin(), order.end(), 0);
+      std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
+        if (recs[a].offset != recs[b].offset) return recs[a].offset < recs[b].offset;
+        return rank[a] > rank[b];
+      });
+      std::vector<Record> sorted(recs.size());
+      for (size_t i = 0; i < order.size(); ++i) sorted[i] = recs[order[i]];
+      recs = std::move(sorted);
+    }
+  } else if (!std::is_sorted(recs.begin(), recs.end(), ByOffset)) {
     // One row group: usually already in offset order.
-    if (!std::is_sorted(c->records.begin(), c->records.end(),
-                        [](const Record& a, const Record& b) { return a.offset < b.offset; })) {
-      std::stable_sort(c->records.begin(), c->records.end(),
-                       [](const Record& a, const Record& b) { return a.offset < b.offset; });
+    std::stable_sort(recs.begin(), recs.end(), ByOffset);
+  }
+  // Duplicate offsets: keep the first of each (the winner, by the order above).
+  size_t w = 0;
+  for (size_t r = 0; r < recs.size(); ++r) {
+    if (w > 0 && recs[r].offset == recs[w - 1].offset) {
+      ++c->dups.duplicates;
+      const Record& kept = recs[w - 1];
+      if (!SameContent(kept, {c->headers.data() + kept.header_begin, kept.header_count}, recs[r],
+                       {c->headers.data() + recs[r].header_begin, recs[r].header_count})) {
+        ++c->dups.differing;
+      }
+      continue;
+    }
+    if (w != r) recs[w] = recs[r];
+    ++w;
+  }
+  recs.resize(w);
+  return Status::OK();
+}
+
+namespace {
+
+// A data file sorted by offset, streamed a batch at a time into the merge.
+class FileInput : public MergeInput {
+ public:
+  using Decode = std::function<Status(const std::shared_ptr<arrow::RecordBatch>&, int64_t, Cluster*)>;
+  FileInput(pq::ParquetFile* pf, std::vector<int> rgs, std::vector<int> cols, int64_t batch_rows, int32_t partition,
+            Decode decode)
+      : pf_(pf), rgs_(std::move(rgs)), cols_(std::move(cols)), batch_rows_(batch_rows), decode_(std::move(decode)) {
+    scratch_.partition = partition;
+  }
+  Result<bool> Next(RecordChunk* out) override {
+    const std::string ctx = "Parquet file " + pf_->location();
+    return pq::CatchParquet(ctx, [&]() -> Result<bool> {
+      while (true) {
+        if (!reader_) {
+          if (next_rg_ >= rgs_.size()) return false;
+          const int rg = rgs_[next_rg_++];
+          // One row group at a time: the reader then holds one batch, not the file.
+          ASSIGN_OR_RAISE(reader_, pf_->Read({rg}, cols_, batch_rows_));
+          pos_ = pf_->row_group_first_row(rg);
+        }
+        std::shared_ptr<arrow::RecordBatch> b;
+        RETURN_NOT_OK(pq::FromArrow(reader_->ReadNext(&b), ctx));
+        if (!b) {
+          reader_.reset();
+          continue;
+        }
+        scratch_.records.clear();
+        scratch_.headers.clear();
+        scratch_.keepalive.clear();
+        RETURN_NOT_OK(decode_(b, pos_, &scratch_));
+        pos_ += b->num_rows();
+        out->records.swap(scratch_.records);
+        out->headers.swap(scratch_.headers);
+        out->keepalive.swap(scratch_.keepalive);
+        return true;
+      }
+    });
+  }
+  std::string Describe() const override { return "data file " + pf_->location(); }
+
+ private:
+  pq::ParquetFile* pf_;
+  std::vector<int> rgs_;
+  std::vector<int> cols_;
+  int64_t batch_rows_;
+  Decode decode_;
+  size_t next_rg_ = 0;
+  std::unique_ptr<arrow::RecordBatchReader> reader_;
+  int64_t pos_ = 0;
+  Cluster scratch_;
+};
+
+// A sorted run spilled to disk, read back a batch at a time.
+class RunInput : public MergeInput {
+ public:
+  using Decode = std::function<Status(const std::shared_ptr<arrow::RecordBatch>&, Cluster*)>;
+  RunInput(std::unique_ptr<RunReader> run, std::string source, int32_t partition, Decode decode)
+      : run_(std::move(run)), source_(std::move(source)), decode_(std::move(decode)) {
+    scratch_.partition = partition;
+  }
+  Result<bool> Next(RecordChunk* out) override {
+    ASSIGN_OR_RAISE(auto b, run_->Next());
+    if (!b) return false;
+    scratch_.records.clear();
+    scratch_.headers.clear();
+    scratch_.keepalive.clear();
+    RETURN_NOT_OK(decode_(b, &scratch_));
+    out->records.swap(scratch_.records);
+    out->headers.swap(scratch_.headers);
+    out->keepalive.swap(scratch_.keepalive);
+    return true;
+  }
+  std::string Describe() const override { return "spilled run " + run_->path() + " of data file " + source_; }
+
+ private:
+  std::unique_ptr<RunReader> run_;
+  std::string source_;
+  Decode decode_;
+  Cluster scratch_;
+};
+
+}  // namespace
+
+// Whether the rows of `partition` in these row groups (in this order) are in
+// offset order: read from the offset (and partition) columns alone.
+Result<bool> RecordReader::Impl::IsSortedByOffset(pq::ParquetFile& pf, const std::vector<int>& rgs,
+                                                  int32_t partition) {
+  std::vector<int> cols;
+  int off_col = pf.TopLevelField(layout.offset->top_level_id(), layout.offset->names[0]);
+  if (off_col < 0) return true;  // DecodeBatch reports the missing column
+  cols.push_back(off_col);
+  if (layout.partition) {
+    int part_col = pf.TopLevelField(layout.partition->top_level_id(), layout.partition->names[0]);
+    if (part_col >= 0 && part_col != off_col) cols.push_back(part_col);
+  }
+  std::sort(cols.begin(), cols.end());
+  std::optional<int64_t> last;
+  const std::string ctx = "Parquet file " + pf.location();
+  for (int rg : rgs) {
+    ASSIGN_OR_RAISE(auto reader, pf.Read({rg}, cols, kParquetBatchRows));
+    while (true) {
+      std::shared_ptr<arrow::RecordBatch> b;
+      RETURN_NOT_OK(pq::FromArrow(reader->ReadNext(&b), ctx));
+      if (!b) break;
+      auto off = Resolve(*b, *layout.offset);
+      if (!off) return true;
+      std::optional<Accessor> part;
+      if (layout.partition) part = Resolve(*b, *layout.partition);
+      for (int64_t i = 0; i < b->num_rows(); ++i) {
+        if (part && (part->IsNull(i) || GetInt(*part->array, i).value_or(-1) != partition)) continue;
+        if (off->IsNull(i)) continue;
+        int64_t o = *GetInt(*off->array, i);
+        if (last && o < *last) return false;
+        last = o;
+      }
     }
   }
+  return true;
+}
+
+// External sort of one data file: decoded rows (deletes and ranges applied)
+// are gathered until `run_budget` bytes, put in offset order and written as
+// a run; the runs are then merged with the other inputs.
+Status RecordReader::Impl::SpillRuns(pq::ParquetFile& pf, const TaskState& t, const std::vector<int>& rgs,
+                                     int32_t partition, int64_t run_budget, int64_t batch_bytes,
+                                     std::vector<std::string>* runs) {
+  const std::string ctx = "Parquet file " + pf.location();
+  const std::vector<int> cols = ProjectedColumns(pf, t);
+  Cluster scratch;
+  scratch.partition = partition;
+  std::vector<std::shared_ptr<arrow::RecordBatch>> batches;
+  std::vector<std::pair<uint32_t, int64_t>> rows;  // (batch, row) of kept records
+  std::vector<int64_t> offsets;
+  int64_t bytes = 0;
+  auto flush = [&]() -> Status {
+    if (rows.empty()) {
+      batches.clear();
+      bytes = 0;
+      return Status::OK();
+    }
+    std::vector<uint32_t> order(rows.size());
+    std::iota(order.begin(), order.end(), 0);
+    std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) { return offsets[a] < offsets[b]; });
+    std::vector<std::pair<uint32_t, int64_t>> sorted(rows.size());
+    for (size_t i = 0; i < order.size(); ++i) sorted[i] = rows[order[i]];
+    ASSIGN_OR_RAISE(auto table, GatherRows(batches, sorted));
+    batches.clear();
+    const int64_t n = static_cast<int64_t>(rows.size());
+    const int64_t per_row = std::max<int64_t>(1, bytes / n);
+    rows.clear();
+    offsets.clear();
+    bytes = 0;
+    std::string path;
+    {
+      std::lock_guard<std::mutex> lock(merge_mu);
+      if (!spill) {
+        auto dir = SpillDir::Make(opt.spill_dir);
+        if (!dir.ok()) return dir.status().WithContext(fmt::format("sorting {} by offset", pf.location()));
+        spill = std::move(*dir);
+      }
+      path = spill->NewFileName();
+    }
+    auto written = WriteRun(path, *table, std::clamp<int64_t>(batch_bytes / per_row, 16, kParquetBatchRows));
+    if (!written.ok()) {
+      return written.status().WithContext(fmt::format("sorting {} by offset (spill directory full? free space or "
+                                                      "give another --spill-dir)", pf.location()));
+    }
+    std::lock_guard<std::mutex> lock(merge_mu);
+    ++merge_stats.spilled_runs;
+    merge_stats.spilled_bytes += *written;
+    runs->push_back(path);
+    return Status::OK();
+  };
+  for (int rg : rgs) {
+    const int64_t rg_rows = std::max<int64_t>(1, pf.row_group_num_rows(rg));
+    const int64_t per_row = std::max<int64_t>(1, pf.row_group_byte_size(rg) / rg_rows);
+    const int64_t batch_rows = std::clamp<int64_t>(batch_bytes / per_row, 16, kParquetBatchRows);
+    ASSIGN_OR_RAISE(auto reader, pf.Read({rg}, cols, batch_rows));
+    int64_t pos = pf.row_group_first_row(rg);
+    while (true) {
+      std::shared_ptr<arrow::RecordBatch> b;
+      RETURN_NOT_OK(pq::FromArrow(reader->ReadNext(&b), ctx));
+      if (!b) break;
+      scratch.records.clear();
+      scratch.headers.clear();
+      scratch.keepalive.clear();
+      RETURN_NOT_OK(DecodeBatch(b, t, pos, &scratch));
+      pos += b->num_rows();
+      if (scratch.records.empty()) continue;
+      const auto bi = static_cast<uint32_t>(batches.size());
+      batches.push_back(b);
+      for (const auto& r : scratch.records) {
+        rows.emplace_back(bi, r.source_row);
+        offsets.push_back(r.offset);
+      }
+      bytes += arrow::util::TotalBufferSize(*b);
+      if (bytes >= run_budget) RETURN_NOT_OK(flush());
+    }
+  }
+  return flush();
+}
+
+// Sets up the k-way merge of a cluster too big to decode at once (runs on a
+// worker thread): files sorted by offset become streams, the others are
+// sorted into spilled runs first.
+Status RecordReader::Impl::PrepareMerge(Cluster* c) {
+  const int64_t budget = std::max<int64_t>(opt.memory_budget / 2, 1 << 20);
+  const int64_t run_budget = std::max<int64_t>(budget / 4, 256 << 10);
+  struct FileUnits {
+    size_t file;  // index into c->files
+    size_t task;
+    std::vector<int> rgs;  // ascending offset lower bound
+    int64_t bytes = 0, rows = 0;
+    bool sorted = false;
+  };
+  std::vector<FileUnits> files;
+  for (size_t u = 0; u < c->units.size(); ++u) {
+    size_t f = c->unit_file[u];
+    auto it = std::find_if(files.begin(), files.end(), [&](const FileUnits& x) { return x.file == f; });
+    if (it == files.end()) {
+      files.push_back(FileUnits{f, c->units[u].task, {}, 0, 0, false});
+      it = files.end() - 1;
+    }
+    it->rgs.push_back(c->units[u].rg);
+    it->bytes += c->units[u].bytes;
+    it->rows += c->units[u].rows;
+  }
+  int64_t inputs = 0;
+  for (auto& f : files) {
+    ASSIGN_OR_RAISE(f.sorted, IsSortedByOffset(*c->files[f.file], f.rgs, c->partition));
+    inputs += f.sorted ? 1 : (f.bytes + run_budget - 1) / run_budget;
+  }
+  // Each input holds about one batch of this size while merging.
+  const int64_t batch_bytes = std::clamp<int64_t>(budget / (2 * std::max<int64_t>(inputs, 1)), 64 << 10, 16 << 20);
+  std::vector<KWayMerger::Input> merge_inputs;
+  std::vector<std::pair<size_t, std::vector<std::string>>> spilled;  // task, its runs
+  size_t total_runs = 0;
+  for (auto& f : files) {
+    const TaskState& t = tasks[f.task];
+    pq::ParquetFile* pf = c->files[f.file].get();
+    if (f.sorted) {
+      const int64_t per_row = std::max<int64_t>(1, f.bytes / std::max<int64_t>(1, f.rows));
+      auto decode = [this, &t](const std::shared_ptr<arrow::RecordBatch>& b, int64_t pos, Cluster* out) {
+        return DecodeBatch(b, t, pos, out);
+      };
+      merge_inputs.push_back({std::make_unique<FileInput>(pf, f.rgs, ProjectedColumns(*pf, t),
+                                                          std::clamp<int64_t>(batch_bytes / per_row, 16,
+                                                                              kParquetBatchRows),
+                                                          c->partition, decode),
+                              t.rank});
+      continue;
+    }
+    spilled.push_back({f.task, {}});
+    RETURN_NOT_OK(SpillRuns(*pf, t, f.rgs, c->partition, run_budget, batch_bytes, &spilled.back().second));
+    total_runs += spilled.back().second.size();
+  }
+  // Past a few hundred runs (a partition far bigger than the budget), runs
+  // are opened per batch rather than each holding a file descriptor.
+  const bool keep_open = total_runs <= kMaxOpenRuns;
+  for (const auto& [task, runs] : spilled) {
+    const TaskState& t = tasks[task];
+    // Runs hold rows already filtered by deletes: decode them with none.
+    auto bare = std::make_shared<TaskState>();
+    bare->task.file = t.task.file;
+    for (const auto& path : runs) {
+      ASSIGN_OR_RAISE(auto run, RunReader::Open(path, keep_open));
+      auto decode = [this, bare](const std::shared_ptr<arrow::RecordBatch>& b, Cluster* out) {
+        return DecodeBatch(b, *bare, 0, out);
+      };
+      merge_inputs.push_back(
+          {std::make_unique<RunInput>(std::move(run), t.task.file->path, c->partition, decode), t.rank});
+    }
+  }
+  ASSIGN_OR_RAISE(c->merger, KWayMerger::Make(std::move(merge_inputs)));
+  std::lock_guard<std::mutex> lock(merge_mu);
+  ++merge_stats.merged_clusters;
   return Status::OK();
 }
 
@@ -639,7 +1020,7 @@ Status RecordReader::Impl::PlanMoreClusters() {
       const int off_leaf = leaf_of(*pf, layout.offset), part_leaf = leaf_of(*pf, layout.partition);
       const int ts_leaf = (opt.from_time_ms || opt.to_time_ms) ? leaf_of(*pf, layout.timestamp) : -1;
       for (int rg = 0; rg < pf->num_row_groups(); ++rg) {
-        Unit u{part_tasks[k], rg, kMin, kMax};
+        Unit u{part_tasks[k], rg, kMin, kMax, pf->row_group_byte_size(rg), pf->row_group_num_rows(rg)};
         if (auto st = pf->IntStats(rg, off_leaf)) { u.lo = st->first; u.hi = st->second; }
         if (auto st = pf->IntStats(rg, part_leaf); st && (p < st->first || p > st->second)) continue;
         if (auto st = pf->IntStats(rg, ts_leaf)) {
@@ -669,10 +1050,29 @@ Status RecordReader::Impl::PlanMoreClusters() {
       }
       auto c = std::make_unique<Cluster>();
       c->partition = p;
+      int64_t bytes = 0;
+      for (size_t k = i; k < j; ++k) bytes += units[k].first.bytes;
+      // Several row groups that overlap and would not fit the budget decoded
+      // at once (with the clusters decoded ahead): merge them as streams.
+      c->merge = layout.offset && j - i > 1 &&
+                 bytes > opt.memory_budget / static_cast<int64_t>(2 * (max_inflight + 1));
       for (size_t k = i; k < j; ++k) {
         c->units.push_back(units[k].first);
-        ASSIGN_OR_RAISE(auto clone, units[k].second->Clone(*table->io));
-        c->files.push_back(std::move(clone));
+        if (!c->merge) {
+          ASSIGN_OR_RAISE(auto clone, units[k].second->Clone(*table->io));
+          c->files.push_back(std::move(clone));
+          continue;
+        }
+        // One streaming reader per data file.
+        size_t f = 0;
+        while (f < c->units.size() - 1 && c->units[f].task != units[k].first.task) ++f;
+        if (f < c->units.size() - 1) {
+          c->unit_file.push_back(c->unit_file[f]);
+        } else {
+          ASSIGN_OR_RAISE(auto clone, units[k].second->CloneStreaming(*table->io));
+          c->unit_file.push_back(c->files.size());
+          c->files.push_back(std::move(clone));
+        }
       }
       planned.push_back(std::move(c));
       i = j;
@@ -689,23 +1089,67 @@ Status RecordReader::Impl::FillPipeline() {
     planned.pop_front();
     if (!pool) pool = std::make_unique<ThreadPool>(max_inflight);
     inflight.push_back(pool->Submit([this, c]() -> Result<std::unique_ptr<Cluster>> {
-      Status st = pq::CatchParquet("decoding", [&]() { return LoadCluster(c.get()); });
+      Status st = pq::CatchParquet("decoding",
+                                   [&]() { return c->merge ? PrepareMerge(c.get()) : LoadCluster(c.get()); });
       if (!st.ok()) return st;
       auto out = std::make_unique<Cluster>();
       out->partition = c->partition;
       out->records = std::move(c->records);
       out->headers = std::move(c->headers);
       out->keepalive = std::move(c->keepalive);
+      out->dups = c->dups;
+      out->merge = c->merge;
+      out->merger = std::move(c->merger);
+      if (c->merge) out->files = std::move(c->files);  // the merge's inputs read them
       return out;
     }));
   }
   return Status::OK();
 }
 
+// Drops the records of a new cluster (or merged chunk) at or below the last
+// offset emitted: a duplicate across clusters (offset ranges that overlap
+// although their statistics say otherwise) keeps the row emitted first.
+void RecordReader::Impl::DropAtBoundary(Cluster* c) {
+  if (!layout.offset) return;
+  if (last_partition != c->partition) {
+    last_offset.reset();
+    last_record.reset();
+  }
+  last_partition = c->partition;
+  if (!last_offset) return;
+  auto& recs = c->records;
+  size_t r = 0;
+  while (r < recs.size() && recs[r].offset <= *last_offset) {
+    ++dups.duplicates;
+    if (!last_record || recs[r].offset != last_record->offset ||
+        !SameContent(*last_record, last_headers, recs[r],
+                     {c->headers.data() + recs[r].header_begin, recs[r].header_count})) {
+      ++dups.differing;
+    }
+    ++r;
+  }
+  if (r > 0) recs.erase(recs.begin(), recs.begin() + static_cast<std::ptrdiff_t>(r));
+}
+
 Result<bool> RecordReader::Next(RecordBatch* out) {
   Impl& s = *impl_;
   out->Clear();
   while (!s.current || s.cur_pos >= s.current->records.size()) {
+    if (s.current && s.current->merger) {
+      // A merged cluster: take its next chunk.
+      RecordChunk chunk;
+      ASSIGN_OR_RAISE(bool more, s.current->merger->Next(static_cast<size_t>(std::max<int64_t>(s.opt.batch_size, 1)),
+                                                         &chunk, &s.dups));
+      if (more) {
+        s.current->records = std::move(chunk.records);
+        s.current->headers = std::move(chunk.headers);
+        s.current->keepalive = std::move(chunk.keepalive);
+        s.cur_pos = 0;
+        s.DropAtBoundary(s.current.get());
+        continue;
+      }
+    }
     s.current.reset();
     RETURN_NOT_OK(s.FillPipeline());
     if (s.inflight.empty()) return false;
@@ -714,29 +1158,9 @@ Result<bool> RecordReader::Next(RecordBatch* out) {
     if (!result.ok()) return result.status();
     s.current = std::move(*result);
     s.cur_pos = 0;
+    s.dups += s.current->dups;
     RETURN_NOT_OK(s.FillPipeline());  // keep the workers busy while this one is emitted
-    // Kafka offsets are unique within a partition: drop duplicates
-    // (re-uploads, overlapping files); the first in file order wins.
-    if (s.layout.offset) {
-      if (s.last_partition != s.current->partition) s.last_offset.reset();
-      s.last_partition = s.current->partition;
-      auto& recs = s.current->records;
-      size_t w = 0;
-      for (size_t r = 0; r < recs.size(); ++r) {
-        if (s.last_offset && recs[r].offset <= *s.last_offset) {
-          ++s.dups.duplicates;
-          if (w > 0 && recs[w - 1].offset == recs[r].offset &&
-              (recs[w - 1].key != recs[r].key || recs[w - 1].value != recs[r].value ||
-               recs[w - 1].timestamp_ms != recs[r].timestamp_ms)) {
-            ++s.dups.differing;
-          }
-          continue;
-        }
-        s.last_offset = recs[r].offset;
-        recs[w++] = recs[r];
-      }
-      recs.resize(w);
-    }
+    s.DropAtBoundary(s.current.get());
   }
   const auto& c = *s.current;
   size_t n = std::min<size_t>(c.records.size() - s.cur_pos, static_cast<size_t>(s.opt.batch_size));
@@ -751,6 +1175,21 @@ Result<bool> RecordReader::Next(RecordBatch* out) {
   }
   s.cur_pos += n;
   out->keepalive = c.keepalive;
+  if (s.layout.offset && n > 0) {
+    // Remember the last record (alive through the batch's owners) for duplicates at the next boundary.
+    const Record& last = out->records.back();
+    s.last_offset = last.offset;
+    s.last_bytes.clear();
+    auto own = [&](std::optional<std::string_view> v) -> std::optional<std::string_view> {
+      if (!v) return std::nullopt;
+      return s.last_bytes.emplace_back(*v);
+    };
+    s.last_record = last;
+    s.last_record->key = own(last.key);
+    s.last_record->value = own(last.value);
+    s.last_headers.clear();
+    for (const auto& h : out->HeadersOf(last)) s.last_headers.push_back(Header{*own(h.key), own(h.value)});
+  }
   return true;
 }
 

@@ -7,9 +7,19 @@
 //                       decoded (rows filtered by range and deletes, turned
 //                       into Record views, sorted) on worker threads ahead of
 //                       the consumer, and emitted in order.
+//                       A cluster too big for the memory budget (files that
+//                       overlap in offset range) is merged instead: files
+//                       sorted by offset stream into a k-way merge a batch at
+//                       a time; the others are sorted externally (sorted runs
+//                       spilled to ReadOptions::spill_dir, then merged).
 //
 // Memory is bounded by (read_ahead + 1) clusters -- normally row groups --
-// not by the table size.
+// and ReadOptions::memory_budget, not by the table size.
+//
+// Duplicate offsets (the same partition and offset twice): one row is kept,
+// the one from the file with the highest data sequence number, then the
+// highest file sequence number, then the greatest path; within one file the
+// first row. duplicate_stats() counts the rows dropped.
 #pragma once
 
 #include <cstdint>
@@ -17,12 +27,14 @@
 #include <memory>
 #include <optional>
 #include <set>
+#include <string>
 #include <vector>
 
 #include "thaw/common/status.h"
 #include "thaw/iceberg/table_scan.h"
 #include "thaw/records/layout.h"
 #include "thaw/records/record.h"
+#include "thaw/records/record_merge.h"
 #include "thaw/storage/catalog.h"
 
 namespace thaw::records {
@@ -45,13 +57,13 @@ struct ReadOptions {
   // Clusters (groups of row groups) decoded ahead of the consumer, each on
   // its own thread. Memory is about read_ahead + 1 clusters.
   size_t read_ahead = 2;
-};
-
-// Rows sharing a (partition, offset) with another row of the read: one of
-// them is yielded; `differing` counts those whose contents differ from it.
-struct DuplicateStats {
-  int64_t duplicates = 0;
-  int64_t differing = 0;
+  // Where overlapping files that are not sorted by offset are sorted
+  // externally: a private subdirectory is made there (empty = $TMPDIR or
+  // /tmp) and removed when the reader is destroyed.
+  std::string spill_dir;
+  // Memory for decoding a cluster of overlapping row groups at once; bigger
+  // clusters are merged as streams / sorted externally within this budget.
+  int64_t memory_budget = int64_t{512} << 20;
 };
 
 class RecordReader {
@@ -71,10 +83,19 @@ class RecordReader {
   // every planned file has them; and the files' total size in bytes.
   std::optional<std::pair<int64_t, int64_t>> planned_timestamp_range_ms() const;
   int64_t planned_file_bytes() const;
-  // Duplicate offsets met so far.
-  const DuplicateStats& duplicate_stats() const;
   // Partitions the plan may contain, ascending.
   std::vector<int32_t> partitions() const;
+  // Duplicate offsets dropped so far (see the rule above), and how many of
+  // them differed from the row kept.
+  DuplicateStats duplicate_stats() const;
+  // Clusters merged as streams instead of decoded at once, and the bytes
+  // spilled to sort files that are not in offset order (for tests, benches).
+  struct MergeStats {
+    int64_t merged_clusters = 0;
+    int64_t spilled_runs = 0;
+    int64_t spilled_bytes = 0;
+  };
+  MergeStats merge_stats() const;
 
   // Fills `out` with the next records in (partition, offset) order; returns
   // false when the read is complete.

@@ -403,7 +403,7 @@ Result<ReplaySummary> RunReplayImpl(std::shared_ptr<const storage::Table> table,
         if (finished && on_done) on_done();
         st = checkpoint(finished && final);
         if (st.ok()) {
-          const auto& ds = (*r)->duplicate_stats();
+          const auto ds = (*r)->duplicate_stats();
           sum.duplicate_offsets += ds.duplicates;
           sum.duplicates_differing += ds.differing;
           return finished;
