@@ -2,19 +2,19 @@
 // jars in .deps/kafka/lib. Run by scripts/kafka.sh (`move-leader`, and
 // `leader-mover` for the tests), in the JDK's single-file source mode:
 //
-//   java -cp '.deps/kafka/lib/*' scripts/kafka-leaders.java BOOTSTRAP [TOPIC PARTITION [TO]]
+//   java -cp '.deps/kafka/lib/*' scripts/kafka-leaders.java BOOTSTRAP [TOPIC P[,P...] [TO]]
 //
 // With TOPIC and PARTITION it moves one leader and exits. Without them it
 // reads commands from stdin, one per line, and answers each with one line,
 // so a test can move many leaders without a JVM start per move:
 //
-//   move TOPIC PARTITION [TO]  ->  ok TOPIC PARTITION OLD NEW MILLIS | error MESSAGE
+//   move TOPIC P[,P...] [TO]   ->  ok TOPIC MILLIS P:OLD>NEW ...     | error MESSAGE
 //   leaders TOPIC              ->  ok P=LEADER P=LEADER ...          | error MESSAGE
 //
 // A move puts TO (default: the next in-sync replica after the current leader)
-// first in the partition's replica list (a reassignment that only reorders
+// first in each partition's replica list (a reassignment that only reorders
 // replicas, so no data moves), runs a preferred leader election, and waits
-// until the metadata shows the new leader.
+// until the metadata shows the new leaders (all partitions at once).
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.util.ArrayList;
@@ -38,14 +38,6 @@ import org.apache.kafka.common.errors.ElectionNotNeededException;
 public class KafkaLeaders {
   static Admin admin;
 
-  static TopicPartitionInfo describe(String topic, int partition) throws Exception {
-    TopicDescription d = admin.describeTopics(List.of(topic)).allTopicNames().get().get(topic);
-    for (TopicPartitionInfo p : d.partitions()) {
-      if (p.partition() == partition) return p;
-    }
-    throw new IllegalArgumentException("topic " + topic + " has no partition " + partition);
-  }
-
   static String leaders(String topic) throws Exception {
     TopicDescription d = admin.describeTopics(List.of(topic)).allTopicNames().get().get(topic);
     Map<Integer, Integer> m = new TreeMap<>();
@@ -55,58 +47,74 @@ public class KafkaLeaders {
     return sb.toString();
   }
 
-  static String move(String topic, int partition, Integer to) throws Exception {
+  // Moves the leaders of `partitions` of `topic` at once (one reassignment,
+  // one election, one wait); `to` null: each to its next in-sync replica.
+  static String move(String topic, List<Integer> partitions, Integer to) throws Exception {
     long t0 = System.nanoTime();
-    TopicPartition tp = new TopicPartition(topic, partition);
-    TopicPartitionInfo info = describe(topic, partition);
-    int old = info.leader() == null ? -1 : info.leader().id();
-    List<Integer> isr = new ArrayList<>();
-    for (Node n : info.isr()) isr.add(n.id());
-    List<Integer> replicas = new ArrayList<>();
-    for (Node n : info.replicas()) replicas.add(n.id());
-    int target;
-    if (to != null) {
-      target = to;
-      if (!isr.contains(target)) {
-        return "error broker " + target + " is not in the ISR " + isr + " of " + tp;
+    TopicDescription d = admin.describeTopics(List.of(topic)).allTopicNames().get().get(topic);
+    Map<Integer, TopicPartitionInfo> infos = new TreeMap<>();
+    for (TopicPartitionInfo p : d.partitions()) infos.put(p.partition(), p);
+    Map<TopicPartition, Optional<NewPartitionReassignment>> reassign = new java.util.HashMap<>();
+    Map<Integer, int[]> moves = new TreeMap<>();  // partition -> {old, new}
+    for (int partition : partitions) {
+      TopicPartitionInfo info = infos.get(partition);
+      if (info == null) return "error topic " + topic + " has no partition " + partition;
+      TopicPartition tp = new TopicPartition(topic, partition);
+      int old = info.leader() == null ? -1 : info.leader().id();
+      List<Integer> isr = new ArrayList<>();
+      for (Node n : info.isr()) isr.add(n.id());
+      List<Integer> replicas = new ArrayList<>();
+      for (Node n : info.replicas()) replicas.add(n.id());
+      int target;
+      if (to != null) {
+        target = to;
+        if (!isr.contains(target)) return "error broker " + target + " is not in the ISR " + isr + " of " + tp;
+      } else {
+        List<Integer> ring = new ArrayList<>(replicas);
+        ring.removeIf(r -> !isr.contains(r));
+        if (ring.size() < 2) return "error " + tp + " has no other in-sync replica (ISR " + isr + ")";
+        target = ring.get((ring.indexOf(old) + 1) % ring.size());
       }
-    } else {
-      List<Integer> ring = new ArrayList<>(replicas);
-      ring.removeIf(r -> !isr.contains(r));
-      if (ring.size() < 2) return "error " + tp + " has no other in-sync replica (ISR " + isr + ")";
-      int i = ring.indexOf(old);
-      target = ring.get((i + 1) % ring.size());
-    }
-    if (target != old) {
+      moves.put(partition, new int[] {old, target});
+      if (target == old) continue;
       List<Integer> order = new ArrayList<>();
       order.add(target);
       for (int r : replicas) if (r != target) order.add(r);
-      admin.alterPartitionReassignments(Map.of(tp, Optional.of(new NewPartitionReassignment(order)))).all().get();
-      try {
-        Optional<Throwable> e = admin.electLeaders(ElectionType.PREFERRED, Set.of(tp)).partitions().get().get(tp);
-        if (e != null && e.isPresent() && !(e.get() instanceof ElectionNotNeededException)) {
-          return "error preferred election for " + tp + " failed: " + e.get();
+      reassign.put(tp, Optional.of(new NewPartitionReassignment(order)));
+    }
+    if (!reassign.isEmpty()) {
+      admin.alterPartitionReassignments(reassign).all().get();
+      Map<TopicPartition, Optional<Throwable>> res =
+          admin.electLeaders(ElectionType.PREFERRED, reassign.keySet()).partitions().get();
+      for (Map.Entry<TopicPartition, Optional<Throwable>> e : res.entrySet()) {
+        if (e.getValue().isPresent() && !(e.getValue().get() instanceof ElectionNotNeededException)) {
+          return "error preferred election for " + e.getKey() + " failed: " + e.getValue().get();
         }
-      } catch (ExecutionException e) {
-        if (!(e.getCause() instanceof ElectionNotNeededException)) throw e;
       }
       long deadline = System.nanoTime() + 15_000_000_000L;
       while (true) {
-        TopicPartitionInfo now = describe(topic, partition);
-        if (now.leader() != null && now.leader().id() == target) break;
-        if (System.nanoTime() > deadline) {
-          return "error " + tp + " leader is " + now.leader() + " 15 s after electing " + target;
+        TopicDescription now = admin.describeTopics(List.of(topic)).allTopicNames().get().get(topic);
+        boolean done = true;
+        for (TopicPartitionInfo p : now.partitions()) {
+          int[] m = moves.get(p.partition());
+          if (m != null && (p.leader() == null || p.leader().id() != m[1])) done = false;
         }
+        if (done) break;
+        if (System.nanoTime() > deadline) return "error leaders of " + topic + " not moved 15 s after the election";
         Thread.sleep(20);
       }
     }
-    return "ok " + topic + " " + partition + " " + old + " " + target + " " + (System.nanoTime() - t0) / 1_000_000;
+    StringBuilder sb = new StringBuilder("ok ").append(topic).append(' ').append((System.nanoTime() - t0) / 1_000_000);
+    moves.forEach((p, m) -> sb.append(' ').append(p).append(':').append(m[0]).append('>').append(m[1]));
+    return sb.toString();
   }
 
   static String run(String[] w) {
     try {
       if (w.length >= 3 && w[0].equals("move")) {
-        return move(w[1], Integer.parseInt(w[2]), w.length > 3 ? Integer.valueOf(w[3]) : null);
+        List<Integer> parts = new ArrayList<>();
+        for (String x : w[2].split(",")) parts.add(Integer.parseInt(x));
+        return move(w[1], parts, w.length > 3 ? Integer.valueOf(w[3]) : null);
       }
       if (w.length == 2 && w[0].equals("leaders")) return leaders(w[1]);
       return "error unknown command: " + String.join(" ", w);

@@ -47,13 +47,13 @@
 #                                       --kill), start it again on the same
 #                                       ports and data, wait until it serves;
 #                                       prints NODE_<ID>_PID=
-#   scripts/kafka.sh move-leader DIR TOPIC PARTITION [TO]
+#   scripts/kafka.sh move-leader DIR TOPIC P[,P...] [TO]
 #                                       make TO (default: the next in-sync
 #                                       replica) the partition's leader:
 #                                       reorder its replicas, then a preferred
 #                                       election (scripts/kafka-leaders.java)
 #   scripts/kafka.sh leader-mover DIR   the same as a stdin/stdout service:
-#                                       `move TOPIC P [TO]`, `leaders TOPIC`
+#                                       `move TOPIC P[,P...] [TO]`, `leaders TOPIC`
 #   topics / perf / consume / status work on a cluster dir too.
 #
 # Environment:
@@ -603,7 +603,7 @@ case "$cmd" in
     fi ;;
   move-leader)
     dir="$(check_dir "${1:-}")"; shift
-    [[ $# -ge 2 ]] || die "usage: move-leader DIR TOPIC PARTITION [TO_NODE]"
+    [[ $# -ge 2 ]] || die "usage: move-leader DIR TOPIC PARTITION[,PARTITION...] [TO_NODE]"
     tool "$dir" "$here/kafka-leaders.java" "$(cat "$dir/bootstrap")" "$@" ;;
   leader-mover)
     dir="$(check_dir "${1:-}")"

@@ -371,7 +371,7 @@ class KafkaCluster(KafkaBroker):
                         "dir": kv[f"NODE_{i}_DIR"], "log": kv[f"NODE_{i}_LOG"]}
         c = cls(kv["BOOTSTRAP"], kv["KAFKA_DIR"], nodes, float(kv["KAFKA_START_SECONDS"]), keep_dir)
         c.wait_healthy()
-        c.start_mover()
+        c.warm_up_mover()
         return c
 
     def stop(self) -> None:
@@ -490,12 +490,14 @@ class KafkaCluster(KafkaBroker):
                 stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, bufsize=1)
             self._mover_ready = False
 
-    def move_leader(self, topic: str, partition: int, to: int | None = None) -> tuple[int, int]:
-        """Make `to` (default: the next in-sync replica) the partition's
-        leader: a reassignment that only reorders the replicas, then a
-        preferred leader election (Kafka Admin API, scripts/kafka-leaders.java,
-        kept running between calls). Returns (old leader, new leader) once the
-        metadata shows the new one. Thread-safe (calls are serialised)."""
+    def move_leaders(self, topic: str, partitions, to: int | None = None) -> dict[int, tuple[int, int]]:
+        """Make `to` (default: each partition's next in-sync replica) the
+        leader of `partitions`, all at once: one reassignment that only
+        reorders the replicas (no data moves), then one preferred leader
+        election (Kafka Admin API in scripts/kafka-leaders.java, kept running
+        between calls). Returns {partition: (old leader, new leader)} once the
+        metadata shows the new leaders. Thread-safe (calls are serialised)."""
+        parts = ",".join(str(int(p)) for p in partitions)
         with self._mover_lock:
             self.start_mover()
             if not self._mover_ready:
@@ -503,13 +505,30 @@ class KafkaCluster(KafkaBroker):
                 if ready != "ready":
                     raise RuntimeError(f"scripts/kafka.sh leader-mover did not start: {ready!r}")
                 self._mover_ready = True
-            self._mover.stdin.write(f"move {topic} {partition}{'' if to is None else f' {to}'}\n")
+            self._mover.stdin.write(f"move {topic} {parts}{'' if to is None else f' {to}'}\n")
             self._mover.stdin.flush()
             ans = self._mover.stdout.readline().strip()
         if not ans.startswith("ok "):
-            raise RuntimeError(f"move_leader({topic!r}, {partition}, {to}): {ans or 'mover exited'}")
-        _, _, _, old, new, _ms = ans.split()
-        return int(old), int(new)
+            raise RuntimeError(f"move_leaders({topic!r}, {parts}, {to}): {ans or 'mover exited'}")
+        out = {}
+        for m in ans.split()[3:]:
+            p, ch = m.split(":")
+            old, new = ch.split(">")
+            out[int(p)] = (int(old), int(new))
+        return out
+
+    def move_leader(self, topic: str, partition: int, to: int | None = None) -> tuple[int, int]:
+        """move_leaders() for one partition: (old leader, new leader)."""
+        return self.move_leaders(topic, [partition], to)[partition]
+
+    def warm_up_mover(self) -> None:
+        """A few moves on a scratch topic: the mover's first moves are slow
+        (JIT, connections), the tests' must not be."""
+        topic = f"mover-warm-up-{uuid.uuid4().hex[:6]}"
+        self.create_topic(topic, 2)
+        for _ in range(3):
+            self.move_leaders(topic, [0, 1])
+        self.delete_topic(topic)
 
 
 @pytest.fixture(scope="session")
@@ -552,6 +571,29 @@ def kafka_fast_retention(tmp_path_factory):
         else:
             os.environ["THAW_KAFKA_EXTRA_CONFIG"] = old
     try:
+        _wait_for_retention_checker(broker)
         yield broker
     finally:
         broker.stop()
+
+
+def _wait_for_retention_checker(broker: KafkaBroker, timeout: float = 90.0) -> None:
+    """The broker's first retention check runs 30 s after it starts (then
+    every second): wait until a probe topic's month-old record is deleted, so
+    that tests see the checker running."""
+    probe = f"retention-probe-{uuid.uuid4().hex[:8]}"
+    broker.create_topic(probe, 1, config={"retention.ms": 86_400_000})
+    prod = broker.producer()
+    prod.produce(probe, b"old", timestamp=int(time.time() * 1000) - 30 * 86_400_000)
+    if prod.flush(30) != 0:
+        pytest.fail("could not produce the retention probe record", pytrace=False)
+    deadline = time.monotonic() + timeout
+    while True:
+        lo, hi = broker.offsets(probe, "read_uncommitted")[0]
+        if hi == 1 and lo == 1:
+            break
+        if time.monotonic() > deadline:
+            pytest.fail(f"the retention checker did not delete a month-old record within {timeout} s "
+                        f"(offsets {lo}..{hi}):\n{broker.log_tail()}", pytrace=False)
+        time.sleep(0.5)
+    broker.delete_topic(probe)
