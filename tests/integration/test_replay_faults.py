@@ -14,6 +14,7 @@ message saying it is safe to rerun; the rerun must then complete it."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import threading
 import time
@@ -23,6 +24,8 @@ import pytest
 
 import fixtures
 
+# THAW_TEST_FAULT_TRIALS=N runs each leader-move case N times (a soak run).
+TRIALS = int(os.environ.get("THAW_TEST_FAULT_TRIALS", "1"))
 PARTITIONS = 4
 PER_PARTITION = 20_000
 TABLE = "ns.eos_source"
@@ -115,10 +118,11 @@ class LeaderMover(threading.Thread):
     """Moves the leader of every partition of `topic` that has no record yet
     (high watermark 0), round after round, so each partition's first batch
     meets a producer whose metadata names a leader that is no longer one;
-    then a couple more moves once the partition has data. Stops when every
-    partition got them, on stop(), or after `limit` seconds."""
+    then `after_data` more moves once the partition has data (None: keep
+    moving every partition until stopped). Stops when every partition got
+    them, on stop(), or after `limit` seconds."""
 
-    def __init__(self, cluster, topic, after_data=2, limit=60.0):
+    def __init__(self, cluster, topic, after_data: int | None = 2, limit=120.0):
         super().__init__(daemon=True)
         self.cluster, self.topic, self.after_data, self.limit = cluster, topic, after_data, limit
         self.moves_before_data = {p: 0 for p in range(PARTITIONS)}
@@ -151,7 +155,7 @@ class LeaderMover(threading.Thread):
                 time.sleep(0.1)
                 continue
             todo = [p for p in range(PARTITIONS)
-                    if hw.get(p, 0) == 0 or self.moves_after_data[p] < self.after_data]
+                    if hw.get(p, 0) == 0 or self.after_data is None or self.moves_after_data[p] < self.after_data]
             if not todo:
                 return
             try:
@@ -170,19 +174,27 @@ class LeaderMover(threading.Thread):
                     self.moves_after_data[p] += 1
 
 
-@pytest.mark.parametrize("precreate", [False, True], ids=["create-topic", "existing-topic"])
-@pytest.mark.parametrize("trial", [1, 2])
-def test_leader_moves_at_first_batch(thaw, kafka_cluster, eos_table, precreate, trial):
+@pytest.mark.parametrize("precreate,rate,throughout", [
+    (False, "3", False),
+    (True, "3", False),
+    (True, "3", True),
+    (True, None, True),
+], ids=["create-topic", "existing-topic", "existing-topic-moves-throughout", "full-speed-moves-throughout"])
+@pytest.mark.parametrize("trial", range(1, TRIALS + 1))
+def test_leader_moves_at_first_batch(thaw, kafka_cluster, eos_table, precreate, rate, throughout, trial):
     """The case that lost data: leaders move just before the first batch to
-    each partition. Small batches, a low rate, so several batches per
-    partition are in flight when a leader moves."""
+    each partition (and, in two trials, on and on while the job runs). Small
+    batches, and mostly a low rate, so several batches of a partition are in
+    flight when its leader moves."""
     topic, job = new_names()
-    extra = ["--rate", "3", "--checkpoint-every", "5000", "-X", "batch.size=16384", "-X", "linger.ms=5"]
+    extra = ["--checkpoint-every", "5000", "-X", "batch.size=16384", "-X", "linger.ms=5"]
+    if rate:
+        extra += ["--rate", rate]
     if precreate:
         kafka_cluster.create_topic(topic, PARTITIONS, rf=3)
     else:
         extra.append("--create-topic")
-    mover = LeaderMover(kafka_cluster, topic)
+    mover = LeaderMover(kafka_cluster, topic, after_data=None if throughout else 2)
     if precreate:
         mover.start()
         while sum(mover.moves_before_data.values()) < PARTITIONS and mover.is_alive():
