@@ -101,14 +101,13 @@ def test_created_topic_keeps_months_old_records(thaw, kafka_fast_retention, old_
     p = replay(thaw, old_tables, "ns.old", k, topic, "--create-topic", "--json")
     assert p.returncode == 0, p.stderr.decode()
     assert json.loads(p.stdout)["records"] == len(want)
-    cfg = k.topic_config(topic)
-    assert (cfg["retention.ms"], cfg["retention.bytes"]) == ("-1", "-1"), cfg
 
     # ~10 s: ten retention checks. Nothing may go.
     per_partition = {p_: (0, OLD_PER_PARTITION) for p_ in range(OLD_PARTITIONS)}
     t_end = time.monotonic() + 10
     while time.monotonic() < t_end:
-        assert k.offsets(topic, "read_uncommitted") == per_partition, "the broker deleted replayed records"
+        now = k.offsets(topic, "read_uncommitted")
+        assert now == per_partition, f"the broker deleted replayed records: {{partition: (start, end)}} = {now}"
         time.sleep(1)
     deadline = time.monotonic() + 20
     while True:
@@ -121,6 +120,8 @@ def test_created_topic_keeps_months_old_records(thaw, kafka_fast_retention, old_
         time.sleep(0.5)
     assert k.offsets(topic, "read_uncommitted") == per_partition
     assert_same_records(k.consume_all(topic), want)
+    cfg = k.topic_config(topic)
+    assert (cfg["retention.ms"], cfg["retention.bytes"]) == ("-1", "-1"), cfg
 
 
 def test_topic_config_overrides_created_defaults(thaw, kafka_fast_retention, old_tables):
