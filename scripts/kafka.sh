@@ -57,8 +57,8 @@
 #   topics / perf / consume / status work on a cluster dir too.
 #
 # Environment:
-#   THAW_KAFKA_PORT            client port (default: a free port)
-#   THAW_KAFKA_CONTROLLER_PORT controller port (default: a free port)
+#   THAW_KAFKA_PORT            client port (default: a free port; `start` only)
+#   THAW_KAFKA_CONTROLLER_PORT controller port (default: a free port; `start` only)
 #   THAW_KAFKA_HEAP_OPTS       broker heap (default: -Xms256m -Xmx512m; in a
 #                              cluster -Xms128m -Xmx384m per node)
 #   THAW_KAFKA_JVM_OPTS        extra JVM options for the broker

@@ -23,6 +23,7 @@ import uuid
 import pytest
 
 import fixtures
+from kafka_broker import KafkaBroker
 
 # THAW_TEST_FAULT_TRIALS=N runs each leader-move case N times (a soak run).
 TRIALS = int(os.environ.get("THAW_TEST_FAULT_TRIALS", "1"))
@@ -129,13 +130,21 @@ class LeaderMover(threading.Thread):
         self.moves_after_data = {p: 0 for p in range(PARTITIONS)}
         self.errors = []
         self._halt = threading.Event()
+        self._probe = KafkaBroker(cluster.bootstrap)
 
     def stop(self):
         self._halt.set()
         self.join(timeout=60)
 
     def _high_watermarks(self):
-        return {p: hi for p, (_, hi) in self.cluster.offsets(self.topic, "read_uncommitted", timeout=10).items()}
+        # Its own admin client, renewed after an error: with leaders moving
+        # all the time a client's cached leader epochs go stale
+        # (FENCED_LEADER_EPOCH) faster than it refreshes them.
+        try:
+            return {p: hi for p, (_, hi) in self._probe.offsets(self.topic, "read_uncommitted", timeout=5).items()}
+        except Exception:
+            self._probe = KafkaBroker(self.cluster.bootstrap)
+            raise
 
     def run(self):
         deadline = time.monotonic() + self.limit
@@ -160,13 +169,17 @@ class LeaderMover(threading.Thread):
                 return
             try:
                 self.cluster.move_leaders(self.topic, todo)
-                # Counted as "before the first batch" only if the partition
-                # is still empty once the move is done.
-                after = self._high_watermarks()
             except Exception as e:  # e.g. the ISR shrank for a moment
                 self.errors.append(f"move {todo}: {e}")
                 time.sleep(0.1)
                 continue
+            # Counted as "before the first batch" only if the partition is
+            # still empty once the move is done.
+            try:
+                after = self._high_watermarks()
+            except Exception as e:
+                self.errors.append(f"offsets after move: {e}")
+                after = {p: -1 for p in todo}  # unknown: counted as after
             for p in todo:
                 if after.get(p, 0) == 0:
                     self.moves_before_data[p] += 1
