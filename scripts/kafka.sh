@@ -64,7 +64,8 @@
 #   THAW_KAFKA_JVM_OPTS        extra JVM options for the broker
 #   THAW_KAFKA_EXTRA_CONFIG    extra server.properties lines (they override)
 #   THAW_KAFKA_START_TIMEOUT   seconds to wait for readiness (default 90)
-#   THAW_KAFKA_STOP_TIMEOUT    seconds between SIGTERM and SIGKILL (default 20)
+#   THAW_KAFKA_STOP_TIMEOUT    seconds between SIGTERM and SIGKILL (default 20;
+#                              8 when a whole cluster stops)
 #   THAW_KAFKA_OWNER_PID       if set, a watchdog stops the broker (and removes
 #                              DIR) once that process is gone
 set -euo pipefail
@@ -506,6 +507,9 @@ cmd_start_cluster() {
 
 cmd_stop_cluster() { # DIR KEEP
   local dir="$1" keep="$2" id
+  # The last nodes of a stopping cluster wait for a quorum that is gone: do
+  # not wait long before SIGKILL.
+  local THAW_KAFKA_STOP_TIMEOUT="${THAW_KAFKA_STOP_TIMEOUT:-8}"
   local -a pids=()
   # All nodes at once: stopping them one by one leaves the last ones waiting
   # for a controller quorum that is gone.
