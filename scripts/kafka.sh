@@ -23,14 +23,49 @@
 #   scripts/kafka.sh consume DIR ARGS...  console consumer (bootstrap added)
 #   scripts/kafka.sh status DIR         exit 0 and print BOOTSTRAP= if running
 #
+# A cluster of N combined broker+controller nodes (KRaft quorum of N voters),
+# node ids 1..N, each with its own ports, data dir and log in DIR/node-ID:
+#
+#   scripts/kafka.sh start-cluster [DIR] [N]  start N nodes (default 3); waits
+#                                       until every node serves, then prints
+#                                         BOOTSTRAP=127.0.0.1:P1,...,127.0.0.1:PN
+#                                         KAFKA_DIR=DIR  KAFKA_NODES=1 2 ... N
+#                                         NODE_<ID>_PORT= _PID= _DIR= _LOG=
+#                                         KAFKA_START_SECONDS=...
+#                                       Defaults: default.replication.factor=
+#                                       min(3,N), min.insync.replicas=min(2,N),
+#                                       offsets/transaction state topics the
+#                                       same; auto.create.topics.enable=false.
+#   scripts/kafka.sh stop DIR [--keep]  (a cluster dir) stops every node
+#   scripts/kafka.sh nodes DIR          NODE_<ID>_PORT/_PID/_STATE (running,
+#                                       paused, dead) for every node
+#   scripts/kafka.sh kill DIR ID        SIGKILL node ID (kill -9), wait till gone
+#   scripts/kafka.sh stop-node DIR ID   SIGTERM node ID (controlled shutdown)
+#   scripts/kafka.sh pause DIR ID       SIGSTOP node ID (a hung broker)
+#   scripts/kafka.sh resume DIR ID      SIGCONT node ID
+#   scripts/kafka.sh restart DIR ID     stop node ID if running (SIGKILL with
+#                                       --kill), start it again on the same
+#                                       ports and data, wait until it serves;
+#                                       prints NODE_<ID>_PID=
+#   scripts/kafka.sh move-leader DIR TOPIC P[,P...] [TO]
+#                                       make TO (default: the next in-sync
+#                                       replica) the partition's leader:
+#                                       reorder its replicas, then a preferred
+#                                       election (scripts/kafka-leaders.java)
+#   scripts/kafka.sh leader-mover DIR   the same as a stdin/stdout service:
+#                                       `move TOPIC P[,P...] [TO]`, `leaders TOPIC`
+#   topics / perf / consume / status work on a cluster dir too.
+#
 # Environment:
-#   THAW_KAFKA_PORT            client port (default: a free port)
-#   THAW_KAFKA_CONTROLLER_PORT controller port (default: a free port)
-#   THAW_KAFKA_HEAP_OPTS       broker heap (default: -Xms256m -Xmx512m)
+#   THAW_KAFKA_PORT            client port (default: a free port; `start` only)
+#   THAW_KAFKA_CONTROLLER_PORT controller port (default: a free port; `start` only)
+#   THAW_KAFKA_HEAP_OPTS       broker heap (default: -Xms256m -Xmx512m; in a
+#                              cluster -Xms128m -Xmx384m per node)
 #   THAW_KAFKA_JVM_OPTS        extra JVM options for the broker
 #   THAW_KAFKA_EXTRA_CONFIG    extra server.properties lines (they override)
 #   THAW_KAFKA_START_TIMEOUT   seconds to wait for readiness (default 90)
-#   THAW_KAFKA_STOP_TIMEOUT    seconds between SIGTERM and SIGKILL (default 20)
+#   THAW_KAFKA_STOP_TIMEOUT    seconds between SIGTERM and SIGKILL (default 20;
+#                              8 when a whole cluster stops)
 #   THAW_KAFKA_OWNER_PID       if set, a watchdog stops the broker (and removes
 #                              DIR) once that process is gone
 set -euo pipefail
@@ -86,13 +121,15 @@ check_dir() { # DIR -> absolute path of a dir made by `start`
   echo "$d"
 }
 
-write_config() { # DIR PORT CPORT
-  local dir="$1" port="$2" cport="$3"
+write_config() { # DIR PORT CPORT [NODE_ID VOTERS REPLICATION MIN_ISR]
+  local dir="$1" port="$2" cport="$3" id="${4:-1}" voters="${5:-1@127.0.0.1:$3}" rf="${6:-1}" isr="${7:-1}"
+  local what="single-node KRaft broker+controller"
+  [[ "$voters" == *,* ]] && what="node $id of a KRaft cluster of combined broker+controller nodes"
   cat >"$dir/server.properties" <<EOF
-# Written by scripts/kafka.sh: single-node KRaft broker+controller for tests.
+# Written by scripts/kafka.sh: $what for tests.
 process.roles=broker,controller
-node.id=1
-controller.quorum.voters=1@127.0.0.1:$cport
+node.id=$id
+controller.quorum.voters=$voters
 listeners=PLAINTEXT://127.0.0.1:$port,CONTROLLER://127.0.0.1:$cport
 advertised.listeners=PLAINTEXT://127.0.0.1:$port
 controller.listener.names=CONTROLLER
@@ -101,15 +138,15 @@ listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT
 log.dirs=$dir/data
 auto.create.topics.enable=false
 num.partitions=1
-default.replication.factor=1
-min.insync.replicas=1
-offsets.topic.replication.factor=1
+default.replication.factor=$rf
+min.insync.replicas=$isr
+offsets.topic.replication.factor=$rf
 offsets.topic.num.partitions=4
-transaction.state.log.replication.factor=1
-transaction.state.log.min.isr=1
+transaction.state.log.replication.factor=$rf
+transaction.state.log.min.isr=$isr
 transaction.state.log.num.partitions=4
-share.coordinator.state.topic.replication.factor=1
-share.coordinator.state.topic.min.isr=1
+share.coordinator.state.topic.replication.factor=$rf
+share.coordinator.state.topic.min.isr=$isr
 group.initial.rebalance.delay.ms=0
 # Tests replay 1 MiB values (plus batch/record overhead).
 message.max.bytes=10485760
@@ -120,6 +157,17 @@ num.io.threads=4
 log.cleaner.threads=1
 log.cleaner.dedupe.buffer.size=16777216
 EOF
+  if [[ "$voters" == *,* ]]; then
+    cat >>"$dir/server.properties" <<EOF
+# Cluster: one replica fetcher, and a dead or paused node is fenced and
+# dropped from the ISR within seconds (defaults: 9 s and 30 s).
+num.io.threads=2
+num.replica.fetchers=1
+broker.heartbeat.interval.ms=1000
+broker.session.timeout.ms=6000
+replica.lag.time.max.ms=10000
+EOF
+  fi
   if [[ -n "${THAW_KAFKA_EXTRA_CONFIG:-}" ]]; then
     printf '%s\n' "# THAW_KAFKA_EXTRA_CONFIG" "$THAW_KAFKA_EXTRA_CONFIG" >>"$dir/server.properties"
   fi
@@ -260,6 +308,7 @@ cmd_stop() {
   local dir keep=0
   dir="$(check_dir "${1:-}")"
   [[ "${2:-}" == "--keep" ]] && keep=1
+  if is_cluster "$dir"; then cmd_stop_cluster "$dir" "$keep"; return; fi
   local pid
   if pid="$(broker_pid "$dir")"; then
     kill -TERM "$pid" 2>/dev/null || true
@@ -283,6 +332,229 @@ cmd_stop() {
   fi
 }
 
+# ---------------------------------------------------------------------------
+# Clusters: DIR/.thaw-kafka-cluster lists the node ids; node ID lives in
+# DIR/node-ID (server.properties, data, logs, kafka.pid, port).
+
+is_cluster() { [[ -f "$1/.thaw-kafka-cluster" ]]; }
+
+cluster_nodes() { cat "$1/.thaw-kafka-cluster"; }
+
+node_dir() { # DIR ID -> DIR/node-ID, checked
+  local dir="$1" id="$2"
+  is_cluster "$dir" || die "$dir is not a cluster made by scripts/kafka.sh start-cluster"
+  [[ " $(cluster_nodes "$dir") " == *" $id "* ]] || die "no node $id in $dir (nodes: $(cluster_nodes "$dir"))"
+  echo "$dir/node-$id"
+}
+
+node_launch() { # NODEDIR: start the node's JVM in its own session
+  local nd="$1"
+  local heap="${THAW_KAFKA_HEAP_OPTS:--Xms128m -Xmx384m}"
+  rm -f "$nd/kafka.pid"
+  printf '\n[%s] scripts/kafka.sh: starting\n' "$(date -u +%FT%TZ)" >>"$nd/logs/server.log"
+  # shellcheck disable=SC2086
+  setsid bash -c 'echo $$ >"$1/kafka.pid"; shift; exec "$@"' _ "$nd" \
+    java $heap -server -XX:+UseG1GC -XX:MaxGCPauseMillis=20 -XX:ParallelGCThreads=1 -XX:ConcGCThreads=1 \
+    -XX:CICompilerCount=2 -XX:+ExplicitGCInvokesConcurrent -Djava.awt.headless=true \
+    -Dlog4j2.configurationFile="$nd/log4j2.properties" -Dkafka.logs.dir="$nd/logs" \
+    ${THAW_KAFKA_JVM_OPTS:-} -cp "$lib/*" kafka.Kafka "$nd/server.properties" \
+    </dev/null >>"$nd/logs/stdout.log" 2>&1 &
+}
+
+node_wait() { # NODEDIR DEADLINE(SECONDS) -> 0 serving, 1 exited, 2 timed out
+  local nd="$1" deadline="$2" port pid="" started
+  port="$(cat "$nd/port")"
+  # Only "started" lines written after the last launch count.
+  started() { awk '/scripts\/kafka.sh: starting/{s=0} /Kafka Server started/{s=1} END{exit !s}' "$nd/logs/server.log"; }
+  while ((SECONDS < deadline)); do
+    [[ -n "$pid" ]] || pid="$(cat "$nd/kafka.pid" 2>/dev/null || true)"
+    if [[ -n "$pid" ]] && ! kill -0 "$pid" 2>/dev/null; then return 1; fi
+    if started 2>/dev/null && port_open "$port"; then return 0; fi
+    sleep 0.2
+  done
+  return 2
+}
+
+node_state() { # NODEDIR -> running|paused|dead
+  local pid st
+  if ! pid="$(broker_pid "$1")"; then echo dead; return; fi
+  st="$(awk '{print $3}' "/proc/$pid/stat" 2>/dev/null || true)"
+  if [[ "$st" == T || "$st" == t ]]; then echo paused; else echo running; fi
+}
+
+node_stop() { # NODEDIR SIGNAL: TERM (then KILL after the timeout) or KILL; waits until gone
+  local nd="$1" sig="$2" pid
+  pid="$(broker_pid "$nd")" || return 0
+  kill -CONT "$pid" 2>/dev/null || true
+  kill "-$sig" "$pid" 2>/dev/null || true
+  local deadline=$((SECONDS + ${THAW_KAFKA_STOP_TIMEOUT:-20}))
+  while kill -0 "$pid" 2>/dev/null && ((SECONDS < deadline)); do sleep 0.1; done
+  if kill -0 "$pid" 2>/dev/null; then
+    echo "[kafka] node $(basename "$nd") ($pid) ignored SIG$sig for ${THAW_KAFKA_STOP_TIMEOUT:-20} s: SIGKILL" >&2
+    kill -KILL "$pid" 2>/dev/null || true
+    while kill -0 "$pid" 2>/dev/null; do sleep 0.1; done
+  fi
+  rm -f "$nd/kafka.pid"
+}
+
+print_nodes() { # DIR
+  local dir="$1" id nd
+  for id in $(cluster_nodes "$dir"); do
+    nd="$dir/node-$id"
+    echo "NODE_${id}_PORT=$(cat "$nd/port")"
+    echo "NODE_${id}_PID=$(cat "$nd/kafka.pid" 2>/dev/null || true)"
+    echo "NODE_${id}_STATE=$(node_state "$nd")"
+    echo "NODE_${id}_DIR=$nd"
+    echo "NODE_${id}_LOG=$nd/logs/server.log"
+  done
+}
+
+cmd_start_cluster() {
+  local dir="${1:-}" n="${2:-3}"
+  [[ "$n" =~ ^[1-9]$ ]] || die "node count must be 1..9, not '$n'"
+  ensure_jars
+  if [[ -z "$dir" ]]; then
+    dir="$(mktemp -d "${TMPDIR:-/tmp}/thaw-kafka-cluster.XXXXXX")"
+  else
+    mkdir -p "$dir"
+    [[ -z "$(ls -A "$dir")" ]] || die "$dir is not empty (start-cluster needs a fresh directory)"
+  fi
+  dir="$(cd "$dir" && pwd -P)"
+  touch "$dir/$marker"
+  seq -s ' ' 1 "$n" >"$dir/.thaw-kafka-cluster"
+  write_log_configs "$dir"
+  local rf=$((n < 3 ? n : 3)) isr=$((n < 2 ? n : 2))
+  local t0; t0="$(now_ms)"
+  local cid; cid="$(head -c 16 /dev/urandom | base64 | tr '+/' '-_' | cut -c1-22)"
+  while [[ "$cid" == -* ]]; do cid="$(head -c 16 /dev/urandom | base64 | tr '+/' '-_' | cut -c1-22)"; done
+  local id nd attempt voters bootstrap ok
+  for id in $(seq 1 "$n"); do
+    nd="$dir/node-$id"
+    mkdir -p "$nd/logs" "$nd/data"
+    write_log_configs "$nd"
+  done
+  for attempt in 1 2 3; do
+    local -A port=() cport=()
+    local used=" "
+    for id in $(seq 1 "$n"); do
+      local p
+      for p in port cport; do
+        local v; v="$(free_port)"
+        while [[ "$used" == *" $v "* ]]; do v="$(free_port)"; done
+        used+="$v "
+        if [[ $p == port ]]; then port[$id]=$v; else cport[$id]=$v; fi
+      done
+    done
+    voters="" bootstrap=""
+    for id in $(seq 1 "$n"); do
+      voters+="${voters:+,}$id@127.0.0.1:${cport[$id]}"
+      bootstrap+="${bootstrap:+,}127.0.0.1:${port[$id]}"
+    done
+    local -a fmt=()
+    for id in $(seq 1 "$n"); do
+      nd="$dir/node-$id"
+      write_config "$nd" "${port[$id]}" "${cport[$id]}" "$id" "$voters" "$rf" "$isr"
+      echo "${port[$id]}" >"$nd/port"
+      if [[ ! -f "$nd/data/meta.properties" ]]; then
+        java -Xmx128m -XX:TieredStopAtLevel=1 -XX:+UseSerialGC \
+          -Dlog4j2.configurationFile="$dir/tools-log4j2.properties" \
+          -cp "$lib/*" kafka.tools.StorageTool format -t "$cid" \
+          -c "$nd/server.properties" >"$nd/logs/format.log" 2>&1 &
+        fmt+=($!)
+      fi
+    done
+    local f
+    for f in "${fmt[@]}"; do
+      wait "$f" || { cat "$dir"/node-*/logs/format.log >&2; die "kafka-storage format failed (dir kept: $dir)"; }
+    done
+    for id in $(seq 1 "$n"); do node_launch "$dir/node-$id"; done
+    local deadline=$((SECONDS + ${THAW_KAFKA_START_TIMEOUT:-90})) rc
+    ok=1
+    for id in $(seq 1 "$n"); do
+      rc=0; node_wait "$dir/node-$id" "$deadline" || rc=$?
+      if ((rc != 0)); then ok=0; break; fi
+    done
+    ((ok)) && break
+    local lost_race=0
+    for id in $(seq 1 "$n"); do
+      nd="$dir/node-$id"
+      grep -qi "address already in use" "$nd/logs/server.log" "$nd/logs/stdout.log" 2>/dev/null && lost_race=1
+      node_stop "$nd" KILL
+    done
+    if ((lost_race && attempt < 3)); then continue; fi
+    tail -n 30 "$dir"/node-*/logs/server.log >&2
+    die "cluster did not come up: node $id $([[ $rc == 1 ]] && echo exited || echo "not ready after ${THAW_KAFKA_START_TIMEOUT:-90} s") (dir kept: $dir)"
+  done
+  local ms=$(( $(now_ms) - t0 ))
+  echo "bootstrap.servers=$bootstrap" >"$dir/client.properties"
+  echo "$bootstrap" >"$dir/bootstrap"
+
+  if [[ -n "${THAW_KAFKA_OWNER_PID:-}" ]]; then
+    setsid bash -c '
+      owner=$1 dir=$2 self=$3
+      echo $$ >"$dir/watchdog.pid"
+      while kill -0 "$owner" 2>/dev/null && [[ -f "$dir/.thaw-kafka-cluster" ]]; do sleep 2; done
+      if [[ -f "$dir/.thaw-kafka-cluster" ]]; then "$self" stop "$dir"; fi
+    ' _ "$THAW_KAFKA_OWNER_PID" "$dir" "$self" </dev/null >/dev/null 2>&1 &
+  fi
+
+  echo "BOOTSTRAP=$bootstrap"
+  echo "KAFKA_DIR=$dir"
+  echo "KAFKA_NODES=$(cluster_nodes "$dir")"
+  print_nodes "$dir"
+  printf 'KAFKA_START_SECONDS=%d.%02d\n' $((ms / 1000)) $((ms % 1000 / 10))
+}
+
+cmd_stop_cluster() { # DIR KEEP
+  local dir="$1" keep="$2" id
+  # The last nodes of a stopping cluster wait for a quorum that is gone: do
+  # not wait long before SIGKILL.
+  local THAW_KAFKA_STOP_TIMEOUT="${THAW_KAFKA_STOP_TIMEOUT:-8}"
+  local -a pids=()
+  # All nodes at once: stopping them one by one leaves the last ones waiting
+  # for a controller quorum that is gone.
+  for id in $(cluster_nodes "$dir"); do
+    node_stop "$dir/node-$id" TERM &
+    pids+=($!)
+  done
+  local p; for p in "${pids[@]}"; do wait "$p" || true; done
+  local wd
+  wd="$(cat "$dir/watchdog.pid" 2>/dev/null || true)"
+  if [[ "$wd" =~ ^[0-9]+$ && "$wd" != "$$" && "$wd" != "$PPID" ]]; then
+    kill -TERM "$wd" 2>/dev/null || true
+  fi
+  if ((keep)); then
+    rm -f "$dir/watchdog.pid"
+  else
+    rm -rf "$dir"
+  fi
+}
+
+cmd_node() { # kill|stop-node|pause|resume|restart DIR ID [--kill]
+  local op="$1" dir nd pid
+  dir="$(check_dir "${2:-}")"
+  [[ -n "${3:-}" ]] || die "missing node id"
+  nd="$(node_dir "$dir" "$3")"
+  case "$op" in
+    kill) node_stop "$nd" KILL ;;
+    stop-node) node_stop "$nd" TERM ;;
+    pause|resume)
+      pid="$(broker_pid "$nd")" || die "node $3 is not running"
+      if [[ $op == pause ]]; then kill -STOP "$pid"; else kill -CONT "$pid"; fi ;;
+    restart)
+      ensure_jars
+      if [[ "${4:-}" == "--kill" ]]; then node_stop "$nd" KILL; else node_stop "$nd" TERM; fi
+      node_launch "$nd"
+      local rc=0
+      node_wait "$nd" $((SECONDS + ${THAW_KAFKA_START_TIMEOUT:-90})) || rc=$?
+      if ((rc != 0)); then
+        tail -n 30 "$nd/logs/server.log" >&2
+        die "node $3 did not come back ($([[ $rc == 1 ]] && echo exited || echo timed out); log: $nd/logs/server.log)"
+      fi
+      echo "NODE_${3}_PID=$(cat "$nd/kafka.pid")" ;;
+  esac
+}
+
 tool() { # DIR MAINCLASS ARGS...
   local dir="$1" main="$2"; shift 2
   ensure_jars
@@ -297,11 +569,25 @@ has_arg() { local want="$1" a; shift; for a in "$@"; do [[ "$a" == "$want" ]] &&
 cmd="${1:-}"; shift || true
 case "$cmd" in
   start) cmd_start "$@" ;;
+  start-cluster) cmd_start_cluster "$@" ;;
   stop) cmd_stop "$@" ;;
+  kill|stop-node|pause|resume|restart) cmd_node "$cmd" "$@" ;;
+  nodes)
+    dir="$(check_dir "${1:-}")"
+    is_cluster "$dir" || die "$dir is a single broker, not a cluster"
+    print_nodes "$dir" ;;
   status)
     dir="$(check_dir "${1:-}")"
-    broker_pid "$dir" >/dev/null || { echo "[kafka] not running ($dir)" >&2; exit 1; }
-    echo "BOOTSTRAP=$(cat "$dir/bootstrap")" ;;
+    if is_cluster "$dir"; then
+      up=0
+      for id in $(cluster_nodes "$dir"); do [[ "$(node_state "$dir/node-$id")" == running ]] && up=$((up + 1)); done
+      ((up > 0)) || { echo "[kafka] no node running ($dir)" >&2; exit 1; }
+      echo "BOOTSTRAP=$(cat "$dir/bootstrap")"
+      echo "NODES_RUNNING=$up"
+    else
+      broker_pid "$dir" >/dev/null || { echo "[kafka] not running ($dir)" >&2; exit 1; }
+      echo "BOOTSTRAP=$(cat "$dir/bootstrap")"
+    fi ;;
   topics)
     dir="$(check_dir "${1:-}")"; shift
     if has_arg --bootstrap-server "$@"; then
@@ -319,6 +605,13 @@ case "$cmd" in
     else
       tool "$dir" org.apache.kafka.tools.consumer.ConsoleConsumer --bootstrap-server "$(cat "$dir/bootstrap")" "$@"
     fi ;;
+  move-leader)
+    dir="$(check_dir "${1:-}")"; shift
+    [[ $# -ge 2 ]] || die "usage: move-leader DIR TOPIC PARTITION[,PARTITION...] [TO_NODE]"
+    tool "$dir" "$here/kafka-leaders.java" "$(cat "$dir/bootstrap")" "$@" ;;
+  leader-mover)
+    dir="$(check_dir "${1:-}")"
+    tool "$dir" "$here/kafka-leaders.java" "$(cat "$dir/bootstrap")" ;;
   ""|-h|--help|help) usage ;;
   *) echo "[kafka] unknown command: $cmd" >&2; usage ;;
 esac

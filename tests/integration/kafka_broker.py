@@ -15,6 +15,24 @@ with auto.create.topics.enable=false and message.max.bytes=10 MiB.
                     "timestamp_type": "CreateTime", "key": b"k", "value": b"v",
                     "headers": [("h", b"1"), ("h", None)]}
 
+Two more fixtures, started only by the tests that use them:
+
+* ``kafka_cluster``: a 3-node KRaft cluster (scripts/kafka.sh start-cluster;
+  combined broker+controller nodes 1..3, default.replication.factor=3,
+  min.insync.replicas=2, auto.create.topics.enable=false), shared by the
+  session and healed (paused nodes resumed, dead ones restarted, ISRs full)
+  before and after each test. On top of the helpers above:
+
+      kafka_cluster.create_topic("t", 4)            # replication factor 3
+      kafka_cluster.leaders("t")                    # {0: 2, 1: 3, ...}
+      kafka_cluster.move_leader("t", 0)             # -> (old, new) leader ids
+      kafka_cluster.kill_node(2)                    # kill -9
+      kafka_cluster.pause_node(3); kafka_cluster.resume_node(3)   # SIGSTOP/CONT
+      kafka_cluster.restart_node(2)                 # start again, wait until up
+
+* ``kafka_fast_retention``: a single broker whose retention checker runs
+  every second (log.retention.check.interval.ms=1000).
+
 Clients use confluent-kafka (librdkafka); it is imported lazily so that tests
 that do not use the fixture do not need it. A missing JDK, missing jars that
 cannot be installed, or a broker that does not come up FAIL the tests that use
@@ -25,6 +43,7 @@ Environment:
                              starting one (host:port; stop() is a no-op)
   THAW_TEST_KAFKA_DIR        start the broker in this dir (must be absent or
                              empty) and keep it after the session, for debugging
+  THAW_TEST_KAFKA_CLUSTER_DIR  the same for the cluster
 """
 
 from __future__ import annotations
@@ -128,17 +147,20 @@ class KafkaBroker:
         c.update({k.replace("_", "."): v for k, v in conf.items()})
         return _ck().Producer(c)
 
+    default_replication_factor = 1
+
     def create_topic(self, name: str, partitions: int = 1,
-                     config: dict | None = None, timeout: float = 30.0) -> None:
-        """Create a topic (replication factor 1) and wait until every
-        partition has a leader. Like a topic a user prepares for a replay of
-        old records, it keeps them (retention.ms=-1) unless `config` says
-        otherwise: thaw replay refuses topics whose retention would delete
-        what it sends."""
+                     config: dict | None = None, timeout: float = 30.0,
+                     rf: int | None = None) -> None:
+        """Create a topic (replication factor `rf`, default 1 on a single
+        broker, 3 on a cluster) and wait until every partition has a leader.
+        Like a topic a user prepares for a replay of old records, it keeps
+        them (retention.ms=-1) unless `config` says otherwise: thaw replay
+        refuses topics whose retention would delete what it sends."""
         ck = _ck()
         config = {"retention.ms": "-1", **(config or {})}
         nt = ck.admin.NewTopic(name, num_partitions=partitions,
-                               replication_factor=1,
+                               replication_factor=rf or self.default_replication_factor,
                                config={k: str(v) for k, v in config.items()})
         fs = self.admin().create_topics([nt], operation_timeout=timeout,
                                         request_timeout=timeout)
@@ -156,6 +178,14 @@ class KafkaBroker:
                 raise TimeoutError(f"topic {name!r} has no leaders after "
                                    f"{timeout} s: {t and t.partitions}")
             time.sleep(0.05)
+
+    def topic_config(self, name: str, timeout: float = 30.0) -> dict[str, str]:
+        """The topic's effective configs {name: value} (defaults included)."""
+        ck = _ck()
+        res = ck.admin.ConfigResource(ck.admin.ResourceType.TOPIC, name)
+        fs = self.admin().describe_configs([res], request_timeout=timeout)
+        entries = fs[res].result(timeout=timeout)
+        return {k: e.value for k, e in entries.items()}
 
     def delete_topic(self, name: str, timeout: float = 30.0) -> None:
         fs = self.admin().delete_topics([name], operation_timeout=timeout,
@@ -181,7 +211,7 @@ class KafkaBroker:
         def query(spec):
             # Right after a topic is created its leadership can still be
             # settling: retry the retriable errors for a few seconds.
-            deadline = time.monotonic() + min(timeout, 15.0)
+            deadline = time.monotonic() + min(timeout, 30.0)
             while True:
                 req = {ck.TopicPartition(topic, p): spec for p in parts}
                 fs = self.admin().list_offsets(req, isolation_level=level,
@@ -194,7 +224,11 @@ class KafkaBroker:
                     settling = err.code() in (
                         ck.KafkaError.NOT_LEADER_FOR_PARTITION,
                         ck.KafkaError.LEADER_NOT_AVAILABLE,
-                        ck.KafkaError.UNKNOWN_TOPIC_OR_PART)
+                        ck.KafkaError.UNKNOWN_TOPIC_OR_PART,
+                        # a new leader's high watermark not caught up yet
+                        ck.KafkaError.OFFSET_NOT_AVAILABLE,
+                        ck.KafkaError.FENCED_LEADER_EPOCH,
+                        ck.KafkaError.UNKNOWN_LEADER_EPOCH)
                     if not (settling or err.retriable()) or time.monotonic() > deadline:
                         raise
                     time.sleep(0.2)
@@ -294,3 +328,276 @@ def kafka(tmp_path_factory):
         yield broker
     finally:
         broker.stop()
+
+
+# ---------------------------------------------------------------------------
+# A 3-node cluster (scripts/kafka.sh start-cluster), for fault injection.
+
+
+class KafkaCluster(KafkaBroker):
+    """N combined broker+controller KRaft nodes (ids 1..N) on 127.0.0.1, with
+    default.replication.factor=3 and min.insync.replicas=2. The KafkaBroker
+    helpers work on it (create_topic defaults to replication factor 3); on
+    top of them: leaders(), move_leader(), kill_node(), pause_node(),
+    resume_node(), restart_node(), heal()."""
+
+    default_replication_factor = 3
+
+    def __init__(self, bootstrap: str, dir: str, nodes: dict[int, dict],
+                 start_seconds: float, keep_dir: bool = False):
+        super().__init__(bootstrap, dir, None, start_seconds, keep_dir)
+        self.nodes = nodes          # id -> {"port", "pid", "dir", "log"}
+        self.log = None
+        self._mover = None
+        self._mover_ready = False
+        import threading
+        self._mover_lock = threading.Lock()
+
+    @classmethod
+    def start(cls, dir: str, n: int = 3, keep_dir: bool = False,
+              timeout: float = 300.0) -> "KafkaCluster":
+        env = dict(os.environ)
+        env["THAW_KAFKA_OWNER_PID"] = str(os.getpid())
+        try:
+            p = subprocess.run([str(KAFKA_SH), "start-cluster", dir, str(n)], env=env,
+                               capture_output=True, text=True, timeout=timeout,
+                               stdin=subprocess.DEVNULL)
+        except subprocess.TimeoutExpired as e:
+            pytest.fail(f"scripts/kafka.sh start-cluster timed out after {timeout} s: "
+                        f"{e.stderr}", pytrace=False)
+        if p.returncode != 0:
+            pytest.fail(f"scripts/kafka.sh start-cluster failed (exit {p.returncode}):\n"
+                        f"{p.stdout}\n{p.stderr}", pytrace=False)
+        kv = dict(line.split("=", 1) for line in p.stdout.splitlines() if "=" in line)
+        nodes = {}
+        for i in map(int, kv["KAFKA_NODES"].split()):
+            nodes[i] = {"port": int(kv[f"NODE_{i}_PORT"]), "pid": int(kv[f"NODE_{i}_PID"]),
+                        "dir": kv[f"NODE_{i}_DIR"], "log": kv[f"NODE_{i}_LOG"]}
+        c = cls(kv["BOOTSTRAP"], kv["KAFKA_DIR"], nodes, float(kv["KAFKA_START_SECONDS"]), keep_dir)
+        c.wait_healthy()
+        c.warm_up_mover()
+        return c
+
+    def stop(self) -> None:
+        self._close_mover()
+        super().stop()
+
+    def log_tail(self, lines: int = 40) -> str:
+        out = []
+        for i, n in self.nodes.items():
+            if os.path.exists(n["log"]):
+                with open(n["log"], errors="replace") as f:
+                    out.append(f"--- node {i} ---\n" + "".join(f.readlines()[-lines:]))
+        return "\n".join(out)
+
+    # -- nodes ----------------------------------------------------------------
+    def _sh(self, *args: str, timeout: float = 240.0) -> str:
+        p = subprocess.run([str(KAFKA_SH), *args], capture_output=True, text=True,
+                           timeout=timeout, stdin=subprocess.DEVNULL)
+        if p.returncode != 0:
+            raise RuntimeError(f"scripts/kafka.sh {' '.join(args)} failed "
+                               f"(exit {p.returncode}):\n{p.stdout}\n{p.stderr}")
+        return p.stdout
+
+    def node_states(self) -> dict[int, str]:
+        """{node id: "running" | "paused" | "dead"}"""
+        kv = dict(line.split("=", 1) for line in self._sh("nodes", self.dir).splitlines() if "=" in line)
+        return {i: kv[f"NODE_{i}_STATE"] for i in self.nodes}
+
+    def node_bootstrap(self, node: int) -> str:
+        return f"127.0.0.1:{self.nodes[node]['port']}"
+
+    def kill_node(self, node: int) -> None:
+        """kill -9 the node (broker and controller) and wait until it is gone."""
+        self._sh("kill", self.dir, str(node))
+
+    def stop_node(self, node: int) -> None:
+        """SIGTERM: a controlled shutdown (leaders move away first)."""
+        self._sh("stop-node", self.dir, str(node))
+
+    def pause_node(self, node: int) -> None:
+        """SIGSTOP: the node hangs with its sockets open."""
+        self._sh("pause", self.dir, str(node))
+
+    def resume_node(self, node: int) -> None:
+        self._sh("resume", self.dir, str(node))
+
+    def restart_node(self, node: int, kill: bool = False) -> None:
+        """Stop the node (SIGTERM, or SIGKILL with kill=True) if it runs, start
+        it again on the same ports and data, and wait until it serves."""
+        out = self._sh("restart", self.dir, str(node), *(["--kill"] if kill else []))
+        for line in out.splitlines():
+            if line.startswith(f"NODE_{node}_PID="):
+                self.nodes[node]["pid"] = int(line.split("=", 1)[1])
+
+    def heal(self, timeout: float = 120.0) -> None:
+        """Resume paused nodes, restart dead ones, and wait until every node
+        is registered and every partition has its full ISR again."""
+        for i, st in self.node_states().items():
+            if st == "paused":
+                self.resume_node(i)
+            elif st == "dead":
+                self.restart_node(i)
+        self.wait_healthy(timeout)
+
+    def wait_healthy(self, timeout: float = 120.0) -> None:
+        """Every node is a live broker and no partition is under-replicated."""
+        ck = _ck()
+        deadline = time.monotonic() + timeout
+        last = None
+        while time.monotonic() < deadline:
+            try:
+                md = self.admin().list_topics(timeout=10)
+                brokers = set(md.brokers)
+                bad = [f"{t}-{p}" for t, tm in md.topics.items() for p, pm in tm.partitions.items()
+                       if pm.leader < 0 or len(pm.isrs) < len(pm.replicas)]
+                if brokers == set(self.nodes) and not bad:
+                    return
+                last = f"brokers {sorted(brokers)}, under-replicated {bad[:10]}"
+            except ck.KafkaException as e:
+                last = str(e)
+            time.sleep(0.5)
+        raise TimeoutError(f"cluster not healthy after {timeout} s: {last}\n{self.log_tail(15)}")
+
+    # -- leaders ----------------------------------------------------------------
+    def leaders(self, topic: str, timeout: float = 30.0) -> dict[int, int]:
+        """{partition: leader node id} (-1 while a partition has none)."""
+        md = self.admin().list_topics(topic=topic, timeout=timeout)
+        t = md.topics.get(topic)
+        if t is None or t.error is not None:
+            raise KeyError(f"no topic {topic!r}: {t and t.error}")
+        return {p: pm.leader for p, pm in sorted(t.partitions.items())}
+
+    def replicas(self, topic: str, timeout: float = 30.0) -> dict[int, dict]:
+        """{partition: {"leader", "replicas", "isr"}}"""
+        md = self.admin().list_topics(topic=topic, timeout=timeout)
+        t = md.topics[topic]
+        return {p: {"leader": pm.leader, "replicas": list(pm.replicas), "isr": list(pm.isrs)}
+                for p, pm in sorted(t.partitions.items())}
+
+    def _close_mover(self) -> None:
+        if self._mover is not None:
+            try:
+                self._mover.stdin.close()
+                self._mover.wait(timeout=10)
+            except Exception:
+                self._mover.kill()
+                self._mover.wait()
+            self._mover = None
+
+    def start_mover(self) -> None:
+        """Start the leader-mover JVM now (it takes seconds to start), so that
+        the first move_leader() is fast."""
+        if self._mover is None or self._mover.poll() is not None:
+            self._mover = subprocess.Popen(
+                [str(KAFKA_SH), "leader-mover", self.dir], stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, bufsize=1)
+            self._mover_ready = False
+
+    def move_leaders(self, topic: str, partitions, to: int | None = None) -> dict[int, tuple[int, int]]:
+        """Make `to` (default: each partition's next in-sync replica) the
+        leader of `partitions`, all at once: one reassignment that only
+        reorders the replicas (no data moves), then one preferred leader
+        election (Kafka Admin API in scripts/kafka-leaders.java, kept running
+        between calls). Returns {partition: (old leader, new leader)} once the
+        metadata shows the new leaders. Thread-safe (calls are serialised)."""
+        parts = ",".join(str(int(p)) for p in partitions)
+        with self._mover_lock:
+            self.start_mover()
+            if not self._mover_ready:
+                ready = self._mover.stdout.readline().strip()
+                if ready != "ready":
+                    raise RuntimeError(f"scripts/kafka.sh leader-mover did not start: {ready!r}")
+                self._mover_ready = True
+            self._mover.stdin.write(f"move {topic} {parts}{'' if to is None else f' {to}'}\n")
+            self._mover.stdin.flush()
+            ans = self._mover.stdout.readline().strip()
+        if not ans.startswith("ok "):
+            raise RuntimeError(f"move_leaders({topic!r}, {parts}, {to}): {ans or 'mover exited'}")
+        out = {}
+        for m in ans.split()[3:]:
+            p, ch = m.split(":")
+            old, new = ch.split(">")
+            out[int(p)] = (int(old), int(new))
+        return out
+
+    def move_leader(self, topic: str, partition: int, to: int | None = None) -> tuple[int, int]:
+        """move_leaders() for one partition: (old leader, new leader)."""
+        return self.move_leaders(topic, [partition], to)[partition]
+
+    def warm_up_mover(self) -> None:
+        """A few moves on a scratch topic: the mover's first moves are slow
+        (JIT, connections), the tests' must not be."""
+        topic = f"mover-warm-up-{uuid.uuid4().hex[:6]}"
+        self.create_topic(topic, 2)
+        for _ in range(3):
+            self.move_leaders(topic, [0, 1])
+        self.delete_topic(topic)
+
+
+@pytest.fixture(scope="session")
+def _kafka_cluster_session(tmp_path_factory):
+    keep = os.environ.get("THAW_TEST_KAFKA_CLUSTER_DIR")
+    d = str(Path(keep).resolve()) if keep else str(tmp_path_factory.mktemp("kafka-cluster"))
+    cluster = KafkaCluster.start(d, 3, keep_dir=bool(keep))
+    try:
+        yield cluster
+    finally:
+        cluster.stop()
+
+
+@pytest.fixture
+def kafka_cluster(_kafka_cluster_session):
+    """The session's 3-node cluster, healed (nodes resumed/restarted, ISRs
+    full) before and after each test that uses it."""
+    c = _kafka_cluster_session
+    c.heal()
+    try:
+        yield c
+    finally:
+        c.heal()
+
+
+@pytest.fixture(scope="session")
+def kafka_fast_retention(tmp_path_factory):
+    """A single broker whose retention checker runs every second (and deletes
+    at once), for tests that what a replayed topic keeps stays."""
+    d = str(tmp_path_factory.mktemp("kafka-fast-retention"))
+    old = os.environ.get("THAW_KAFKA_EXTRA_CONFIG")
+    os.environ["THAW_KAFKA_EXTRA_CONFIG"] = "\n".join(
+        x for x in [old, "log.retention.check.interval.ms=1000",
+                    "log.segment.delete.delay.ms=0"] if x)
+    try:
+        broker = KafkaBroker.start(d)
+    finally:
+        if old is None:
+            del os.environ["THAW_KAFKA_EXTRA_CONFIG"]
+        else:
+            os.environ["THAW_KAFKA_EXTRA_CONFIG"] = old
+    try:
+        _wait_for_retention_checker(broker)
+        yield broker
+    finally:
+        broker.stop()
+
+
+def _wait_for_retention_checker(broker: KafkaBroker, timeout: float = 90.0) -> None:
+    """The broker's first retention check runs 30 s after it starts (then
+    every second): wait until a probe topic's month-old record is deleted, so
+    that tests see the checker running."""
+    probe = f"retention-probe-{uuid.uuid4().hex[:8]}"
+    broker.create_topic(probe, 1, config={"retention.ms": 86_400_000})
+    prod = broker.producer()
+    prod.produce(probe, b"old", timestamp=int(time.time() * 1000) - 30 * 86_400_000)
+    if prod.flush(30) != 0:
+        pytest.fail("could not produce the retention probe record", pytrace=False)
+    deadline = time.monotonic() + timeout
+    while True:
+        lo, hi = broker.offsets(probe, "read_uncommitted")[0]
+        if hi == 1 and lo == 1:
+            break
+        if time.monotonic() > deadline:
+            pytest.fail(f"the retention checker did not delete a month-old record within {timeout} s "
+                        f"(offsets {lo}..{hi}):\n{broker.log_tail()}", pytrace=False)
+        time.sleep(0.5)
+    broker.delete_topic(probe)
