@@ -38,3 +38,5 @@ print(f"(medians of 3 runs; all runs: thaw {[r['seconds'] for r in rows[0::4]]} 
 print(f"seek: first record of partition 0 from offset 500050 in a {s['files']}-file plan: {s['first_record_ms']:.1f} ms")
 PY
 "$root/bench/replay_bench.sh"
+echo "[bench] overlapping files in one partition: peak memory vs pyiceberg"
+"$py" "$root/bench/overlap_memory.py"
