@@ -49,10 +49,12 @@ class Follower:
         self.err = b""
 
     def records(self) -> list[dict]:
-        try:
-            return self.kafka.consume_all(self.topic)
-        except Exception:  # leadership settling right after topic creation
-            return []
+        for _ in range(20):
+            try:
+                return self.kafka.consume_all(self.topic)
+            except Exception:  # leadership settling right after topic creation
+                time.sleep(0.3)
+        return self.kafka.consume_all(self.topic)
 
     def wait_for(self, n: int, timeout: float = 90) -> list[dict]:
         deadline = time.monotonic() + timeout
