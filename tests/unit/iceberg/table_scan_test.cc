@@ -132,5 +132,36 @@ TEST_F(IncrementalAppendScan, AppendsMustBeAncestorsOfTheScannedSnapshot) {
   EXPECT_NE(tasks.status().message().find("not an ancestor"), std::string::npos) << tasks.status().ToString();
 }
 
+// An index built over several snapshots may hold a deletion vector and the
+// one that replaced it (which holds every position of the old one): the
+// newest applicable DV is the one attached, whatever the order added.
+TEST(DeleteFileIndex, AttachesTheNewestDeletionVector) {
+  TableMetadata md;
+  auto dv = [](int64_t seq, int64_t offset) {
+    ManifestEntry e;
+    e.sequence_number = seq;
+    e.file.content = FileContent::kPositionDeletes;
+    e.file.format = "puffin";
+    e.file.path = "deletes.puffin";
+    e.file.referenced_data_file = "data.parquet";
+    e.file.content_offset = offset;
+    return e;
+  };
+  DataFile data;
+  data.path = "data.parquet";
+  for (bool newest_first : {false, true}) {
+    DeleteFileIndex index;
+    index.Add(dv(newest_first ? 5 : 3, newest_first ? 40 : 4), md);
+    index.Add(dv(newest_first ? 3 : 5, newest_first ? 4 : 40), md);
+    auto got = index.ForDataFile(data, 2, md);
+    ASSERT_EQ(got.size(), 1u);
+    EXPECT_EQ(got[0]->content_offset, 40) << "newest_first=" << newest_first;
+    // Data written after the older DV: only the newer one may apply.
+    got = index.ForDataFile(data, 4, md);
+    ASSERT_EQ(got.size(), 1u);
+    EXPECT_EQ(got[0]->content_offset, 40);
+  }
+}
+
 }  // namespace
 }  // namespace thaw::iceberg
