@@ -257,6 +257,19 @@ def test_metadata_with_follow_is_refused(thaw, kafka, tmp_path):
     assert b"--follow with --metadata" in p.stderr and b"--catalog" in p.stderr, p.stderr.decode()
 
 
+def test_follow_refuses_a_pinned_snapshot_or_a_tag(thaw, kafka, tmp_path):
+    t, args = py_table(tmp_path, "ns.pinned", {})
+    fixtures.append_rows(t, py_rows(0, 0, 2))
+    t = t.refresh()
+    snap = t.current_snapshot().snapshot_id
+    t.manage_snapshots().create_tag(snap, "v1").commit()
+    for extra, words in [(["--snapshot", str(snap)], b"--snapshot/--as-of pin one snapshot"),
+                         (["--ref", "v1"], b"is a tag")]:
+        p = thaw("replay", *args, *extra, "--brokers", kafka.bootstrap, "--topic", "never-created", "--follow",
+                 timeout=30)
+        assert p.returncode == 2 and words in p.stderr, (extra, p.stderr.decode())
+
+
 # ---------------------------------------------------------------------------
 # Iceberg Java
 
