@@ -188,6 +188,14 @@ Status RunReplayCommand(const ReplayArgs& a) {
   }
   if (a.parallelism < 1 || a.parallelism > 64) return Status::Invalid("--parallelism must be between 1 and 64");
   if (a.poll_interval <= 0) return Status::Invalid("--poll-interval must be positive");
+  if (a.follow && !a.table.metadata.empty()) {
+    return Status::Invalid("--follow with --metadata: a metadata file never changes, so there is nothing to follow; "
+                           "give the table's catalog (--catalog URI --table NAME) to follow its new snapshots");
+  }
+  if (a.follow && (!a.table.snapshot_id.empty() || !a.table.as_of.empty())) {
+    return Status::Invalid("--follow follows a branch, but --snapshot/--as-of pin one snapshot: drop them to follow "
+                           "main, or give --ref BRANCH");
+  }
   o.topic = a.topic;
   if (a.partitioner == "same") o.partitioner = replay::Partitioner::kSame;
   else if (a.partitioner == "key") o.partitioner = replay::Partitioner::kKey;
@@ -255,6 +263,13 @@ Status RunReplayCommand(const ReplayArgs& a) {
   std::signal(SIGINT, OnSignal);
   std::signal(SIGTERM, OnSignal);
   ASSIGN_OR_RAISE(auto table, a.table.Load());
+  if (a.follow && !a.table.ref.empty()) {
+    auto ref = table->metadata.refs.find(a.table.ref);
+    if (ref != table->metadata.refs.end() && ref->second.type == "tag") {
+      return Status::Invalid("--follow --ref {}: '{}' is a tag, which never moves; give a branch to follow",
+                             a.table.ref, a.table.ref);
+    }
+  }
   if (!a.where.empty()) {
     ASSIGN_OR_RAISE(auto filter, records::RecordFilter::Make(a.where, table->metadata, &o.read));
     o.filter = [filter](const records::RecordBatch& b, const records::Record& r) { return filter->Matches(b, r); };

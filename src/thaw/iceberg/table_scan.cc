@@ -124,16 +124,19 @@ bool TableScan::MetricsMayMatch(const DataFile& f) const {
   return true;
 }
 
-Result<std::vector<FileScanTask>> TableScan::PlanFiles() {
-  std::vector<FileScanTask> tasks;
-  if (!snapshot_) return tasks;
-  ASSIGN_OR_RAISE(auto manifests, ReadManifestList(*io_, *md_, *snapshot_));
-  stats_.manifests_total = static_cast<int64_t>(manifests.size());
+std::vector<int32_t> TableScan::MetricIds() const {
+  std::vector<int32_t> ids = extra_metric_ids_;
+  for (const auto& [id, range] : filter_.ranges) ids.push_back(id);
+  std::sort(ids.begin(), ids.end());
+  ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+  return ids;
+}
 
-  // Delete manifests first: every data file needs the complete index.
-  DeleteFileIndex deletes;
+Status TableScan::IndexDeletes(const std::vector<ManifestFile>& manifests, std::set<std::string>* seen,
+                               DeleteFileIndex* index) {
   for (const auto& m : manifests) {
     if (m.content != ManifestContent::kDeletes) continue;
+    if (!seen->insert(m.path).second) continue;
     if (!m.may_have_live_files() || !ManifestMayMatch(m)) {
       ++stats_.manifests_skipped;
       continue;
@@ -141,38 +144,139 @@ Result<std::vector<FileScanTask>> TableScan::PlanFiles() {
     ASSIGN_OR_RAISE(auto entries, ReadManifest(*io_, *md_, m));
     for (const auto& e : entries) {
       if (e.status == EntryStatus::kDeleted) continue;
-      deletes.Add(e, *md_);
+      // One Puffin file holds many deletion vectors: a blob is its offset.
+      const std::string key = e.file.path + "#" + std::to_string(e.file.content_offset.value_or(-1));
+      if (!seen->insert(key).second) continue;
+      index->Add(e, *md_);
     }
   }
-  stats_.delete_files = static_cast<int64_t>(deletes.size());
+  stats_.delete_files = static_cast<int64_t>(index->size());
+  return Status::OK();
+}
 
-  std::vector<int32_t> metric_ids = extra_metric_ids_;
-  for (const auto& [id, range] : filter_.ranges) metric_ids.push_back(id);
-  std::sort(metric_ids.begin(), metric_ids.end());
+Status TableScan::PlanDataManifest(const ManifestFile& m, const DeleteFileIndex& deletes,
+                                   const std::vector<int32_t>& metric_ids, std::optional<int64_t> added_by,
+                                   std::vector<FileScanTask>* tasks) {
+  ASSIGN_OR_RAISE(auto entries, ReadManifest(*io_, *md_, m, &metric_ids));
+  for (auto& e : entries) {
+    if (e.status == EntryStatus::kDeleted) continue;
+    if (added_by && (e.status != EntryStatus::kAdded || e.snapshot_id != *added_by)) continue;
+    if (e.file.content != FileContent::kData) {
+      return Status::Corrupt("manifest {} lists delete file {} in a data manifest", m.path, e.file.path);
+    }
+    ++stats_.data_files_total;
+    if (!PartitionMayMatch(e.file) || !MetricsMayMatch(e.file)) {
+      ++stats_.data_files_skipped;
+      continue;
+    }
+    FileScanTask t;
+    t.data_sequence_number = e.sequence_number;
+    t.file_sequence_number = e.file_sequence_number;
+    t.deletes = deletes.ForDataFile(e.file, e.sequence_number, *md_);
+    t.file = std::make_shared<const DataFile>(std::move(e.file));
+    tasks->push_back(std::move(t));
+  }
+  return Status::OK();
+}
+
+Result<std::vector<FileScanTask>> TableScan::PlanFiles() {
+  std::vector<FileScanTask> tasks;
+  if (!snapshot_) return tasks;
+  if (added_in_) return PlanAppended();
+  ASSIGN_OR_RAISE(auto manifests, ReadManifestList(*io_, *md_, *snapshot_));
+  stats_.manifests_total = static_cast<int64_t>(manifests.size());
+
+  // Delete manifests first: every data file needs the complete index.
+  DeleteFileIndex deletes;
+  std::set<std::string> seen;
+  RETURN_NOT_OK(IndexDeletes(manifests, &seen, &deletes));
+
+  const std::vector<int32_t> metric_ids = MetricIds();
   for (const auto& m : manifests) {
     if (m.content != ManifestContent::kData) continue;
     if (!m.may_have_live_files() || !ManifestMayMatch(m)) {
       ++stats_.manifests_skipped;
       continue;
     }
-    ASSIGN_OR_RAISE(auto entries, ReadManifest(*io_, *md_, m, &metric_ids));
-    for (auto& e : entries) {
-      if (e.status == EntryStatus::kDeleted) continue;
-      if (added_in_ && (e.status != EntryStatus::kAdded || !added_in_->count(e.snapshot_id))) continue;
-      if (e.file.content != FileContent::kData) {
-        return Status::Corrupt("manifest {} lists delete file {} in a data manifest", m.path, e.file.path);
+    RETURN_NOT_OK(PlanDataManifest(m, deletes, metric_ids, std::nullopt, &tasks));
+  }
+  return tasks;
+}
+
+namespace {
+
+Status ExpiredAppend(int64_t snapshot_id, std::string_view what) {
+  return Status::NotFound(
+      "snapshot {} appended records that --follow has not replayed yet, but {}: the job cannot continue without "
+      "loss. Replay what it appended with a new job over the table as it is now (`thaw replay --job NAME --status` "
+      "shows where this job stopped; start the new one there with --from-offset/--partitions or --where), and "
+      "expire snapshots only after followers have passed them",
+      snapshot_id, what);
+}
+
+}  // namespace
+
+Result<std::vector<FileScanTask>> TableScan::PlanAppended() {
+  std::vector<FileScanTask> tasks;
+  if (added_in_->empty()) return tasks;
+  // The scan's snapshot back to the oldest append: every snapshot whose
+  // delete files may hide appended rows.
+  std::vector<const Snapshot*> chain;
+  size_t found = 0;
+  for (const Snapshot* s = snapshot_; s != nullptr;) {
+    chain.push_back(s);
+    if (added_in_->count(s->snapshot_id) && ++found == added_in_->size()) break;
+    if (!s->parent_snapshot_id) break;
+    const Snapshot* parent = md_->SnapshotById(*s->parent_snapshot_id);
+    if (!parent) {
+      // Which appends are missing? Name the first one not reached.
+      for (int64_t id : *added_in_) {
+        if (!md_->SnapshotById(id)) return ExpiredAppend(id, "it has expired from the table's metadata");
       }
-      ++stats_.data_files_total;
-      if (!PartitionMayMatch(e.file) || !MetricsMayMatch(e.file)) {
-        ++stats_.data_files_skipped;
+      return ExpiredAppend(*s->parent_snapshot_id, "an ancestor between it and the current snapshot has expired");
+    }
+    s = parent;
+  }
+  if (found != added_in_->size()) {
+    for (int64_t id : *added_in_) {
+      if (!md_->SnapshotById(id)) return ExpiredAppend(id, "it has expired from the table's metadata");
+      bool in_chain = false;
+      for (const Snapshot* s : chain) in_chain = in_chain || s->snapshot_id == id;
+      if (!in_chain) {
+        return Status::Invalid("snapshot {} is not an ancestor of snapshot {}: an incremental scan reads appends on "
+                               "one branch's history only", id, snapshot_->snapshot_id);
+      }
+    }
+  }
+
+  DeleteFileIndex deletes;
+  std::set<std::string> seen;
+  std::vector<std::pair<const Snapshot*, std::vector<ManifestFile>>> appends;
+  for (auto it = chain.rbegin(); it != chain.rend(); ++it) {
+    const Snapshot& s = **it;
+    auto manifests = ReadManifestList(*io_, *md_, s);
+    if (!manifests.ok()) {
+      if (manifests.status().code() == StatusCode::kNotFound && added_in_->count(s.snapshot_id)) {
+        return ExpiredAppend(s.snapshot_id, fmt::format("its manifest list {} is gone (expired or removed as an "
+                                                        "orphan)", s.manifest_list));
+      }
+      return manifests.status();
+    }
+    RETURN_NOT_OK(IndexDeletes(*manifests, &seen, &deletes));
+    if (added_in_->count(s.snapshot_id)) appends.emplace_back(&s, std::move(*manifests));
+  }
+
+  const std::vector<int32_t> metric_ids = MetricIds();
+  for (const auto& [s, manifests] : appends) {
+    for (const auto& m : manifests) {
+      if (m.content != ManifestContent::kData) continue;
+      ++stats_.manifests_total;
+      // Only manifests this snapshot wrote can hold entries it added.
+      if (m.added_snapshot_id != s->snapshot_id || m.added_files.value_or(1) == 0 || !ManifestMayMatch(m)) {
+        ++stats_.manifests_skipped;
         continue;
       }
-      FileScanTask t;
-      t.data_sequence_number = e.sequence_number;
-      t.file_sequence_number = e.file_sequence_number;
-      t.deletes = deletes.ForDataFile(e.file, e.sequence_number, *md_);
-      t.file = std::make_shared<const DataFile>(std::move(e.file));
-      tasks.push_back(std::move(t));
+      RETURN_NOT_OK(PlanDataManifest(m, deletes, metric_ids, s->snapshot_id, &tasks));
     }
   }
   return tasks;
@@ -192,15 +296,16 @@ std::vector<std::shared_ptr<const DataFile>> DeleteFileIndex::ForDataFile(const 
                                                                           const TableMetadata& md) const {
   std::vector<std::shared_ptr<const DataFile>> out;
   auto same_partition = [&](const DataFile& d) { return d.spec_id == f.spec_id && d.partition == f.partition; };
-  // A deletion vector replaces position delete files for its data file.
+  // A deletion vector replaces position delete files for its data file. An
+  // index built over several snapshots (incremental scans) may hold a DV and
+  // the newer one that replaced it: the newest holds every deleted position.
+  const Entry* dv = nullptr;
   auto [b, e] = dv_by_path_.equal_range(f.path);
   for (auto it = b; it != e; ++it) {
     const Entry& d = deletes_[it->second];
-    if (d.seq >= data_seq) {
-      out.push_back(d.file);
-      break;
-    }
+    if (d.seq >= data_seq && (!dv || d.seq > dv->seq)) dv = &d;
   }
+  if (dv) out.push_back(dv->file);
   const bool has_dv = !out.empty();
   constexpr int32_t kFilePathId = 2147483546;
   for (const auto& d : deletes_) {

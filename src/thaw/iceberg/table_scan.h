@@ -14,6 +14,7 @@
 #include <memory>
 #include <optional>
 #include <set>
+#include <string>
 #include <vector>
 
 #include "thaw/common/status.h"
@@ -51,6 +52,8 @@ struct ScanStats {
   int64_t delete_files = 0;
 };
 
+class DeleteFileIndex;
+
 class TableScan {
  public:
   // `snapshot` may be null (empty table): planning then yields nothing.
@@ -59,7 +62,15 @@ class TableScan {
   // Column metrics the caller needs on the planned files besides the
   // filter's own (e.g. offset bounds to order files); others are dropped.
   void KeepMetricsFor(std::vector<int32_t> field_ids) { extra_metric_ids_ = std::move(field_ids); }
-  // Incremental scans: only data files ADDED by these snapshots.
+  // Incremental append scan (--follow), like Iceberg Java's
+  // IncrementalAppendScan: the data files each of these snapshots added, read
+  // from that snapshot's own manifest list (manifests it wrote, entries ADDED
+  // by it), so later manifest merges (which turn the entries EXISTING) and
+  // compactions (which remove them) do not hide them. Every id must be an
+  // ancestor of the scan's snapshot. Delete files: those live in any
+  // snapshot from the oldest of them to the scan's snapshot, matched by the
+  // usual sequence-number rules (a row deleted at any point since its append
+  // stays deleted, even if a compaction later dropped the delete file).
   void OnlyAddedIn(std::set<int64_t> snapshot_ids) { added_in_ = std::move(snapshot_ids); }
   Result<std::vector<FileScanTask>> PlanFiles();
   const ScanStats& stats() const { return stats_; }
@@ -70,6 +81,17 @@ class TableScan {
   bool ManifestMayMatch(const ManifestFile& m) const;
 
  private:
+  Result<std::vector<FileScanTask>> PlanAppended();
+  // Reads the delete manifests of `manifests` into `index`, each manifest and
+  // each delete file once (`seen` holds their paths across calls).
+  Status IndexDeletes(const std::vector<ManifestFile>& manifests, std::set<std::string>* seen,
+                      DeleteFileIndex* index);
+  // Plans the live data files of manifest `m`; with `added_by`, only the
+  // entries that snapshot ADDED.
+  Status PlanDataManifest(const ManifestFile& m, const DeleteFileIndex& deletes, const std::vector<int32_t>& metric_ids,
+                          std::optional<int64_t> added_by, std::vector<FileScanTask>* tasks);
+  std::vector<int32_t> MetricIds() const;
+
   std::shared_ptr<storage::FileIO> io_;
   const TableMetadata* md_ = nullptr;
   const Snapshot* snapshot_ = nullptr;

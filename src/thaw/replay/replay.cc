@@ -441,25 +441,68 @@ Result<ReplaySummary> RunReplayImpl(std::shared_ptr<const storage::Table> table,
     }
     if (stopping()) break;
     ASSIGN_OR_RAISE(auto latest, o.reload());
-    const iceberg::Snapshot* current = latest->metadata.CurrentSnapshot();
+    // The branch being followed (--ref), main by default.
+    iceberg::SnapshotSelector followed;
+    followed.ref = o.read.snapshot.ref;
+    auto head = iceberg::SelectSnapshot(latest->metadata, followed);
+    if (!head.ok()) return head.status().WithContext(fmt::format("table {}: --follow", table->name));
+    const iceberg::Snapshot* current = *head;
     if (!current || current->snapshot_id == state.snapshot_id) continue;
-    // New snapshots: from the current one back to the last replayed one.
+    // New snapshots: from the head back to the last replayed one (0: the
+    // table had none when the job started, so back to the first).
+    const iceberg::Snapshot* last = table->metadata.SnapshotById(state.snapshot_id);  // as of the last poll
+    const int64_t last_seq = last ? last->sequence_number : 0;
+    const bool last_gone = latest->metadata.SnapshotById(state.snapshot_id) == nullptr;
+    // True when every sequence number in (last_seq, seq) belongs to a snapshot
+    // still in the metadata: no commit between them was expired.
+    auto none_expired_before = [&](int64_t seq) {
+      std::set<int64_t> present;
+      for (const auto& snap : latest->metadata.snapshots) present.insert(snap.sequence_number);
+      for (int64_t n = last_seq + 1; n < seq; ++n) {
+        if (!present.count(n)) return false;
+      }
+      return true;
+    };
     std::vector<const iceberg::Snapshot*> chain;
-    const iceberg::Snapshot* s = current;
-    while (s && s->snapshot_id != state.snapshot_id) {
+    for (const iceberg::Snapshot* s = current;;) {
       chain.push_back(s);
-      s = s->parent_snapshot_id ? latest->metadata.SnapshotById(*s->parent_snapshot_id) : nullptr;
-    }
-    if (!s) {
-      return Status::Invalid("table {}: snapshot {} (last replayed) is no longer an ancestor of the current snapshot "
-                             "{} (history rolled back or rewritten): --follow stops; start a new --job to replay the "
-                             "table as it is now", table->name, state.snapshot_id, current->snapshot_id);
+      if (s->parent_snapshot_id && *s->parent_snapshot_id == state.snapshot_id) break;
+      const iceberg::Snapshot* parent =
+          s->parent_snapshot_id ? latest->metadata.SnapshotById(*s->parent_snapshot_id) : nullptr;
+      if (parent) {
+        s = parent;
+        continue;
+      }
+      // The walk ends at `s` without reaching the last replayed snapshot. Fine
+      // if `s` is its child whose parent link expiry removed (pyiceberg clears
+      // it), or the table's first snapshot when the job started on no snapshot:
+      // then no commit between them is missing.
+      if (!s->parent_snapshot_id && (last_gone || state.snapshot_id == 0) && s->sequence_number > last_seq &&
+          none_expired_before(s->sequence_number)) {
+        break;
+      }
+      // v1 tables have no sequence numbers to tell.
+      if (!s->parent_snapshot_id && state.snapshot_id == 0 && latest->metadata.format_version == 1) break;
+      if (s->sequence_number <= last_seq) {
+        return Status::Invalid("table {}: snapshot {} (last replayed) is no longer an ancestor of snapshot {} "
+                               "(history rolled back or rewritten): --follow stops; start a new --job to replay the "
+                               "table as it is now", table->name, state.snapshot_id, current->snapshot_id);
+      }
+      return Status::NotFound(
+          "table {}: snapshots committed after {} (the last replayed) and before {} have expired before --follow "
+          "replayed them (or history was rewritten): what they appended cannot be found, so the job cannot continue "
+          "without loss. Replay that gap with a new job over the table as it is now (`--job {} --status` shows "
+          "where this one stopped), and expire snapshots only after followers have passed them",
+          table->name, state.snapshot_id, s->snapshot_id, o.job.empty() ? "NAME" : o.job);
     }
     std::set<int64_t> appends;
     for (auto it = chain.rbegin(); it != chain.rend(); ++it) {
       const std::string op = (*it)->operation();
       if (op == "append" || op.empty()) {
         appends.insert((*it)->snapshot_id);
+      } else if (op == "replace") {
+        // Compaction: the same rows in new files; the appends that wrote
+        // them are read from their own manifests instead.
       } else {
         note(fmt::format("snapshot {} ({}) is not replayed: only appended records are followed; rows it "
                          "rewrote or deleted were replayed before and Kafka cannot retract them",
