@@ -13,7 +13,7 @@ echo
 echo "== thaw replay into a local Kafka broker at $bootstrap =="
 set -x
 "$thaw" replay --catalog "sqlite:///$wh/catalog.db" --table demo.orders --brokers "$bootstrap" \
-  --topic orders-restored --create-topic --job demo-restore --exactly-once
+  --topic orders-restored --create-topic --job demo-restore --exactly-once --verify
 "$thaw" replay --brokers "$bootstrap" --job demo-restore --status
 kcat -b "$bootstrap" -C -t orders-restored -p 1 -o 10 -c 2 -e -q -X isolation.level=read_committed \
   -f 'partition %p offset %o key %k\n  headers %h\n  value %s\n'
