@@ -14,7 +14,6 @@ Both write every offset (a) or count the rows (b); peak RSS from wait4.
 from __future__ import annotations
 
 import os
-import random
 import subprocess
 import sys
 import time
@@ -29,17 +28,7 @@ FILES, RECORDS, VALUE, ROW_GROUP = 16, 2 * 1024 * 1024, 1024, 8192
 def build(wh: str, name: str) -> None:
     if os.path.exists(os.path.join(wh, "catalog.db")):
         return
-    rng = random.Random(6)
-    rt.create_unpartitioned(wh, name)
-    paths = []
-    for i in range(FILES):
-        offs = list(range(i, RECORDS, FILES))
-        if i % 2:
-            rng.shuffle(offs)
-        t = rt.file_table(offs, rt.fixed_values(len(offs), VALUE, rng))
-        paths.append(rt.write_file(f"{wh}/files/f{i:02d}.parquet", t, ROW_GROUP, compression="none"))
-        del t
-    rt.add_files(wh, name, paths)
+    rt.build_overlapping(wh, name, FILES, RECORDS, VALUE, ROW_GROUP)
 
 
 def measure(cmd: list[str]) -> tuple[float, float, str]:

@@ -60,3 +60,22 @@ def write_file(path: str, t: pa.Table, row_group_rows: int, compression: str = "
 def add_files(wh: str, name: str, paths: list[str]) -> None:
     t = fixtures.open_catalog(wh).load_table(name)
     t.add_files(file_paths=[f"file://{p}" for p in paths])
+
+
+def build_overlapping(wh: str, name: str, files: int, records: int, value: int, row_group: int,
+                      seed: int = 6) -> list[str]:
+    """One partition whose `files` files all overlap in offset range: file i
+    holds the offsets = i mod `files`; the odd files are shuffled inside.
+    Incompressible `value`-byte values, no compression. Returns the paths."""
+    rng = random.Random(seed)
+    create_unpartitioned(wh, name)
+    paths = []
+    for i in range(files):
+        offs = list(range(i, records, files))
+        if i % 2:
+            rng.shuffle(offs)
+        t = file_table(offs, fixed_values(len(offs), value, rng))
+        paths.append(write_file(f"{wh}/files/f{i:02d}.parquet", t, row_group, compression="none"))
+        del t
+    add_files(wh, name, paths)
+    return paths

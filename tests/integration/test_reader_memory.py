@@ -11,7 +11,6 @@ Prints the measured peak RSS and time (pytest -s shows them)."""
 from __future__ import annotations
 
 import os
-import random
 import resource
 import subprocess
 import time
@@ -28,18 +27,8 @@ PEAK_RSS_LIMIT = 1 << 30
 def test_overlapping_multi_gb_partition_reads_in_order_within_1_gib(tmp_path, thaw_bin):
     wh = str(tmp_path / "wh")
     name = "ns.big"
-    rng = random.Random(6)
     t0 = time.monotonic()
-    rt.create_unpartitioned(wh, name)
-    paths = []
-    for i in range(FILES):
-        offs = list(range(i, RECORDS, FILES))
-        if i % 2:
-            rng.shuffle(offs)
-        t = rt.file_table(offs, rt.fixed_values(len(offs), VALUE, rng))
-        paths.append(rt.write_file(f"{wh}/files/f{i:02d}.parquet", t, ROW_GROUP, compression="none"))
-        del t
-    rt.add_files(wh, name, paths)
+    paths = rt.build_overlapping(wh, name, FILES, RECORDS, VALUE, ROW_GROUP)
     written = time.monotonic() - t0
     data_bytes = sum(os.path.getsize(p) for p in paths)
     assert data_bytes >= 2 * 10**9
