@@ -91,7 +91,7 @@ def test_created_topic_keeps_months_old_records(thaw, kafka_fast_retention, old_
     # Control: the same kind of records in a topic with the broker's default
     # retention (7 days) are deleted within seconds on this broker.
     control = topic_name("control")
-    k.create_topic(control, OLD_PARTITIONS)
+    k.create_topic(control, OLD_PARTITIONS, config={"retention.ms": str(7 * 86_400_000)})
     prod = k.producer()
     for r in want[::50]:
         prod.produce(control, r["value"], r["key"], partition=r["partition"], timestamp=r["timestamp"])
