@@ -19,7 +19,8 @@
 #
 # Fairness, exactly:
 #   * Every phase writes into its own new topic: 16 partitions, replication 1,
-#     broker defaults (compression.type=producer, so what the producer sends
+#     retention.ms=-1 (thaw replay refuses a topic whose retention would delete
+#     the table's 2023 timestamps), otherwise broker defaults (compression.type=producer, so what the producer sends
 #     is stored as is). After a phase its topic's record count is checked
 #     against the expected count, then the topic is deleted and the script
 #     waits until the broker has removed its files (the broker runs with
@@ -103,7 +104,7 @@ from confluent_kafka.admin import AdminClient, NewTopic
 boot, op, topic = sys.argv[1:4]
 if op == "create":
     a = AdminClient({"bootstrap.servers": boot})  # keep the handle alive while waiting
-    for f in a.create_topics([NewTopic(topic, 16, 1)]).values():
+    for f in a.create_topics([NewTopic(topic, 16, 1, config={"retention.ms": "-1"})]).values():
         f.result(30)
     c = Consumer({"bootstrap.servers": boot, "group.id": "replay-bench"})
     for _ in range(100):  # wait until every partition has a leader
