@@ -171,17 +171,13 @@ KafkaProducer::~KafkaProducer() {
 void KafkaProducer::OnDelivery(rd_kafka_s* rk, const void* msg_ptr, void* opaque) {
   auto* self = static_cast<KafkaProducer*>(opaque);
   const auto* m = static_cast<const rd_kafka_message_t*>(msg_ptr);
+  if (m->err == RD_KAFKA_RESP_ERR_NO_ERROR && m->offset >= 0) return;  // written, at that offset
   // The opaque packs the source partition (16 bits) and offset (48 bits).
   const auto packed = reinterpret_cast<uintptr_t>(m->_private);
   const int32_t sp = static_cast<int32_t>(packed >> 48);
   const int64_t so = static_cast<int64_t>(packed & ((uint64_t{1} << 48) - 1));
   const std::string topic = rd_kafka_topic_name(m->rkt);
   if (m->err == RD_KAFKA_RESP_ERR_NO_ERROR) {
-    if (m->offset >= 0) {
-      self->acked_.fetch_add(1);
-      self->acked_bytes_.fetch_add(static_cast<int64_t>(m->len + m->key_len));
-      return;
-    }
     // librdkafka reports a batch as delivered when a later batch to the same
     // partition succeeded ("implicit acknowledgement", e.g. after a leader
     // change) without the broker ever confirming it: no offset, no proof.
@@ -447,7 +443,7 @@ Status KafkaProducer::TxnError(const char* what, void* error_ptr) {
   }
   if (retriable) {
     return Status::IOError("Kafka transaction on '{}': {} still failing after {} s of retries: {} ({}): the "
-                           "transaction coordinator is unavailable", brokers_, what, retry_budget_ms_ / 1000, msg,
+                           "transaction coordinator is unavailable", brokers_, what, kRetryBudgetMs / 1000, msg,
                            rd_kafka_err2name(code));
   }
   if (code == RD_KAFKA_RESP_ERR__TRANSPORT || code == RD_KAFKA_RESP_ERR__TIMED_OUT) {
@@ -458,7 +454,7 @@ Status KafkaProducer::TxnError(const char* what, void* error_ptr) {
 
 template <typename Fn>
 Status KafkaProducer::TxnCall(const char* what, Fn&& fn) {
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(retry_budget_ms_);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(kRetryBudgetMs);
   int backoff_ms = 100;
   while (true) {
     rd_kafka_error_t* e = fn();

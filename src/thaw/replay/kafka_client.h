@@ -90,12 +90,10 @@ class KafkaProducer {
   // A fatal producer error (e.g. fenced); OK if none. The producer is
   // unusable afterwards.
   Status FatalError() const;
-  int64_t acked_records() const { return acked_.load(); }
-  int64_t acked_bytes() const { return acked_bytes_.load(); }
   void Poll(int timeout_ms);
 
   // Transactions. Retriable errors (coordinator moved or loading, timeouts)
-  // are retried inside for up to `retry_budget_ms`. Errors that need the
+  // are retried inside for up to a minute. Errors that need the
   // transaction aborted come back as kAborted (the caller aborts and redoes
   // the work since the last commit); fatal ones (fenced, timed out by the
   // broker) as kIOError with the likely cause.
@@ -103,7 +101,6 @@ class KafkaProducer {
   Status BeginTransaction();
   Status CommitTransaction(int timeout_ms);
   Status AbortTransaction(int timeout_ms);
-  void set_retry_budget_ms(int ms) { retry_budget_ms_ = ms; }
   // transaction.timeout.ms in effect (librdkafka default 60000).
   int64_t transaction_timeout_ms() const { return transaction_timeout_ms_; }
 
@@ -123,11 +120,9 @@ class KafkaProducer {
   rd_kafka_s* rk_ = nullptr;
   std::string brokers_;
   std::map<std::string, rd_kafka_topic_s*> topics_;
-  std::atomic<int64_t> acked_{0};
-  std::atomic<int64_t> acked_bytes_{0};
   mutable std::mutex mu_;
   Status first_error_;
-  int retry_budget_ms_ = 60000;
+  static constexpr int kRetryBudgetMs = 60000;
   int64_t transaction_timeout_ms_ = 60000;
 };
 

@@ -133,6 +133,13 @@ Result<ReplaySummary> RunReplayImpl(std::shared_ptr<const storage::Table> table,
   auto note = [&](const std::string& msg) {
     if (o.report) o.report(msg);
   };
+  // --verify against the job's range at the snapshot it replayed.
+  auto verify_at = [&](int64_t snapshot_id) -> Result<VerifyResult> {
+    ReplayOptions vo = o;
+    vo.read.snapshot = {};
+    vo.read.snapshot.snapshot_id = snapshot_id;
+    return VerifyReplay(table, table->name, vo, -1);
+  };
 
   // 1. The producer. With --exactly-once it fences any earlier instance of
   // the job (InitTransactions) *before* the checkpoint is read, so a commit
@@ -163,11 +170,9 @@ Result<ReplaySummary> RunReplayImpl(std::shared_ptr<const storage::Table> table,
         sum.already_complete = true;
         sum.snapshot_id = cp->snapshot_id;
         sum.next_offsets = cp->next_offsets;
-        if (o.verify) {  // the same command plus --verify checks a finished job
-          ReplayOptions vo = o;
-          vo.read.snapshot = {};
-          vo.read.snapshot.snapshot_id = cp->snapshot_id;
-          ASSIGN_OR_RAISE(sum.verify, VerifyReplay(table, table->name, vo, -1));
+        // the same command plus --verify checks a finished job
+        if (o.verify) {
+          ASSIGN_OR_RAISE(sum.verify, verify_at(cp->snapshot_id));
         }
         return sum;
       }
@@ -235,6 +240,11 @@ Result<ReplaySummary> RunReplayImpl(std::shared_ptr<const storage::Table> table,
                                    : std::clamp<int64_t>(producer->transaction_timeout_ms() / 4, 100, 10000);
   auto since_commit = Clock::now();
   int64_t since_checkpoint = 0, bytes_since_checkpoint = 0;
+  auto start_window = [&] {  // after a checkpoint, or going back to one
+    since_checkpoint = 0;
+    bytes_since_checkpoint = 0;
+    since_commit = Clock::now();
+  };
 
   // Writes the checkpoint: in the open transaction (exactly-once), or after
   // every earlier record is proven written (at-least-once).
@@ -255,9 +265,7 @@ Result<ReplaySummary> RunReplayImpl(std::shared_ptr<const storage::Table> table,
       }
       committed = state;
     }
-    since_checkpoint = 0;
-    bytes_since_checkpoint = 0;
-    since_commit = Clock::now();
+    start_window();
     return Status::OK();
   };
   auto checkpoint_due = [&] {
@@ -282,9 +290,7 @@ Result<ReplaySummary> RunReplayImpl(std::shared_ptr<const storage::Table> table,
       if (!producer->FatalError().ok()) RETURN_NOT_OK(open_producer());
     }
     state = committed;
-    since_checkpoint = 0;
-    bytes_since_checkpoint = 0;
-    since_commit = Clock::now();
+    start_window();
     return Status::OK();
   };
 
@@ -308,6 +314,7 @@ Result<ReplaySummary> RunReplayImpl(std::shared_ptr<const storage::Table> table,
       if (stopping()) return false;
       ASSIGN_OR_RAISE(bool more, r.Next(&batch));
       if (!more) return true;
+      const int64_t now_ms = NowMs();  // for the topic's time bounds; a batch is produced in moments
       for (const auto& rec : batch.records) {
         if (!o.exclude.empty() && o.exclude.count({rec.partition, rec.offset})) {
           ++sum.excluded;
@@ -330,7 +337,7 @@ Result<ReplaySummary> RunReplayImpl(std::shared_ptr<const storage::Table> table,
         }
         const int64_t bytes = RecordBytes(batch, rec);
         const int64_t sent_ts = now_timestamps ? -1 : rec.timestamp_ms;
-        RETURN_NOT_OK(CheckRecord(o.topic, *limits, sent_ts, bytes, !rec.key, o.force, NowMs(), rec.partition,
+        RETURN_NOT_OK(CheckRecord(o.topic, *limits, sent_ts, bytes, !rec.key, o.force, now_ms, rec.partition,
                                   rec.offset));
         extra.clear();
         if (o.link_headers) {
@@ -394,12 +401,11 @@ Result<ReplaySummary> RunReplayImpl(std::shared_ptr<const storage::Table> table,
   auto run_segment = [&](const MakeReader& make, const std::function<void()>& on_done, bool final) -> Result<bool> {
     while (true) {
       Status st;
-      bool finished = false;
       auto r = make(state.next_offsets);
       if (!r.ok()) return r.status();
       auto produced = produce_all(**r);
       if (produced.ok()) {
-        finished = *produced;
+        const bool finished = *produced;
         if (finished && on_done) on_done();
         st = checkpoint(finished && final);
         if (st.ok()) {
@@ -545,17 +551,13 @@ Result<ReplaySummary> RunReplayImpl(std::shared_ptr<const storage::Table> table,
       if (o.exactly_once) (void)producer->AbortTransaction(o.timeout_ms);
       return st;
     }
-    RETURN_NOT_OK(producer->Flush(o.timeout_ms));
   }
   RETURN_NOT_OK(producer->Flush(o.timeout_ms));
   sum.records = state.records - records_at_start;
   sum.next_offsets = state.next_offsets;
   sum.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
   if (o.verify && !stopped && !o.follow) {
-    ReplayOptions vo = o;
-    vo.read.snapshot = {};
-    vo.read.snapshot.snapshot_id = sum.snapshot_id;
-    ASSIGN_OR_RAISE(sum.verify, VerifyReplay(table, table->name, vo, -1));
+    ASSIGN_OR_RAISE(sum.verify, verify_at(sum.snapshot_id));
   }
   return sum;
 }
