@@ -9,7 +9,9 @@ PY := $(ROOT)/.deps/venv/bin/python
 THAW := $(ROOT)/$(BUILD)/bin/thaw
 DEMO_WH := $(ROOT)/demo-warehouse
 
-.PHONY: deps deps-test build demo test unit-test integration-test asan-test fuzz-test bench clean format
+PREFIX ?= /usr/local
+
+.PHONY: deps deps-test build install demo test unit-test integration-test asan-test fuzz-test bench clean format
 
 deps:
 	@scripts/deps/install.sh
@@ -20,6 +22,11 @@ deps-test:
 build: deps
 	@cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 	@ninja -C $(BUILD) -j$(JOBS) thaw thaw_unit_tests
+
+# The binary plus the Arrow libraries it loads (relative rpath): runs without
+# this build tree or the venv. `make install PREFIX=$$HOME/.local`
+install: build
+	@cmake --install $(BUILD) --prefix $(PREFIX) --strip
 
 demo: build
 	@$(PY) tests/integration/make_demo_table.py $(DEMO_WH) >/dev/null
