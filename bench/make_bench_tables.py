@@ -2,6 +2,9 @@
 
   bench.records  2,000,000 records x 1 KiB values, 16 partitions, Thaw layout,
                  zstd Parquet (pyiceberg's default), partitioned by kafka_partition
+  bench.small    5,000,000 records x 100 B values, no key, no headers (what
+                 kafka-producer-perf-test --record-size 100 sends), otherwise
+                 as bench.records
   bench.many     10,000 data files (one partition, 100 records each), added in
                  one commit, for the time to the first record of a mid-partition seek
 """
@@ -50,7 +53,7 @@ def arrow_schema():
     ])
 
 
-def batch(partition, start, n, value_size, rng):
+def batch(partition, start, n, value_size, rng, keys=True, headers=True):
     offs = list(range(start, start + n))
     # Semi-compressible values, like JSON events: a random prefix + repeated text.
     body = (b'{"event":"order","payload":"' + b"x" * value_size)[: value_size - 40]
@@ -60,22 +63,23 @@ def batch(partition, start, n, value_size, rng):
         "kafka_offset": pa.array(offs, pa.int64()),
         "kafka_timestamp": pa.array([1_700_000_000_000_000 + o * 1000 for o in offs], pa.timestamp("us", tz="UTC")),
         "kafka_timestamp_type": pa.array([0] * n, pa.int32()),
-        "key": pa.array([f"key-{o % 1000}".encode() for o in offs], pa.binary()),
+        "key": pa.array([f"key-{o % 1000}".encode() if keys else None for o in offs], pa.binary()),
         "value": pa.array(values, pa.binary()),
-        "headers": pa.array([[{"key": "source", "value": b"bench"}]] * n, arrow_schema().field("headers").type),
+        "headers": pa.array([[{"key": "source", "value": b"bench"}] if headers else []] * n,
+                            arrow_schema().field("headers").type),
     }, schema=arrow_schema())
 
 
-def make_records(n_total=2_000_000, parts=16):
-    if cat.table_exists("bench.records"):
+def make_records(n_total=2_000_000, parts=16, name="records", value_size=1024, keys=True, headers=True):
+    if cat.table_exists(f"bench.{name}"):
         return
-    t = cat.create_table("bench.records", schema=SCHEMA, partition_spec=SPEC, location=f"file://{wh}/bench/records",
+    t = cat.create_table(f"bench.{name}", schema=SCHEMA, partition_spec=SPEC, location=f"file://{wh}/bench/{name}",
                          properties={"thaw.layout": "thaw/1"})
     rng = random.Random(1)
     per = n_total // parts
     chunk = 25_000
     for start in range(0, per, chunk):
-        tables = [batch(p, start, min(chunk, per - start), 1024, rng) for p in range(parts)]
+        tables = [batch(p, start, min(chunk, per - start), value_size, rng, keys, headers) for p in range(parts)]
         t.append(pa.concat_tables(tables))
 
 
@@ -96,5 +100,7 @@ def make_many(files=10_000, per_file=100):
 
 
 make_records(int(os.environ.get("BENCH_RECORDS", 2_000_000)))
+make_records(int(os.environ.get("BENCH_SMALL_RECORDS", 5_000_000)), name="small", value_size=100, keys=False,
+             headers=False)
 make_many(int(os.environ.get("BENCH_FILES", 10_000)))
 print(f"sqlite:///{wh}/catalog.db")

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Replay benchmark: 2,000,000 records x 1 KiB from bench.records into a fresh
-# local single-node Kafka broker, compared in the same run with
+# Replay benchmark, two cases: 2,000,000 records x 1 KiB (bench.records) and
+# 5,000,000 x 100 B (bench.small) into a fresh local single-node Kafka broker,
+# each compared in the same run with
 #   (a) kafka-producer-perf-test (org.apache.kafka.tools.ProducerPerformance,
 #       from the same Kafka distribution as the broker): same record count and
 #       record size, same broker -- the ingest ceiling;
@@ -48,6 +49,12 @@
 #     bytes per record for this table). Thaw, by default, also adds its
 #     thaw.source.* link headers (~120 bytes a record on the wire); they are
 #     sent but not counted, as a user of `thaw replay` gets them. MB = 10^6 bytes throughout.
+#   * CPU: user + system seconds of each producing process (/usr/bin/time -v),
+#     per GB of the bytes it reports; the perf-test's includes its JVM start-up
+#     and JIT. The broker's CPU is not counted for anyone. In the 1 KiB case
+#     all three are bound by the broker's ingest, so cost shows in CPU per GB
+#     and in the 100-byte case, where Thaw runs with --link-headers off
+#     because the perf-test's records carry no headers.
 #   * Time: each tool's own clock. perf-test: from its first send to its
 #     last acknowledgement (JVM start-up excluded). Thaw and the script: from
 #     loading the table (planning included) to the end of the final flush
@@ -62,8 +69,7 @@ wh="$root/bench/.work/wh"
 thaw="$root/build/bin/thaw"
 runs="${REPLAY_BENCH_RUNS:-3}"
 limit="${REPLAY_SCRIPT_LIMIT:-}"
-n=2000000
-size=1024
+size=1024  # the warm-up's record size
 perf_props=(acks=all enable.idempotence=true linger.ms=20 batch.size=1000000 buffer.memory=268435456
             max.request.size=104857600 compression.type=none)
 
@@ -148,69 +154,88 @@ admin create warmup
   --producer-props "${perf_props[@]}" >/dev/null 2>"$tmp/warmup.err" || { cat "$tmp/warmup.err" >&2; exit 1; }
 finish_phase warmup 200000
 
-script_n="${limit:-$n}"
-results=()
-for i in $(seq 1 "$runs"); do
-  echo "[replay-bench] run $i/$runs: perf-test"
-  admin create "perf-$i"
-  /usr/bin/time -v -o "$tmp/perf-$i.time" "$root/scripts/kafka.sh" perf "$kdir" --topic "perf-$i" \
-    --num-records "$n" --record-size "$size" --throughput -1 --producer-props "${perf_props[@]}" \
-    >"$tmp/perf-$i.out" 2>"$tmp/perf-$i.err" || { cat "$tmp/perf-$i.err" >&2; exit 1; }
-  line="$(grep -E "^$n records sent" "$tmp/perf-$i.out" | tail -1)" \
-    || { cat "$tmp/perf-$i.out" "$tmp/perf-$i.err" >&2; exit 1; }
-  rps="$(sed -E 's/^[0-9]+ records sent, ([0-9.]+) records\/sec.*/\1/' <<<"$line")"
-  results+=("$("$py" -c 'import json,sys; n,s,r,m=sys.argv[1:]; print(json.dumps({"records":int(n),"bytes":int(n)*int(s),"seconds":int(n)/float(r),"peak_rss_mib":float(m)}))' \
-    "$n" "$size" "$rps" "$(maxrss_mib "$tmp/perf-$i.time")")")
-  finish_phase "perf-$i" "$n"
+cpu_s() { awk -F': ' '/User time/ {u=$2} /System time/ {s=$2} END {printf "%.2f", u + s}' "$1"; }
 
-  echo "[replay-bench] run $i/$runs: thaw replay"
-  admin create "thaw-$i"
-  /usr/bin/time -v -o "$tmp/thaw-$i.time" "$thaw" replay --catalog "$uri" --table bench.records \
-    --brokers "$bootstrap" --topic "thaw-$i" --quiet --json >"$tmp/thaw-$i.out" 2>"$tmp/thaw-$i.err" \
-    || { cat "$tmp/thaw-$i.err" >&2; exit 1; }
-  results+=("$("$py" -c 'import json,sys; j=json.load(open(sys.argv[1])); print(json.dumps({"records":j["records"],"bytes":j["bytes"],"seconds":j["seconds"],"peak_rss_mib":float(sys.argv[2])}))' \
-    "$tmp/thaw-$i.out" "$(maxrss_mib "$tmp/thaw-$i.time")")")
-  finish_phase "thaw-$i" "$n"
+# run_case NAME TABLE RECORDS VALUE_SIZE THAW_ARGS...: the three producers,
+# interleaved, REPLAY_BENCH_RUNS times; appends one JSON line per run to
+# $tmp/results (fields: case, tool, records, bytes, seconds, peak_rss_mib, cpu_s).
+run_case() {
+  local name="$1" table="$2" n="$3" size="$4"; shift 4
+  local script_n="${limit:-$n}" i line rps
+  for i in $(seq 1 "$runs"); do
+    echo "[replay-bench] $name run $i/$runs: perf-test"
+    admin create "perf-$name-$i"
+    /usr/bin/time -v -o "$tmp/perf.time" "$root/scripts/kafka.sh" perf "$kdir" --topic "perf-$name-$i" \
+      --num-records "$n" --record-size "$size" --throughput -1 --producer-props "${perf_props[@]}" \
+      >"$tmp/perf.out" 2>"$tmp/perf.err" || { cat "$tmp/perf.err" >&2; exit 1; }
+    line="$(grep -E "^$n records sent" "$tmp/perf.out" | tail -1)" || { cat "$tmp/perf.out" "$tmp/perf.err" >&2; exit 1; }
+    rps="$(sed -E 's/^[0-9]+ records sent, ([0-9.]+) records\/sec.*/\1/' <<<"$line")"
+    "$py" -c 'import json,sys; c,n,s,r,m,cpu=sys.argv[1:]; print(json.dumps({"case":c,"tool":"perf","records":int(n),"bytes":int(n)*int(s),"seconds":int(n)/float(r),"peak_rss_mib":float(m),"cpu_s":float(cpu)}))' \
+      "$name" "$n" "$size" "$rps" "$(maxrss_mib "$tmp/perf.time")" "$(cpu_s "$tmp/perf.time")" >>"$tmp/results"
+    finish_phase "perf-$name-$i" "$n"
 
-  echo "[replay-bench] run $i/$runs: pyiceberg + confluent-kafka script${limit:+ (first $limit records)}"
-  admin create "script-$i"
-  results+=("$("$py" "$root/bench/replay_user_script.py" "$uri" bench.records "$bootstrap" "script-$i" \
-    ${limit:+--limit "$limit"} 2>"$tmp/script-$i.err" | tail -1)") || { cat "$tmp/script-$i.err" >&2; exit 1; }
-  finish_phase "script-$i" "$script_n"
-done
+    echo "[replay-bench] $name run $i/$runs: thaw replay"
+    admin create "thaw-$name-$i"
+    /usr/bin/time -v -o "$tmp/thaw.time" "$thaw" replay --catalog "$uri" --table "$table" \
+      --brokers "$bootstrap" --topic "thaw-$name-$i" --quiet --json "$@" >"$tmp/thaw.out" 2>"$tmp/thaw.err" \
+      || { cat "$tmp/thaw.err" >&2; exit 1; }
+    "$py" -c 'import json,sys; j=json.load(open(sys.argv[2])); print(json.dumps({"case":sys.argv[1],"tool":"thaw","records":j["records"],"bytes":j["bytes"],"seconds":j["seconds"],"peak_rss_mib":float(sys.argv[3]),"cpu_s":float(sys.argv[4])}))' \
+      "$name" "$tmp/thaw.out" "$(maxrss_mib "$tmp/thaw.time")" "$(cpu_s "$tmp/thaw.time")" >>"$tmp/results"
+    finish_phase "thaw-$name-$i" "$n"
+
+    echo "[replay-bench] $name run $i/$runs: pyiceberg + confluent-kafka script${limit:+ (first $limit records)}"
+    admin create "script-$name-$i"
+    /usr/bin/time -v -o "$tmp/script.time" "$py" "$root/bench/replay_user_script.py" "$uri" "$table" "$bootstrap" \
+      "script-$name-$i" ${limit:+--limit "$limit"} >"$tmp/script.out" 2>"$tmp/script.err" \
+      || { cat "$tmp/script.err" >&2; exit 1; }
+    "$py" -c 'import json,sys; j=json.loads(open(sys.argv[2]).read().splitlines()[-1]); j.update(case=sys.argv[1], tool="script", cpu_s=float(sys.argv[3])); print(json.dumps(j))' \
+      "$name" "$tmp/script.out" "$(cpu_s "$tmp/script.time")" >>"$tmp/results"
+    finish_phase "script-$name-$i" "$script_n"
+  done
+}
+
+run_case 1KiB bench.records 2000000 1024
+# The 100-byte case compares the producers' cost per record: the perf-test
+# sends bare 100-byte values, so Thaw replays without its link headers (they
+# would add ~120 bytes to every 100-byte record).
+run_case 100B bench.small 5000000 100 --link-headers off
 
 disk_mb="$(sort -n "$tmp/disk_mb" | tail -1)"
 load_after="$(cut -d' ' -f1 /proc/loadavg)"
-"$py" - "$n" "$size" "$disk_mb" "$limit" "$load_before" "$load_after" "${results[@]}" <<'PY'
+"$py" - "$disk_mb" "$limit" "$load_before" "$load_after" "$tmp/results" <<'PY'
 import json, sys
-n, size, disk_mb, limit = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
-load_before, load_after = sys.argv[5:7]
-rows = [json.loads(a) for a in sys.argv[7:]]
+disk_mb, limit, load_before, load_after, path = sys.argv[1:6]
+rows = [json.loads(l) for l in open(path)]
 def median(rs):
     return sorted(rs, key=lambda r: r["seconds"])[len(rs) // 2]
-perf, thaw, script = (median(rows[k::3]) for k in range(3))
 def rate(r):
     return r["bytes"] / r["seconds"] / 1e6, r["records"] / r["seconds"]
-(pm, pr), (tm, tr), (sm, sr) = rate(perf), rate(thaw), rate(script)
-runs = len(rows) // 3
-print(f"replay, {n:,} records x {size} B values into 16 partitions of a local single-node broker "
-      f"(acks=all, idempotent, linger.ms=20, batch.size=1000000, no compression)")
-print(f"  {'':34}{'MB/s':>8} {'records/s':>12} {'seconds':>8} {'peak RSS':>10}")
-print(f"  {'kafka-producer-perf-test (a)':34}{pm:8.1f} {pr:12,.0f} {perf['seconds']:8.1f} {perf['peak_rss_mib']:6.0f} MiB"
-      f"   MB = records x {size} B (record size)")
-print(f"  {'thaw replay (b)':34}{tm:8.1f} {tr:12,.0f} {thaw['seconds']:8.1f} {thaw['peak_rss_mib']:6.0f} MiB"
-      f"   MB = key+value+header bytes ({thaw['bytes'] / thaw['records']:.0f} B/record)")
-label = "pyiceberg + confluent-kafka (c)"
-print(f"  {label:34}{sm:8.1f} {sr:12,.0f} {script['seconds']:8.1f} {script['peak_rss_mib']:6.0f} MiB"
-      f"   MB = key+value+header bytes"
-      + (f"; first {script['records']:,} records only" if limit else ""))
-print(f"  thaw / perf-test: {tm / pm:.2f}x MB/s, {tr / pr:.2f}x records/s   (target >= 0.9x)")
-print(f"  thaw / script:    {tm / sm:.2f}x MB/s, {tr / sr:.2f}x records/s   (target >= 10x)"
-      + (f" -- script rate measured on its first {script['records']:,} records" if limit else ""))
-print(f"  thaw peak RSS:    {thaw['peak_rss_mib']:.0f} MiB   (target <= 1024 MiB; max over runs "
-      f"{max(r['peak_rss_mib'] for r in rows[1::3]):.0f} MiB)")
-print(f"(medians of {runs} interleaved runs, by seconds; all runs: perf-test "
-      f"{[round(r['seconds'], 1) for r in rows[0::3]]} s, thaw {[round(r['seconds'], 1) for r in rows[1::3]]} s, "
-      f"script {[round(r['seconds'], 1) for r in rows[2::3]]} s; broker data dir at most {disk_mb} MB, "
-      f"each topic deleted after its phase; load average {load_before} before, {load_after} after)")
+def cpu_per_gb(r):
+    return r["cpu_s"] / (r["bytes"] / 1e9)
+labels = {"perf": "kafka-producer-perf-test (a)", "thaw": "thaw replay (b)", "script": "pyiceberg + confluent-kafka (c)"}
+for case in dict.fromkeys(r["case"] for r in rows):
+    rs = [r for r in rows if r["case"] == case]
+    med = {t: median([r for r in rs if r["tool"] == t]) for t in labels}
+    runs = len(rs) // 3
+    n = med["perf"]["records"]
+    print(f"replay {case}: {n:,} records into 16 partitions of a local single-node broker "
+          f"(acks=all, idempotent, linger.ms=20, batch.size=1000000, no compression)")
+    print(f"  {'':34}{'MB/s':>8} {'records/s':>12} {'seconds':>8} {'peak RSS':>10} {'CPU s':>7} {'CPU s/GB':>9}")
+    for t, label in labels.items():
+        r = med[t]
+        mb, rec = rate(r)
+        print(f"  {label:34}{mb:8.1f} {rec:12,.0f} {r['seconds']:8.1f} {r['peak_rss_mib']:6.0f} MiB {r['cpu_s']:7.1f} "
+              f"{cpu_per_gb(r):9.1f}   {r['bytes'] / r['records']:.0f} B/record"
+              + (f"; first {r['records']:,} records only" if t == "script" and limit else ""))
+    (pm, pr), (tm, tr), (sm, sr) = (rate(med[t]) for t in labels)
+    print(f"  thaw / perf-test: {tm / pm:.2f}x MB/s, {tr / pr:.2f}x records/s   (target >= 0.9x)")
+    print(f"  thaw / script:    {tm / sm:.2f}x MB/s, {tr / sr:.2f}x records/s;  CPU per GB "
+          f"{cpu_per_gb(med['thaw']) / cpu_per_gb(med['script']):.2f}x the script's (target <= 0.2x)")
+    print(f"  thaw peak RSS:    {med['thaw']['peak_rss_mib']:.0f} MiB   (max over runs "
+          f"{max(r['peak_rss_mib'] for r in rs if r['tool'] == 'thaw'):.0f} MiB)")
+    print(f"  (medians of {runs} interleaved runs, by seconds; all runs: "
+          + ", ".join(f"{t} {[round(r['seconds'], 1) for r in rs if r['tool'] == t]} s" for t in labels) + ")")
+print(f"CPU s = user + system seconds of the producing process (/usr/bin/time; the perf-test's includes its JVM "
+      f"start-up, the broker's is not counted). Broker data dir at most {disk_mb} MB, each topic deleted after its "
+      f"phase; load average {load_before} before, {load_after} after.")
 PY
