@@ -1,116 +1,196 @@
 #include "thaw/cli/config_file.h"
 
+#include <cmath>
 #include <fstream>
+#include <sstream>
+
+#include <toml++/toml.h>
 
 namespace thaw::cli {
 
 namespace {
 
-std::string Trim(const std::string& s) {
-  size_t b = s.find_first_not_of(" \t\r");
-  if (b == std::string::npos) return "";
-  size_t e = s.find_last_not_of(" \t\r");
-  return s.substr(b, e - b + 1);
-}
+struct Expander {
+  const std::string& path;
+  const CLI::App& command;
+  ExpandedArgs* out;
 
-// A TOML scalar: "string" (with \" \\ \n \t escapes), 'literal', true/false, number.
-Result<std::string> Scalar(const std::string& v, const std::string& where) {
-  if (v.size() >= 2 && v.front() == '"' && v.back() == '"') {
-    std::string out;
-    for (size_t i = 1; i + 1 < v.size(); ++i) {
-      if (v[i] == '\\' && i + 2 < v.size()) {
-        char n = v[++i];
-        out += n == 'n' ? '\n' : n == 't' ? '\t' : n;
-      } else {
-        out += v[i];
-      }
+  std::string Where(const toml::source_region& src, const std::string& key) const {
+    return fmt::format("--config {} line {} key '{}'", path, src.begin.line, key);
+  }
+
+  // A TOML scalar as the text a command-line flag would carry.
+  Result<std::string> Scalar(const toml::node& v, const std::string& where) const {
+    if (auto s = v.as_string()) return s->get();
+    if (auto i = v.as_integer()) return std::to_string(i->get());
+    if (auto f = v.as_floating_point()) {
+      if (!std::isfinite(f->get())) return Status::Invalid("{}: {} is not a usable number", where, f->get());
+      return fmt::format("{}", f->get());
     }
-    return out;
+    if (auto b = v.as_boolean()) return std::string(b->get() ? "true" : "false");
+    if (auto d = v.as_date()) return fmt::format("{:04}-{:02}-{:02}", d->get().year, d->get().month, d->get().day);
+    if (auto dt = v.as_date_time()) {
+      const auto& x = dt->get();
+      std::string s = fmt::format("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:09}", x.date.year, x.date.month, x.date.day,
+                                  x.time.hour, x.time.minute, x.time.second, x.time.nanosecond);
+      if (x.offset) {
+        const int m = x.offset->minutes;
+        s += fmt::format("{}{:02}:{:02}", m < 0 ? '-' : '+', std::abs(m) / 60, std::abs(m) % 60);
+      }
+      return s;  // no offset: UTC, as on the command line
+    }
+    std::ostringstream type;
+    type << v.type();
+    return Status::Invalid("{}: expected a string, number, boolean, date or date-time, not a {}", where, type.str());
   }
-  if (v.size() >= 2 && v.front() == '\'' && v.back() == '\'') return v.substr(1, v.size() - 2);
-  if (!v.empty() && (std::isdigit(static_cast<unsigned char>(v[0])) || v[0] == '-' || v == "true" || v == "false")) {
-    return v;
-  }
-  return Status::Invalid("{}: value '{}' is not a TOML string, number or boolean (quote strings)", where, v);
-}
 
-Status ReadFile(const std::string& path, std::vector<std::string>* flags) {
-  std::ifstream in(path);
-  if (!in) return Status::NotFound("--config file '{}' cannot be read", path);
-  std::string line;
-  int lineno = 0;
-  while (std::getline(in, line)) {
-    ++lineno;
-    const std::string where = fmt::format("--config {} line {}", path, lineno);
-    std::string t = Trim(line);
-    if (t.empty() || t[0] == '#') continue;
-    if (t[0] == '[') return Status::Invalid("{}: tables ([section]) are not used; write key = value lines", where);
-    auto eq = t.find('=');
-    if (eq == std::string::npos) return Status::Invalid("{}: expected key = value", where);
-    std::string key = Trim(t.substr(0, eq)), value = Trim(t.substr(eq + 1));
-    if (key.size() >= 2 && key.front() == '"' && key.back() == '"') key = key.substr(1, key.size() - 2);
-    if (key.empty()) return Status::Invalid("{}: empty key", where);
+  void Emit(const std::string& flag, const std::string& value, const std::string& where) {
+    if (flag.size() == 2) {  // -X: the value attached, so that one starting with '-' stays a value
+      out->args.push_back(flag + value);
+    } else {
+      out->args.push_back(flag + "=" + value);
+    }
+    out->origins.emplace_back(flag, where);
+  }
+
+  Status Setting(const std::string& key, const toml::node& v, const toml::source_region& key_src) {
+    const std::string where = Where(key_src, key);
+    if (key == "config") return Status::Invalid("{}: a --config file cannot name another", where);
     const std::string flag = key.size() == 1 ? "-" + key : "--" + key;
-    std::vector<std::string> values;
-    if (!value.empty() && value.front() == '[') {
-      if (value.back() != ']') return Status::Invalid("{}: arrays must be on one line", where);
-      std::string body = value.substr(1, value.size() - 2);
-      // Split on commas outside quotes.
-      std::string cur;
-      char quote = 0;
-      for (char c : body) {
-        if (quote) {
-          cur += c;
-          if (c == quote) quote = 0;
-        } else if (c == '"' || c == '\'') {
-          quote = c;
-          cur += c;
-        } else if (c == ',') {
-          if (!Trim(cur).empty()) values.push_back(Trim(cur));
-          cur.clear();
-        } else {
-          cur += c;
+    const CLI::Option* opt = key == "help" ? nullptr : command.get_option_no_throw(flag);
+    if (!opt) {
+      return Status::Invalid("{}: `thaw {}` has no option {} (keys are the long options of `thaw {} --help` "
+                             "without the dashes)",
+                             where, command.get_name(), flag, command.get_name());
+    }
+    if (opt->get_expected_min() == 0) {  // a flag: true or false
+      auto b = v.as_boolean();
+      if (!b) return Status::Invalid("{}: {} is a flag; give true or false", where, flag);
+      if (b->get()) {
+        out->args.push_back(flag);
+      } else {
+        out->args.push_back(flag + "=false");
+      }
+      out->origins.emplace_back(flag, where);
+      return Status::OK();
+    }
+    const bool repeatable = opt->get_items_expected_max() > 1 ||
+                            opt->get_multi_option_policy() == CLI::MultiOptionPolicy::TakeAll;
+    if (v.is_array() || v.is_table()) {
+      if (!repeatable) {
+        return Status::Invalid("{}: {} takes one value, not {}", where, flag, v.is_array() ? "an array" : "a table");
+      }
+      if (auto arr = v.as_array()) {
+        for (const auto& e : *arr) {
+          ASSIGN_OR_RAISE(std::string s, Scalar(e, Where(e.source(), key)));
+          Emit(flag, s, Where(e.source(), key));
+        }
+      } else {
+        // { "acks" = "all" } -> acks=all, for name=value options (-X, --topic-config, --column).
+        for (const auto& [k, e] : *v.as_table()) {
+          ASSIGN_OR_RAISE(std::string s, Scalar(e, Where(k.source(), key + "." + std::string(k.str()))));
+          Emit(flag, std::string(k.str()) + "=" + s, Where(k.source(), key + "." + std::string(k.str())));
         }
       }
-      if (!Trim(cur).empty()) values.push_back(Trim(cur));
-    } else {
-      values.push_back(value);
+      return Status::OK();
     }
-    for (const auto& raw : values) {
-      ASSIGN_OR_RAISE(std::string v, Scalar(raw, where));
-      if (v == "true") {
-        flags->push_back(flag);
-      } else if (v == "false") {
-        continue;
-      } else {
-        flags->push_back(flag);
-        flags->push_back(v);
-      }
-    }
+    ASSIGN_OR_RAISE(std::string s, Scalar(v, where));
+    Emit(flag, s, where);
+    return Status::OK();
   }
-  return Status::OK();
+
+  Status Table(const toml::table& t, bool top) {
+    // Keys first, then the command's own [section], which wins over them.
+    const toml::table* section = nullptr;
+    for (const auto& [k, v] : t) {
+      const std::string key(k.str());
+      if (top && v.is_table()) {
+        bool is_command = false;
+        for (const CLI::App* c : command.get_parent()->get_subcommands([](const CLI::App*) { return true; })) {
+          if (c->check_name(key)) is_command = true;
+        }
+        if (is_command) {
+          if (command.check_name(key)) section = v.as_table();
+          continue;
+        }
+      }
+      RETURN_NOT_OK(Setting(key, v, k.source()));
+    }
+    if (section) RETURN_NOT_OK(Table(*section, false));
+    return Status::OK();
+  }
+};
+
+Status ReadFile(const std::string& path, const CLI::App& command, ExpandedArgs* out) {
+  if (!std::ifstream(path)) return Status::Invalid("--config {}: cannot read the file", path);
+  toml::table t;
+  try {
+    t = toml::parse_file(path);
+  } catch (const toml::parse_error& e) {
+    return Status::Invalid("--config {} line {} column {}: {}", path, e.source().begin.line, e.source().begin.column,
+                           e.description());
+  }
+  Expander x{path, command, out};
+  return x.Table(t, true);
 }
 
 }  // namespace
 
-Result<std::vector<std::string>> ExpandConfigFiles(const std::vector<std::string>& args) {
-  std::vector<std::string> rest, from_files;
+std::string ExpandedArgs::Explain(const std::string& message) const {
+  auto is_name_char = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_'; };
+  // The last origin of a flag is the one in force (later settings win).
+  for (auto it = origins.rbegin(); it != origins.rend(); ++it) {
+    for (size_t at = message.find(it->first); at != std::string::npos; at = message.find(it->first, at + 1)) {
+      const size_t end = at + it->first.size();
+      if ((at == 0 || !is_name_char(message[at - 1])) && (end >= message.size() || !is_name_char(message[end]))) {
+        return message + " (set by " + it->second + ")";
+      }
+    }
+  }
+  return message;
+}
+
+Result<ExpandedArgs> ExpandConfigFiles(const std::vector<std::string>& args, const CLI::App& app) {
+  ExpandedArgs out;
+  std::vector<std::string> rest;
+  std::vector<std::string> files;
   for (size_t i = 0; i < args.size(); ++i) {
     if (args[i] == "--config") {
-      if (i + 1 >= args.size()) return Status::Invalid("--config needs a FILE");
-      RETURN_NOT_OK(ReadFile(args[++i], &from_files));
+      if (i + 1 >= args.size()) return Status::Invalid("--config needs a FILE (a TOML file of settings)");
+      files.push_back(args[++i]);
     } else if (args[i].rfind("--config=", 0) == 0) {
-      RETURN_NOT_OK(ReadFile(args[i].substr(9), &from_files));
+      files.push_back(args[i].substr(9));
     } else {
       rest.push_back(args[i]);
     }
   }
-  if (from_files.empty()) return rest;
-  // args[0] is the program, args[1] the subcommand.
-  std::vector<std::string> out(rest.begin(), rest.begin() + std::min<size_t>(2, rest.size()));
-  out.insert(out.end(), from_files.begin(), from_files.end());
-  if (rest.size() > 2) out.insert(out.end(), rest.begin() + 2, rest.end());
+  if (files.empty()) {
+    out.args = std::move(rest);
+    return out;
+  }
+  // The subcommand: the first argument naming one.
+  const CLI::App* command = nullptr;
+  size_t at = 1;
+  for (; at < rest.size() && !command; ++at) {
+    for (const CLI::App* c : app.get_subcommands([](const CLI::App*) { return true; })) {
+      if (c->check_name(rest[at])) command = c;
+    }
+  }
+  if (!command) return Status::Invalid("--config applies to a command: thaw replay --config FILE ...");
+  ExpandedArgs from_files;
+  for (const auto& f : files) RETURN_NOT_OK(ReadFile(f, *command, &from_files));
+  out.args.assign(rest.begin(), rest.begin() + at);
+  out.args.insert(out.args.end(), from_files.args.begin(), from_files.args.end());
+  out.args.insert(out.args.end(), rest.begin() + at, rest.end());
+  out.origins = std::move(from_files.origins);
   return out;
+}
+
+void AddConfigOption(CLI::App* command) {
+  static std::string ignored;  // ExpandConfigFiles consumes --config before parsing
+  command->add_option("--config", ignored,
+                      "Read settings from this TOML file (key = value, keys are long options without the dashes; "
+                      "options given on the command line win; docs/cli.md)");
 }
 
 }  // namespace thaw::cli

@@ -1,17 +1,51 @@
-// `--config FILE`: a command's settings as TOML (`brokers = "h:9092"`,
-// `exactly-once = true`, `X = ["acks=all"]`). Expanded into flags placed
-// before the command line's own, so flags given on the command line win.
+// `--config FILE`: a command's settings as TOML (parsed by toml++), e.g.
+//
+//   catalog = "sqlite:////data/catalog.db"   # inline comments are fine
+//   brokers = "kafka:9092"
+//   checkpoint-every = 100_000
+//   exactly-once = true
+//   from-time = 2024-05-01T00:00:00Z         # TOML date-times are times
+//   X = ["acks=all", "linger.ms=5"]          # or X = { "acks" = "all" }
+//   [replay]                                  # only for `thaw replay`
+//   topic = "orders-restored"
+//
+// Keys are the command's long options without the dashes (one-letter keys:
+// the short option, e.g. X, F, b). Top-level keys apply to the command run;
+// a [replay] or [inspect] table applies only to that command. Each setting
+// becomes a flag placed before the command line's own, so the command line
+// wins: `--exactly-once=false` or `--no-exactly-once` turns off a flag set in
+// the file. Several --config files: later ones win.
 #pragma once
 
 #include <string>
+#include <utility>
 #include <vector>
+
+#include <CLI/CLI.hpp>
 
 #include "thaw/common/status.h"
 
 namespace thaw::cli {
 
+struct ExpandedArgs {
+  std::vector<std::string> args;
+  // (flag, "--config FILE line N key K") for every flag that came from a file.
+  std::vector<std::pair<std::string, std::string>> origins;
+
+  // A CLI11 parse error's message, plus where the offending setting came from
+  // when it names a flag set by a --config file.
+  std::string Explain(const std::string& message) const;
+};
+
 // Returns argv with every `--config FILE` (or --config=FILE) replaced by the
-// flags the file holds, inserted right after the subcommand name.
-Result<std::vector<std::string>> ExpandConfigFiles(const std::vector<std::string>& args);
+// flags the file holds, inserted right after the subcommand name. Keys are
+// checked against the subcommand's options in `app`; errors (unreadable
+// file, TOML syntax, unknown key, wrong kind of value) name the file, line
+// and key, and are kInvalidArgument.
+Result<ExpandedArgs> ExpandConfigFiles(const std::vector<std::string>& args, const CLI::App& app);
+
+// Registers `--config FILE` on a subcommand so that --help lists it (the
+// option itself is consumed by ExpandConfigFiles before parsing).
+void AddConfigOption(CLI::App* command);
 
 }  // namespace thaw::cli

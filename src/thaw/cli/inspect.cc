@@ -26,7 +26,7 @@ struct InspectArgs {
   TableArgs table;
   bool json = false;
   bool records = false;
-  std::vector<int32_t> partitions;
+  std::set<int32_t> partitions;
   std::optional<int64_t> from_offset, to_offset, limit;
   std::string from_time, to_time;
   std::string format = "text";
@@ -285,7 +285,7 @@ void RegisterInspect(CLI::App* app, int* exit_code) {
   args->table.Register(cmd);
   cmd->add_flag("--json", args->json, "Machine-readable summary (documented in docs/cli.md)");
   cmd->add_flag("--records", args->records, "Print records instead of the summary");
-  cmd->add_option("--partition", args->partitions, "Only these partitions (repeatable)");
+  AddPartitionsOption(cmd, "--partitions,--partition", &args->partitions, "Only these partitions, e.g. 0,3-5");
   cmd->add_option("--from-offset", args->from_offset, "First offset (inclusive)");
   cmd->add_option("--to-offset", args->to_offset, "End offset (exclusive)");
   cmd->add_option("--from-time", args->from_time, "Records with timestamp >= this (epoch ms or ISO-8601)");
@@ -293,11 +293,39 @@ void RegisterInspect(CLI::App* app, int* exit_code) {
   cmd->add_option("--limit", args->limit, "Print at most this many records");
   cmd->add_option("--where", args->where, "Only records matching this expression (docs/where.md)");
   cmd->add_option("--format", args->format,
-                  "Record format: text, json, or a kcat-style string (%t %p %o %k %s %T %h %K %S)");
+                  "Record format: text, json, or a kcat-style string (%t %p %o %k %s %T %h %K %S)")
+      ->check(CLI::Validator(
+          [](std::string& f) -> std::string {
+            if (f == "text" || f == "json") return "";
+            if (f.find('%') == std::string::npos) {
+              return fmt::format("unknown format '{}': give text, json, or a kcat-style string with %-tokens "
+                                 "(%t %p %o %k %s %T %h %K %S %%)", f);
+            }
+            for (size_t i = 0; i < f.size(); ++i) {
+              if (f[i] == '\\') {
+                ++i;
+              } else if (f[i] == '%') {
+                if (i + 1 == f.size() || std::string_view("tpoksThKS%").find(f[i + 1]) == std::string_view::npos) {
+                  return fmt::format("unknown token '{}' in format '{}': the tokens are %t %p %o %k %s %T %h %K %S "
+                                     "and %% for a literal %", f.substr(i, 2), f);
+                }
+                ++i;
+              }
+            }
+            return "";
+          },
+          "FORMAT"));
   cmd->callback([args, exit_code]() {
     // --partition/--from-offset/--limit imply --records.
     InspectArgs a = *args;
     if (a.limit || (a.format != "text")) a.records = true;
+    if (a.records && a.json) {  // --records --json: one JSON object per record
+      if (a.format != "text" && a.format != "json") {
+        return ReportError("inspect", Status::Invalid("--json prints records as JSON; it cannot be combined with "
+                                                      "--format '{}'", a.format), exit_code);
+      }
+      a.format = "json";
+    }
     ReportError("inspect", RunInspect(a), exit_code);
   });
 }

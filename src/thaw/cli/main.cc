@@ -1,4 +1,10 @@
 // thaw: Apache Iceberg tables back into Apache Kafka streams.
+//
+// Exit codes (docs/cli.md#exit-codes): 0 success, 1 error, 2 bad usage
+// (CLI11's parse errors included), 130 interrupted (SIGINT/SIGTERM).
+#include <unistd.h>
+
+#include <csignal>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -9,7 +15,20 @@
 #include "thaw/cli/inspect.h"
 #include "thaw/cli/replay.h"
 
+namespace {
+
+constexpr int kExitUsage = 2;
+constexpr int kExitInterrupted = 130;
+
+// Until a command installs its own handler (replay stops cleanly and
+// checkpoints), an interrupt ends the process with the documented code.
+extern "C" void ExitInterrupted(int) { _exit(kExitInterrupted); }
+
+}  // namespace
+
 int main(int argc, char** argv) {
+  std::signal(SIGINT, ExitInterrupted);
+  std::signal(SIGTERM, ExitInterrupted);
   CLI::App app{"thaw: turn Apache Iceberg tables back into Apache Kafka streams"};
   app.require_subcommand(1);
   app.set_version_flag("--version", "thaw 0.1.0");
@@ -19,17 +38,26 @@ int main(int argc, char** argv) {
   int exit_code = 0;
   thaw::cli::RegisterInspect(&app, &exit_code);
   thaw::cli::RegisterReplay(&app, &exit_code);
-  auto args = thaw::cli::ExpandConfigFiles(std::vector<std::string>(argv, argv + argc));
-  if (!args.ok()) {
-    std::fprintf(stderr, "thaw: error: %s\n", args.status().message().c_str());
-    return 2;
+  for (CLI::App* command : app.get_subcommands([](CLI::App*) { return true; })) {
+    thaw::cli::AddConfigOption(command);
+  }
+  auto expanded = thaw::cli::ExpandConfigFiles(std::vector<std::string>(argv, argv + argc), app);
+  if (!expanded.ok()) {
+    std::fprintf(stderr, "thaw: error: %s\n", expanded.status().message().c_str());
+    return kExitUsage;
   }
   std::vector<const char*> cargs;
-  for (const auto& a : *args) cargs.push_back(a.c_str());
+  for (const auto& a : expanded->args) cargs.push_back(a.c_str());
   try {
     app.parse(static_cast<int>(cargs.size()), cargs.data());
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    if (e.get_exit_code() == static_cast<int>(CLI::ExitCodes::Success)) return app.exit(e);  // --help, --version
+    // Which command, for the message and the hint.
+    std::string command;
+    for (const CLI::App* c : app.get_subcommands()) command = " " + c->get_name();
+    std::fprintf(stderr, "thaw%s: error: %s\nRun 'thaw%s --help' for the options.\n", command.c_str(),
+                 expanded->Explain(e.what()).c_str(), command.c_str());
+    return kExitUsage;
   }
   return exit_code;
 }

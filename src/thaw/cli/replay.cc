@@ -11,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "thaw/cli/kafka_args.h"
 #include "thaw/cli/table_args.h"
 #include "thaw/common/time_parse.h"
 #include "thaw/records/record_filter.h"
@@ -25,6 +26,7 @@ extern "C" void OnSignal(int) { g_stop.store(true); }
 
 struct ReplayArgs {
   TableArgs table;
+  KafkaArgs kafka;  // -b/-X/-F; resolved into brokers and props before the run
   std::string brokers, topic, partitions, from_offset, to_offset, from_time, to_time, where, exclude_file;
   std::string partitioner = "same", link_headers = "on", job, checkpoint_topic = "thaw-replay-jobs";
   std::vector<std::string> props;
@@ -40,35 +42,6 @@ struct ReplayArgs {
   double rate = 0;
   int64_t checkpoint_every = 50000;
 };
-
-// "0,3-5" -> {0,3,4,5}
-Result<std::set<int32_t>> ParsePartitions(const std::string& text) {
-  std::set<int32_t> out;
-  size_t start = 0;
-  while (start <= text.size()) {
-    size_t comma = text.find(',', start);
-    std::string part = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
-    try {
-      size_t dash = part.find('-');
-      size_t used = 0;
-      if (dash == std::string::npos) {
-        int v = std::stoi(part, &used);
-        if (used != part.size() || v < 0) throw std::invalid_argument(part);
-        out.insert(v);
-      } else {
-        int a = std::stoi(part.substr(0, dash), &used);
-        int b = std::stoi(part.substr(dash + 1));
-        if (a < 0 || b < a || b - a > 100000) throw std::invalid_argument(part);
-        for (int p = a; p <= b; ++p) out.insert(p);
-      }
-    } catch (const std::exception&) {
-      return Status::Invalid("--partitions '{}': '{}' is not a partition or range (e.g. 0,3-5)", text, part);
-    }
-    if (comma == std::string::npos) break;
-    start = comma + 1;
-  }
-  return out;
-}
 
 Result<int64_t> ParseOffset(const std::string& text, const char* flag) {
   try {
@@ -344,9 +317,9 @@ void RegisterReplay(CLI::App* app, int* exit_code) {
   auto a = std::make_shared<ReplayArgs>();
   CLI::App* cmd = app->add_subcommand("replay", "Produce a table's records into a Kafka topic, in order, linked, resumable");
   a->table.Register(cmd);
-  cmd->add_option("--brokers", a->brokers, "Kafka bootstrap servers HOST:PORT[,...]");
+  a->kafka.Register(cmd);
   cmd->add_option("--topic", a->topic, "Target topic");
-  cmd->add_option("--partitions", a->partitions, "Source partitions, e.g. 0,3-5");
+  cmd->add_option("--partitions", a->partitions, "Source partitions, e.g. 0,3-5")->check(PartitionListValidator());
   cmd->add_option("--from-offset", a->from_offset, "First source offset (inclusive)");
   cmd->add_option("--to-offset", a->to_offset, "End source offset (exclusive)");
   cmd->add_option("--from-time", a->from_time, "Records with timestamp >= T (epoch ms or ISO-8601)");
@@ -369,7 +342,6 @@ void RegisterReplay(CLI::App* app, int* exit_code) {
   cmd->add_option("--checkpoint-interval", a->checkpoint_interval,
                   "Seconds between checkpoints/commits (default: a quarter of transaction.timeout.ms, at most 10)");
   cmd->add_option("--checkpoint-bytes", a->checkpoint_bytes, "Bytes per checkpoint / transaction (default 64 MiB)");
-  cmd->add_option("-X", a->props, "librdkafka property name=value (repeatable)");
   cmd->add_option("--job", a->job, "Resumable job name (progress kept in the target cluster)");
   cmd->add_option("--checkpoint-topic", a->checkpoint_topic, "Topic holding job checkpoints");
   cmd->add_option("--checkpoint-every", a->checkpoint_every, "Records per checkpoint (and per transaction)");
@@ -384,6 +356,11 @@ void RegisterReplay(CLI::App* app, int* exit_code) {
   cmd->add_flag("--quiet", a->quiet, "No progress bar");
   cmd->add_flag("--json", a->json, "JSON summary");
   cmd->callback([a, exit_code]() {
+    auto kafka = a->kafka.Resolve();
+    if (!kafka.ok()) return ReportError("replay", kafka.status(), exit_code);
+    a->brokers = kafka->brokers;
+    a->props.clear();
+    for (const auto& [k, v] : kafka->properties) a->props.push_back(k + "=" + v);
     Status st = RunReplayCommand(*a);
     if (st.ok() && g_stop.load() && !a->follow) {
       // Interrupted before the range was done: not every record was sent.

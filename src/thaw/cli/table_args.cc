@@ -73,6 +73,58 @@ Status TableArgs::Apply(records::ReadOptions* o) const {
   return Status::OK();
 }
 
+Result<std::set<int32_t>> ParsePartitions(const std::string& text, std::string_view flag) {
+  std::set<int32_t> out;
+  auto number = [](std::string_view s, int32_t* v) {
+    auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), *v);
+    return !s.empty() && ec == std::errc() && p == s.data() + s.size() && *v >= 0;
+  };
+  size_t start = 0;
+  while (true) {
+    size_t comma = text.find(',', start);
+    std::string_view part = std::string_view(text).substr(start, comma == std::string::npos ? std::string::npos
+                                                                                           : comma - start);
+    size_t dash = part.find('-');
+    int32_t a = 0, b = 0;
+    bool ok = dash == std::string_view::npos ? number(part, &a) && (b = a, true)
+                                             : number(part.substr(0, dash), &a) && number(part.substr(dash + 1), &b);
+    if (!ok || b < a || int64_t{b} - a >= 100000) {
+      return Status::Invalid("{} '{}': '{}' is not a partition or an inclusive range of them (e.g. 0,3-5)", flag,
+                             text, part);
+    }
+    for (int64_t p = a; p <= b; ++p) out.insert(static_cast<int32_t>(p));
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return out;
+}
+
+CLI::Option* AddPartitionsOption(CLI::App* app, const std::string& names, std::set<int32_t>* out,
+                                 const std::string& help) {
+  std::string flag = names.substr(0, names.find(','));  // the first name, for messages
+  auto* opt = app->add_option_function<std::vector<std::string>>(
+      names,
+      [out, flag](const std::vector<std::string>& lists) {
+        for (const auto& l : lists) {
+          auto ps = ParsePartitions(l, flag);
+          if (!ps.ok()) throw CLI::ValidationError(ps.status().message());
+          out->insert(ps->begin(), ps->end());
+        }
+      },
+      help);
+  opt->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)->type_name("LIST");
+  return opt;
+}
+
+CLI::Validator PartitionListValidator() {
+  return CLI::Validator(
+      [](std::string& v) -> std::string {
+        auto ps = ParsePartitions(v);
+        return ps.ok() ? std::string() : ps.status().message();
+      },
+      "LIST");
+}
+
 void ReportError(const char* command, const Status& status, int* exit_code) {
   if (status.ok()) return;
   // Library messages (Parquet's, librdkafka's) can span lines or carry

@@ -4,7 +4,9 @@
 #pragma once
 
 #include <memory>
+#include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <CLI/CLI.hpp>
@@ -33,6 +35,20 @@ struct TableArgs {
   // Fills snapshot, layout and memory (spill) parts of the read options.
   Status Apply(records::ReadOptions* options) const;
 };
+
+// The one partition-list syntax of every command: "0,3-5" -> {0,3,4,5}.
+// Ranges are inclusive; at most 100,000 partitions in one range. `flag` names
+// the option in errors.
+Result<std::set<int32_t>> ParsePartitions(const std::string& text, std::string_view flag = "--partitions");
+
+// Adds `names` (e.g. "--partitions,--partition") as a repeatable option in
+// that syntax; each occurrence adds to *out. A malformed list is a CLI11
+// validation error (exit code 2) at parse time.
+CLI::Option* AddPartitionsOption(CLI::App* app, const std::string& names, std::set<int32_t>* out,
+                                 const std::string& help);
+
+// A CLI11 check for an option kept as text: the value must be a partition list.
+CLI::Validator PartitionListValidator();
 
 // Prints a failed command's error as one line on stderr ("thaw CMD: error:
 // ...", control bytes escaped) and sets the exit code: 2 for bad usage, 1

@@ -1,33 +1,36 @@
 // Calendar arithmetic on days since 1970-01-01 (proleptic Gregorian, UTC),
-// shared by partition transforms, JSON rendering and time parsing.
+// shared by partition transforms, JSON rendering and time parsing; the
+// calendar itself is Howard Hinnant's date library (date/date.h).
 #pragma once
 
 #include <cstdint>
+
+#include <date/date.h>
 
 namespace thaw {
 
 // Floor division (rounds toward negative infinity), for pre-1970 instants.
 constexpr int64_t FloorDiv(int64_t a, int64_t b) { return a / b - ((a % b != 0) && ((a < 0) != (b < 0))); }
 
+// The Gregorian calendar repeats every 400 years (146097 days); shifting by
+// whole cycles keeps date's 16-bit year in range for any 64-bit day count.
+inline constexpr int64_t kDaysPer400Years = 146097;
+
+// Days since the epoch -> year, month (1-12), day (1-31).
 constexpr void CivilFromDays(int64_t z, int64_t* y, unsigned* m, unsigned* d) {
-  z += 719468;
-  const int64_t era = (z >= 0 ? z : z - 146096) / 146097;
-  const unsigned doe = static_cast<unsigned>(z - era * 146097);
-  const unsigned yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
-  const unsigned doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-  const unsigned mp = (5 * doy + 2) / 153;
-  *d = doy - (153 * mp + 2) / 5 + 1;
-  *m = mp < 10 ? mp + 3 : mp - 9;
-  *y = static_cast<int64_t>(yoe) + era * 400 + (*m <= 2);
+  const int64_t cycles = FloorDiv(z, kDaysPer400Years);
+  const date::year_month_day ymd{
+      date::sys_days{date::days{static_cast<date::days::rep>(z - cycles * kDaysPer400Years)}}};
+  *y = static_cast<int>(ymd.year()) + cycles * 400;
+  *m = static_cast<unsigned>(ymd.month());
+  *d = static_cast<unsigned>(ymd.day());
 }
 
+// Year, month (1-12), day (1-31) -> days since the epoch.
 constexpr int64_t DaysFromCivil(int64_t y, unsigned m, unsigned d) {
-  y -= m <= 2;
-  const int64_t era = (y >= 0 ? y : y - 399) / 400;
-  const unsigned yoe = static_cast<unsigned>(y - era * 400);
-  const unsigned doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
-  const unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-  return era * 146097 + static_cast<int64_t>(doe) - 719468;
+  const int64_t cycles = FloorDiv(y, 400);
+  const date::year_month_day ymd{date::year{static_cast<int>(y - cycles * 400)}, date::month{m}, date::day{d}};
+  return date::sys_days{ymd}.time_since_epoch().count() + cycles * kDaysPer400Years;
 }
 
 }  // namespace thaw

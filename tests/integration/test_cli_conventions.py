@@ -1,0 +1,224 @@
+"""Command-line conventions (issue 7): exit codes exactly as docs/cli.md
+documents them, a real TOML --config, checked time values, one partition
+syntax, the Kafka options every Kafka tool user expects (-b/--bootstrap-server,
+-X, -F), `inspect --records --json`, and --format checked.
+
+Each test here failed before the change it covers."""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import signal
+import subprocess
+import time
+
+import pytest
+
+import fixtures
+from test_replay import topic_name
+
+NAME = "ns.conv"
+T0 = 1_767_225_600_000  # 2026-01-01T00:00:00Z
+
+
+def make_records():
+    # Three partitions, 1200 records each, 200-byte values: enough text to fill a pipe.
+    return [fixtures.rec(p, o, T0 + o * 1000, f"k{o}".encode(), bytes([65 + p]) * 200) for p in (0, 1, 2)
+            for o in range(1200)]
+
+
+@pytest.fixture(scope="module")
+def table(tmp_path_factory):
+    wh = str(tmp_path_factory.mktemp("conv"))
+    cat = fixtures.open_catalog(wh)
+    cat.create_namespace_if_not_exists("ns")
+    t = fixtures.create(cat, wh, NAME, fixtures.canonical_schema(), spec=fixtures.CANONICAL_SPEC,
+                        properties=fixtures.thaw_props("src"))
+    fixtures.append_rows(t, [fixtures.canonical_row(r) for r in make_records()])
+    return fixtures.catalog_uri(wh)
+
+
+def tbl(uri):
+    return ["--catalog", uri, "--table", NAME]
+
+
+def json_records(stdout: bytes):
+    return [json.loads(line) for line in stdout.decode().splitlines()]
+
+
+def usage_error(p, *words):
+    err = p.stderr.decode()
+    assert p.returncode == 2, (p.returncode, err)
+    for w in words:
+        assert w in err, (w, err)
+    return err
+
+
+# --------------------------------------------------------------------------- exit codes
+
+@pytest.mark.parametrize("args, words", [
+    (["--bogus"], ["--bogus"]),                               # unknown option (CLI11: 109)
+    (["--limit"], ["--limit"]),                               # missing value (CLI11: 114)
+    (["--limit", "many"], ["--limit", "many"]),               # not a number (CLI11: 104)
+    (["--partitions", "3-1"], ["--partitions '3-1'"]),        # malformed partition list
+    (["--format", "%p %Q"], ["unknown token '%Q'"]),
+    (["--format", "jsno"], ["unknown format 'jsno'"]),
+    (["--to-time", "9223372036854775807"], ["out of range"]),
+    (["--from-time", "2026-02-31"], ["2026-02 has days 01 to 28"]),
+    (["--from-time", "2026-01-01T00:00+99:99"], ["offset +99:99"]),
+    (["--from-time", "1767225600"], ["looks like epoch seconds", "1767225600s"]),
+    (["--as-of", "2026-13-01"], ["no month 13"]),
+    (["--records", "--json", "--format", "%o"], ["--json", "--format '%o'"]),
+])
+def test_inspect_usage_errors_exit_2(thaw, table, args, words):
+    usage_error(thaw("inspect", *tbl(table), *args), *words)
+
+
+def test_exit_codes_help_version_and_missing_command(thaw, table):
+    assert thaw("--help").returncode == 0
+    assert thaw("--version").returncode == 0
+    p = thaw("inspect", "--help")
+    assert p.returncode == 0 and b"--config" in p.stdout and b"--partitions" in p.stdout
+    p = thaw("replay", "--help")
+    out = p.stdout.decode()
+    assert p.returncode == 0
+    for opt in ("--config", "-b,--brokers,--bootstrap-server", "-X", "-F"):
+        assert opt in out, opt
+    usage_error(thaw(), "")
+    usage_error(thaw("frobnicate"), "frobnicate")
+    # An error that is not bad usage: 1.
+    p = thaw("inspect", "--catalog", table, "--table", "ns.missing")
+    assert p.returncode == 1, p.stderr.decode()
+
+
+@pytest.mark.parametrize("args, words", [
+    (["--bogus"], ["--bogus"]),
+    (["--parallelism", "two"], ["--parallelism"]),
+    (["--checkpoint-every"], ["--checkpoint-every"]),
+    (["--partitions", "0,x"], ["--partitions '0,x'"]),
+    (["-X", "novalue"], ["-X 'novalue'"]),
+    (["-F", "/nonexistent/client.properties"], ["-F /nonexistent/client.properties"]),
+    (["--to-time", "9223372036854775807"], ["--to-time '9223372036854775807' is out of range"]),
+    (["--from-time", "1767225600"], ["looks like epoch seconds"]),
+])
+def test_replay_usage_errors_exit_2_before_contacting_kafka(thaw, table, args, words):
+    # Port 1: nothing listens; every one of these fails before any connection.
+    p = thaw("replay", *tbl(table), "--brokers", "127.0.0.1:1", "--topic", "t", "--dry-run", *args, timeout=60)
+    usage_error(p, *words)
+
+
+def test_interrupted_inspect_exits_130(thaw, table, tmp_path):
+    # stdout is a pipe nobody reads: inspect blocks writing, then gets SIGINT.
+    p = subprocess.Popen([str(thaw.binary), "inspect", *tbl(table), "--records"], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE)
+    time.sleep(3)
+    assert p.poll() is None, "inspect finished before it could be interrupted"
+    p.send_signal(signal.SIGINT)
+    try:
+        p.wait(timeout=30)
+    finally:
+        p.kill()
+    assert p.returncode == 130, p.returncode
+
+
+# --------------------------------------------------------------------------- --config
+
+def test_config_is_real_toml_and_the_command_line_wins(thaw, table, tmp_path):
+    cfg = tmp_path / "inspect.toml"
+    cfg.write_text(f'''# inspect settings
+catalog = "{table}"   # an inline comment
+table = "{NAME}"
+records = true
+json = true
+limit = 1_0           # ten
+[replay]
+topic = "only-for-replay"
+''')
+    p = thaw.ok("inspect", "--config", str(cfg))
+    got = json_records(p.stdout)
+    assert len(got) == 10 and got[0]["offset"] == 0
+    # A boolean set in the file, turned off on the command line: text records.
+    p = thaw.ok("inspect", "--config", str(cfg), "--json=false", "--limit", "2")
+    lines = p.stdout.decode().splitlines()
+    assert len(lines) == 2 and lines[0].startswith("0:0\t"), lines
+    # A TOML date-time is a time.
+    cfg2 = tmp_path / "time.toml"
+    cfg2.write_text(f'catalog = "{table}"\ntable = "{NAME}"\nfrom-time = 2026-01-01T00:19:59Z\nlimit = 1\n'
+                    'format = "json"\npartitions = "1"\n')
+    got = json_records(thaw.ok("inspect", "--config", str(cfg2)).stdout)
+    assert [(r["partition"], r["offset"]) for r in got] == [(1, 1199)]
+
+
+def test_config_errors_name_file_line_and_key(thaw, table, tmp_path):
+    bad = tmp_path / "bad.toml"
+    bad.write_text(f'catalog = "{table}"\ntable = "{NAME}"\n\nlimt = 3\n')
+    usage_error(thaw("inspect", "--config", str(bad)),
+                f"--config {bad} line 4 key 'limt': `thaw inspect` has no option --limt")
+    bad.write_text(f'catalog = "{table}"\nlimit = "many"\n')
+    usage_error(thaw("inspect", "--config", str(bad)), f"(set by --config {bad} line 2 key 'limit')")
+    bad.write_text("catalog = \n")
+    usage_error(thaw("inspect", "--config", str(bad)), f"--config {bad} line 1 column")
+    bad.write_text("json = 1\n")
+    usage_error(thaw("inspect", "--config", str(bad)), "line 1 key 'json': --json is a flag; give true or false")
+
+
+# --------------------------------------------------------------------------- times, partitions, formats
+
+def test_epoch_seconds_with_s_and_iso_agree_with_milliseconds(thaw, table):
+    base = ["inspect", *tbl(table), "--records", "--format", "%p:%o\\n", "--partitions", "0"]
+    ms = thaw.ok(*base, "--from-time", str(T0 + 1_000_000), "--to-time", str(T0 + 1_010_000)).stdout
+    assert ms.decode().splitlines() == [f"0:{o}" for o in range(1000, 1010)]
+    assert thaw.ok(*base, "--from-time", f"{(T0 + 1_000_000) // 1000}s", "--to-time",
+                   f"{T0 + 1_010_000}ms").stdout == ms
+    assert thaw.ok(*base, "--from-time", "2026-01-01T01:16:40+00:00", "--to-time",
+                   "2026-01-01T02:16:50+01:00").stdout == ms
+
+
+def test_one_partition_syntax(thaw, table):
+    def parts(*args):
+        p = thaw.ok("inspect", *tbl(table), "--records", "--format", "%p\\n", *args)
+        return sorted(set(p.stdout.decode().split()))
+    assert parts("--partitions", "0,2") == ["0", "2"]
+    assert parts("--partitions", "1-2") == ["1", "2"]
+    assert parts("--partition", "1", "--partition", "2") == ["1", "2"]  # the old spelling still works
+    out = thaw.ok("replay", *tbl(table), "--brokers", "127.0.0.1:1", "--topic", "t", "--dry-run",
+                  "--partitions", "0,2-2").stdout.decode()
+    assert "partitions  0,2-2" in out, out
+
+
+def test_records_json_is_one_object_per_record(thaw, table):
+    # Before: --records --json printed the text format.
+    a = thaw.ok("inspect", *tbl(table), "--records", "--json", "--partitions", "2", "--limit", "3").stdout
+    b = thaw.ok("inspect", *tbl(table), "--records", "--format", "json", "--partitions", "2", "--limit", "3").stdout
+    assert a == b
+    got = json_records(a)
+    assert [(r["partition"], r["offset"]) for r in got] == [(2, 0), (2, 1), (2, 2)]
+    assert base64.b64decode(got[0]["value"]) == b"C" * 200
+
+
+# --------------------------------------------------------------------------- Kafka options
+
+def test_bootstrap_server_alias_and_properties_file_with_x_override(thaw, table, kafka, tmp_path):
+    props = tmp_path / "client.properties"
+    # A Java-style file: comments, `:` separator, continuation line; bootstrap.servers from the file.
+    props.write_text(f"# client settings\n! also a comment\nbootstrap.servers={kafka.bootstrap}\n"
+                     "compression.type : bogus\nclient.id = thaw-\\\n    conventions\n")
+    topic = topic_name()
+    base = ["replay", *tbl(table), "--topic", topic, "--create-topic", "--partitions", "1", "--quiet", "-F", str(props)]
+    # The file alone: its bogus compression.type reaches librdkafka and fails (the file is used).
+    p = thaw(*base, timeout=120)
+    assert p.returncode != 0 and b"compression.type" in p.stderr, p.stderr.decode()
+    # -X wins over -F.
+    p = thaw(*base, "-X", "compression.type=lz4", timeout=120)
+    assert p.returncode == 0, p.stderr.decode()
+    got = kafka.consume_all(topic)
+    assert len(got) == 1200 and {r["partition"] for r in got} == {1}
+    # --bootstrap-server and -b are --brokers.
+    for flag in ("--bootstrap-server", "-b"):
+        t2 = topic_name()
+        p = thaw("replay", *tbl(table), flag, kafka.bootstrap, "--topic", t2, "--create-topic", "--partitions", "0",
+                 "--quiet", timeout=120)
+        assert p.returncode == 0, p.stderr.decode()
+        assert len(kafka.consume_all(t2)) == 1200
