@@ -172,8 +172,8 @@ def test_epoch_seconds_with_s_and_iso_agree_with_milliseconds(thaw, table):
     assert ms.decode().splitlines() == [f"0:{o}" for o in range(1000, 1010)]
     assert thaw.ok(*base, "--from-time", f"{(T0 + 1_000_000) // 1000}s", "--to-time",
                    f"{T0 + 1_010_000}ms").stdout == ms
-    assert thaw.ok(*base, "--from-time", "2026-01-01T01:16:40+00:00", "--to-time",
-                   "2026-01-01T02:16:50+01:00").stdout == ms
+    assert thaw.ok(*base, "--from-time", "2026-01-01T00:16:40+00:00", "--to-time",
+                   "2026-01-01T01:16:50+01:00").stdout == ms
 
 
 def test_one_partition_syntax(thaw, table):
@@ -185,7 +185,7 @@ def test_one_partition_syntax(thaw, table):
     assert parts("--partition", "1", "--partition", "2") == ["1", "2"]  # the old spelling still works
     out = thaw.ok("replay", *tbl(table), "--brokers", "127.0.0.1:1", "--topic", "t", "--dry-run",
                   "--partitions", "0,2-2").stdout.decode()
-    assert "partitions  0,2-2" in out, out
+    assert "partitions  0,2\n" in out, out
 
 
 def test_records_json_is_one_object_per_record(thaw, table):

@@ -122,10 +122,16 @@ struct Expander {
 };
 
 Status ReadFile(const std::string& path, const CLI::App& command, ExpandedArgs* out) {
-  if (!std::ifstream(path)) return Status::Invalid("--config {}: cannot read the file", path);
+  // Read here rather than by toml::parse_file, which needs a seekable file
+  // (so that `--config <(...)` works).
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Status::Invalid("--config {}: cannot read the file", path);
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (in.bad()) return Status::Invalid("--config {}: cannot read the file", path);
   toml::table t;
   try {
-    t = toml::parse_file(path);
+    t = toml::parse(text.str(), path);
   } catch (const toml::parse_error& e) {
     return Status::Invalid("--config {} line {} column {}: {}", path, e.source().begin.line, e.source().begin.column,
                            e.description());
@@ -190,7 +196,8 @@ void AddConfigOption(CLI::App* command) {
   static std::string ignored;  // ExpandConfigFiles consumes --config before parsing
   command->add_option("--config", ignored,
                       "Read settings from this TOML file (key = value, keys are long options without the dashes; "
-                      "options given on the command line win; docs/cli.md)");
+                      "options given on the command line win; docs/cli.md)")
+      ->type_name("FILE");
 }
 
 }  // namespace thaw::cli

@@ -314,7 +314,8 @@ void RegisterInspect(CLI::App* app, int* exit_code) {
             }
             return "";
           },
-          "FORMAT"));
+          ""))
+      ->type_name("FORMAT");
   cmd->callback([args, exit_code]() {
     // --partition/--from-offset/--limit imply --records.
     InspectArgs a = *args;

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include <CLI/CLI.hpp>
+#include <fmt/format.h>
 
 #include "thaw/cli/config_file.h"
 #include "thaw/cli/inspect.h"
@@ -53,10 +54,17 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     if (e.get_exit_code() == static_cast<int>(CLI::ExitCodes::Success)) return app.exit(e);  // --help, --version
     // Which command, for the message and the hint.
-    std::string command;
+    std::string command, message = expanded->Explain(e.what());
     for (const CLI::App* c : app.get_subcommands()) command = " " + c->get_name();
+    if (command.empty() && argc > 1 && argv[1][0] != '-') {
+      std::string names;
+      for (const CLI::App* c : app.get_subcommands([](CLI::App*) { return true; })) {
+        names += (names.empty() ? "" : ", ") + c->get_name();
+      }
+      message = fmt::format("unknown command '{}': the commands are {}", argv[1], names);
+    }
     std::fprintf(stderr, "thaw%s: error: %s\nRun 'thaw%s --help' for the options.\n", command.c_str(),
-                 expanded->Explain(e.what()).c_str(), command.c_str());
+                 message.c_str(), command.c_str());
     return kExitUsage;
   }
   return exit_code;
