@@ -74,6 +74,8 @@ def usage_error(p, *words):
 ])
 def test_inspect_usage_errors_exit_2(thaw, table, args, words):
     usage_error(thaw("inspect", *tbl(table), *args), *words)
+    # Found while parsing the command line, before the table is read.
+    usage_error(thaw("inspect", "--metadata", "/nonexistent/v1.metadata.json", *args), *words)
 
 
 def test_exit_codes_help_version_and_missing_command(thaw, table):
@@ -97,10 +99,11 @@ def test_exit_codes_help_version_and_missing_command(thaw, table):
     (["--bogus"], ["--bogus"]),
     (["--parallelism", "two"], ["--parallelism"]),
     (["--checkpoint-every"], ["--checkpoint-every"]),
-    (["--partitions", "0,x"], ["--partitions '0,x'"]),
+    (["--partitions", "0,x"], ["--partitions: '0,x': 'x' is not a partition"]),
     (["-X", "novalue"], ["-X 'novalue'"]),
     (["-F", "/nonexistent/client.properties"], ["-F /nonexistent/client.properties"]),
-    (["--to-time", "9223372036854775807"], ["--to-time '9223372036854775807' is out of range"]),
+    (["--to-time", "9223372036854775807"], ["--to-time: '9223372036854775807' is out of range"]),
+    (["--as-of", "2026-02-31"], ["--as-of: '2026-02-31' is not a time (2026-02 has days 01 to 28)"]),
     (["--from-time", "1767225600"], ["looks like epoch seconds"]),
 ])
 def test_replay_usage_errors_exit_2_before_contacting_kafka(thaw, table, args, words):
@@ -222,3 +225,17 @@ def test_bootstrap_server_alias_and_properties_file_with_x_override(thaw, table,
                  "--quiet", timeout=120)
         assert p.returncode == 0, p.stderr.decode()
         assert len(kafka.consume_all(t2)) == 1200
+
+
+def test_interrupted_replay_exits_130_and_says_how_to_resume(thaw, table, kafka):
+    topic = topic_name()
+    # ~0.8 MB at 0.1 MB/s: still running when interrupted.
+    p = subprocess.Popen([str(thaw.binary), "replay", *tbl(table), "-b", kafka.bootstrap, "--topic", topic,
+                          "--create-topic", "--job", topic, "--rate", "0.1", "--quiet"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    time.sleep(4)
+    assert p.poll() is None, p.communicate()
+    p.send_signal(signal.SIGINT)
+    out, err = p.communicate(timeout=60)
+    assert p.returncode == 130, (p.returncode, err.decode())
+    assert b"stopped by signal" in out, out

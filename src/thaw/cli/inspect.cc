@@ -288,8 +288,10 @@ void RegisterInspect(CLI::App* app, int* exit_code) {
   AddPartitionsOption(cmd, "--partitions,--partition", &args->partitions, "Only these partitions, e.g. 0,3-5");
   cmd->add_option("--from-offset", args->from_offset, "First offset (inclusive)");
   cmd->add_option("--to-offset", args->to_offset, "End offset (exclusive)");
-  cmd->add_option("--from-time", args->from_time, "Records with timestamp >= this (epoch ms or ISO-8601)");
-  cmd->add_option("--to-time", args->to_time, "Records with timestamp < this");
+  cmd->add_option("--from-time", args->from_time, "Records with timestamp >= this (ISO-8601 or epoch ms)")
+      ->check(TimeValidator())
+      ->type_name("TIME");
+  cmd->add_option("--to-time", args->to_time, "Records with timestamp < this")->check(TimeValidator())->type_name("TIME");
   cmd->add_option("--limit", args->limit, "Print at most this many records");
   cmd->add_option("--where", args->where, "Only records matching this expression (docs/where.md)");
   cmd->add_option("--format", args->format,

@@ -322,8 +322,10 @@ void RegisterReplay(CLI::App* app, int* exit_code) {
   cmd->add_option("--partitions", a->partitions, "Source partitions, e.g. 0,3-5")->check(PartitionListValidator());
   cmd->add_option("--from-offset", a->from_offset, "First source offset (inclusive)");
   cmd->add_option("--to-offset", a->to_offset, "End source offset (exclusive)");
-  cmd->add_option("--from-time", a->from_time, "Records with timestamp >= T (epoch ms or ISO-8601)");
-  cmd->add_option("--to-time", a->to_time, "Records with timestamp < T");
+  cmd->add_option("--from-time", a->from_time, "Records with timestamp >= T (ISO-8601 or epoch ms)")
+      ->check(TimeValidator())
+      ->type_name("TIME");
+  cmd->add_option("--to-time", a->to_time, "Records with timestamp < T")->check(TimeValidator())->type_name("TIME");
   cmd->add_option("--where", a->where, "Filter expression (docs/where.md)");
   cmd->add_option("--exclude-offsets", a->exclude_file, "File of PARTITION:OFFSET lines never to replay");
   cmd->add_option("--partitioner", a->partitioner, "same (p -> p), key (Java client's murmur2), random");

@@ -14,7 +14,9 @@ void TableArgs::Register(CLI::App* app) {
   app->add_option("--metadata", metadata, "A table's metadata.json, for a table with no catalog");
   app->add_option("--snapshot", snapshot_id, "Read this snapshot id");
   app->add_option("--ref", ref, "Read the snapshot of this branch or tag");
-  app->add_option("--as-of", as_of, "Read the snapshot current at this time (epoch ms or ISO-8601)");
+  app->add_option("--as-of", as_of, "Read the snapshot current at this time (ISO-8601 or epoch ms; docs/cli.md#times)")
+      ->check(TimeValidator())
+      ->type_name("TIME");
   app->add_option("--layout", layout, "Force a layout: thaw, redpanda, bufstream, aiven, automq, kafka-connect, plain");
   app->add_option("--column", columns, "Override a column: FIELD=COLUMN (e.g. offset=kafka.offset); repeatable");
   app->add_option("--spill-dir", spill_dir,
@@ -116,13 +118,33 @@ CLI::Option* AddPartitionsOption(CLI::App* app, const std::string& names, std::s
   return opt;
 }
 
+namespace {
+
+// CLI11 puts "--option: " before a validator's message: drop our own flag.
+std::string WithoutFlag(const Status& st) {
+  std::string m = st.message();
+  size_t b = m.find_first_not_of(' ');
+  return b == std::string::npos ? m : m.substr(b);
+}
+
+}  // namespace
+
 CLI::Validator PartitionListValidator() {
   return CLI::Validator(
       [](std::string& v) -> std::string {
-        auto ps = ParsePartitions(v);
-        return ps.ok() ? std::string() : ps.status().message();
+        auto ps = ParsePartitions(v, "");
+        return ps.ok() ? std::string() : WithoutFlag(ps.status());
       },
-      "LIST");
+      "");
+}
+
+CLI::Validator TimeValidator() {
+  return CLI::Validator(
+      [](std::string& v) -> std::string {
+        auto t = ParseTimeMs(v, "");
+        return t.ok() ? std::string() : WithoutFlag(t.status());
+      },
+      "");
 }
 
 void ReportError(const char* command, const Status& status, int* exit_code) {

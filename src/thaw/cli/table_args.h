@@ -50,6 +50,10 @@ CLI::Option* AddPartitionsOption(CLI::App* app, const std::string& names, std::s
 // A CLI11 check for an option kept as text: the value must be a partition list.
 CLI::Validator PartitionListValidator();
 
+// A CLI11 check for a time option kept as text (ParseTimeMs's forms), so that
+// a bad time is bad usage (exit 2) found before any work.
+CLI::Validator TimeValidator();
+
 // Prints a failed command's error as one line on stderr ("thaw CMD: error:
 // ...", control bytes escaped) and sets the exit code: 2 for bad usage, 1
 // otherwise. Does nothing for an OK status.
