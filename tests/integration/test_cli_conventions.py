@@ -177,6 +177,12 @@ def test_epoch_seconds_with_s_and_iso_agree_with_milliseconds(thaw, table):
                    f"{T0 + 1_010_000}ms").stdout == ms
     assert thaw.ok(*base, "--from-time", "2026-01-01T00:16:40+00:00", "--to-time",
                    "2026-01-01T01:16:50+01:00").stdout == ms
+    # The extremes of the accepted range are no bound at all (before: 9223372036854775807 wrapped to 0 records).
+    everything = thaw.ok(*base).stdout
+    assert len(everything.split()) == 1200
+    for args in (["--to-time", "9999-12-31T23:59:59.999Z"], ["--to-time", "253402300799999"],
+                 ["--from-time", "0000-01-01", "--to-time", "9999-12-31"]):
+        assert thaw.ok(*base, *args).stdout == everything, args
 
 
 def test_one_partition_syntax(thaw, table):
