@@ -2,7 +2,10 @@
 
 #include <fstream>
 #include <map>
+#include <memory>
 #include <sstream>
+
+#include <librdkafka/rdkafka.h>
 
 namespace thaw::cli {
 
@@ -175,11 +178,27 @@ void KafkaArgs::Register(CLI::App* app) {
 
 Result<replay::KafkaConfig> KafkaArgs::Resolve() const {
   replay::KafkaConfig c;
+  std::map<std::string, std::string> origin;  // property -> "-F FILE" or "-X"
   if (!properties_file.empty()) {
     ASSIGN_OR_RAISE(auto file, ReadPropertiesFile(properties_file));
-    for (auto& [k, v] : file) c.properties[k] = v;
+    for (auto& [k, v] : file) {
+      c.properties[k] = v;
+      origin[k] = "-F " + properties_file;
+    }
   }
-  for (const auto& p : properties) RETURN_NOT_OK(replay::ParseProperty(p, &c.properties));
+  for (const auto& p : properties) {
+    RETURN_NOT_OK(replay::ParseProperty(p, &c.properties));
+    origin[p.substr(0, p.find('='))] = "-X";
+  }
+  // Unknown names and malformed values are bad usage, found before anything
+  // connects (librdkafka checks them again when the client is made).
+  std::unique_ptr<rd_kafka_conf_t, void (*)(rd_kafka_conf_t*)> conf(rd_kafka_conf_new(), rd_kafka_conf_destroy);
+  for (const auto& [k, v] : c.properties) {
+    char err[512];
+    if (rd_kafka_conf_set(conf.get(), k.c_str(), v.c_str(), err, sizeof(err)) != RD_KAFKA_CONF_OK) {
+      return Status::Invalid("{}: Kafka client property '{}': {}", origin[k], k, err);
+    }
+  }
   c.brokers = brokers;
   for (const char* name : {"bootstrap.servers", "metadata.broker.list"}) {
     auto it = c.properties.find(name);

@@ -86,6 +86,21 @@ TEST(KafkaArgs, AliasesAndPrecedence) {
   EXPECT_EQ(k.Resolve()->brokers, "from-x:1");
   k.properties = {"novalue"};
   EXPECT_FALSE(k.Resolve().ok());
+  // librdkafka judges names and values before anything connects; the error says where the setting came from.
+  k.properties = {"no.such.property=1"};
+  auto bad = k.Resolve();
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(bad.status().message().find("-X: Kafka client property 'no.such.property'"), std::string::npos)
+      << bad.status().message();
+  k.properties = {};
+  auto g = WriteFile("kbad", "acks=sometimes\n");
+  k.properties_file = g;
+  bad = k.Resolve();
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("-F " + g + ": Kafka client property 'acks'"), std::string::npos)
+      << bad.status().message();
+  std::filesystem::remove(g);
   std::filesystem::remove(f);
 }
 
