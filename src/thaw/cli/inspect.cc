@@ -291,7 +291,9 @@ void RegisterInspect(CLI::App* app, int* exit_code) {
   cmd->add_option("--from-time", args->from_time, "Records with timestamp >= this (ISO-8601 or epoch ms)")
       ->check(TimeValidator())
       ->type_name("TIME");
-  cmd->add_option("--to-time", args->to_time, "Records with timestamp < this")->check(TimeValidator())->type_name("TIME");
+  cmd->add_option("--to-time", args->to_time, "Records with timestamp < this")
+      ->check(TimeValidator())
+      ->type_name("TIME");
   cmd->add_option("--limit", args->limit, "Print at most this many records");
   cmd->add_option("--where", args->where, "Only records matching this expression (docs/where.md)");
   cmd->add_option("--format", args->format,
