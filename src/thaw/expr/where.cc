@@ -91,8 +91,8 @@ using internal::Operand;
 // ---------------------------------------------------------------------------
 // Names and spelling
 
-constexpr std::string_view kKeywords[] = {"and",    "or",   "not",     "in",   "is",   "null",
-                                          "starts", "with", "between", "true", "false"};
+constexpr std::string_view kKeywords[] = {"and",  "or",      "not",  "in",    "is",  "null",
+                                          "starts", "with", "between", "true", "false", "like"};
 
 constexpr std::string_view kKafkaFieldList =
     "Kafka fields: partition, offset, timestamp, timestamp_type, key, value, header('k')";
@@ -666,23 +666,25 @@ class Parser {
     if (Kw("not")) {
       node->negated = true;
       RETURN_NOT_OK(Advance());
-      if (!Kw("in") && !Kw("between") && !Kw("starts")) {
-        return Unexpected("'in', 'between' or 'starts with' after 'not'");
+      if (!Kw("in") && !Kw("between") && !Kw("starts") && !Kw("like")) {
+        return Unexpected("'in', 'between', 'starts with' or 'like' after 'not'");
       }
     }
-    if (Kw("in") || Kw("between") || Kw("starts")) {
+    if (Kw("in") || Kw("between") || Kw("starts") || Kw("like")) {
       if (subject_null) return NullComparison(node->a.pos);
       if (Kw("in")) {
         RETURN_NOT_OK(ParseInList(node.get()));
       } else if (Kw("between")) {
         RETURN_NOT_OK(ParseBetween(node.get()));
+      } else if (Kw("like")) {
+        RETURN_NOT_OK(ParseLike(node.get()));
       } else {
         RETURN_NOT_OK(ParseStartsWith(node.get()));
       }
       return node;
     }
     return Unexpected(fmt::format(
-        "a comparison (=, !=, <, <=, >, >=), 'in', 'is', 'starts with' or 'between' {}", After()));
+        "a comparison (=, !=, <, <=, >, >=), 'in', 'is', 'starts with', 'like' or 'between' {}", After()));
   }
 
   Status ParseInList(Node* node) {
@@ -731,6 +733,44 @@ class Parser {
     if (cur_.type != Tok::kString)
       return Unexpected("a 'single-quoted' prefix after 'starts with'");
     node->prefix = cur_.text;
+    return Advance();
+  }
+
+  // `x like 'abc%'`, as pyiceberg's row filters read it: a trailing '%'
+  // makes it `x starts with 'abc'`, no '%' makes it `x = 'abc'` (`not like`:
+  // `not starts with`, `!=`); '\%' is a literal '%' and '_' matches itself.
+  // A '%' anywhere but at the end is an error.
+  Status ParseLike(Node* node) {
+    RETURN_NOT_OK(Advance());  // 'like'
+    if (cur_.type != Tok::kString) return Unexpected("a 'single-quoted' pattern after 'like'");
+    const std::string& pattern = cur_.text;
+    bool wildcard = false;
+    for (size_t i = 0; i < pattern.size(); ++i) {
+      if (pattern[i] != '%' || (i > 0 && pattern[i - 1] == '\\')) continue;
+      if (i + 1 != pattern.size()) {
+        return Error(cur_.pos, "unsupported '%' in the 'like' pattern (only a trailing '%' is a wildcard, as in "
+                               "pyiceberg's row filters; write '\\%' for a literal percent)");
+      }
+      wildcard = true;
+    }
+    std::string value;
+    const size_t n = wildcard ? pattern.size() - 1 : pattern.size();
+    for (size_t i = 0; i < n; ++i) {
+      if (pattern[i] == '\\' && i + 1 < n && pattern[i + 1] == '%') continue;  // '\%' -> '%'
+      value.push_back(pattern[i]);
+    }
+    if (wildcard) {
+      node->kind = Node::kStartsWith;
+      node->prefix = std::move(value);
+    } else {
+      node->kind = Node::kCompare;
+      node->cmp = node->negated ? Cmp::kNe : Cmp::kEq;
+      node->negated = false;
+      node->b.kind = Operand::kLiteral;
+      node->b.lit.kind = Value::kBytes;
+      node->b.lit.s = std::move(value);
+      node->b.pos = cur_.pos;
+    }
     return Advance();
   }
 
