@@ -40,7 +40,9 @@ int main(int argc, char** argv) {
     d.i = p;
     return std::vector<Datum>{d};
   };
-  auto data_path = [](int p, int i) { return "s3://b/t/data/p=" + std::to_string(p) + "/" + std::to_string(i) + ".parquet"; };
+  auto data_path = [](int p, int i) {
+    return "s3://b/t/data/p=" + std::to_string(p) + "/" + std::to_string(i) + ".parquet";
+  };
 
   const auto t0 = Clock::now();
   DeleteFileIndex index;

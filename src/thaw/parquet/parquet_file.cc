@@ -147,7 +147,8 @@ std::shared_ptr<arrow::Field> WithFieldId(const std::shared_ptr<arrow::Field>& f
 // to their names; `alias` is also looked up (Parquet lists name their
 // element "element" or "item"; the mapping says "element"). Returns the
 // Arrow field with ids in its metadata and records the ids in `ids`.
-std::shared_ptr<arrow::Field> MapField(const parquet::arrow::SchemaField* sf, const std::shared_ptr<arrow::Field>& field,
+std::shared_ptr<arrow::Field> MapField(const parquet::arrow::SchemaField* sf,
+                                       const std::shared_ptr<arrow::Field>& field,
                                        const std::vector<iceberg::MappedField>* level, std::string_view alias,
                                        std::unordered_map<const parquet::arrow::SchemaField*, int32_t>* ids) {
   const iceberg::MappedField* m = nullptr;
@@ -169,7 +170,9 @@ std::shared_ptr<arrow::Field> MapField(const parquet::arrow::SchemaField* sf, co
   switch (type->id()) {
     case arrow::Type::STRUCT: {
       std::vector<std::shared_ptr<arrow::Field>> kids;
-      for (int k = 0; k < type->num_fields(); ++k) kids.push_back(map_child(type->field(k), child_sf(k), children, ""));
+      for (int k = 0; k < type->num_fields(); ++k) {
+        kids.push_back(map_child(type->field(k), child_sf(k), children, ""));
+      }
       mapped_type = arrow::struct_(kids);
       break;
     }
@@ -216,7 +219,8 @@ std::shared_ptr<arrow::ArrayData> Retype(const std::shared_ptr<arrow::ArrayData>
 // Batches of a name-mapped file, with the mapped ids in their fields.
 class MappedBatchReader : public arrow::RecordBatchReader {
  public:
-  MappedBatchReader(std::unique_ptr<arrow::RecordBatchReader> inner, const std::vector<std::shared_ptr<arrow::Field>>& top)
+  MappedBatchReader(std::unique_ptr<arrow::RecordBatchReader> inner,
+                    const std::vector<std::shared_ptr<arrow::Field>>& top)
       : inner_(std::move(inner)) {
     std::vector<std::shared_ptr<arrow::Field>> fields;
     for (const auto& f : inner_->schema()->fields()) {

@@ -272,7 +272,9 @@ Status RecordReader::Impl::Plan() {
     if (opt.to_time_ms) r.hi = *opt.to_time_ms * TimestampUnitsPerMs() - 1;
     filter.Intersect(layout.timestamp->field_id(), r);
   }
-  if (layout.key && opt.key_prefix && !opt.key_prefix->empty()) filter.prefixes[layout.key->field_id()] = *opt.key_prefix;
+  if (layout.key && opt.key_prefix && !opt.key_prefix->empty()) {
+    filter.prefixes[layout.key->field_id()] = *opt.key_prefix;
+  }
   ASSIGN_OR_RAISE(auto scan, iceberg::TableScan::Make(table->io, &md, snapshot, std::move(filter)));
   std::vector<int32_t> keep;
   if (layout.offset) keep.push_back(layout.offset->field_id());
