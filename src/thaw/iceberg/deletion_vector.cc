@@ -575,7 +575,8 @@ Result<DeletionVector> ReadDeletionVector(std::string_view puffin_file_bytes,
 
 Result<std::shared_ptr<const DeletionVector>> DeletionVectorCache::Get(const std::string& location,
                                                                        int64_t content_offset, int64_t content_size,
-                                                                       std::string_view data_file) {
+                                                                       std::string_view data_file,
+                                                                       std::optional<int64_t> cardinality) {
   // Held across the read: DVs are few and small, and a concurrent request
   // for the same blob then waits instead of fetching it again.
   std::lock_guard<std::mutex> lock(mu_);
@@ -602,6 +603,11 @@ Result<std::shared_ptr<const DeletionVector>> DeletionVectorCache::Get(const std
   ASSIGN_OR_RAISE(DeletionVector dv,
                   DeletionVector::Deserialize(blob, fmt::format("in puffin file {} at offset {} (length {})", source,
                                                                 content_offset, content_size)));
+  if (cardinality && *cardinality != dv.Cardinality()) {
+    return Status::Corrupt("puffin file {}: the deletion vector at offset {} holds {} positions but the manifest's "
+                           "record_count says {}; the manifest or the Puffin file is damaged",
+                           source, content_offset, dv.Cardinality(), *cardinality);
+  }
   auto shared = std::make_shared<const DeletionVector>(std::move(dv));
   blobs_.emplace(key, shared);
   return shared;

@@ -16,6 +16,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -153,9 +154,11 @@ class DeletionVectorCache {
 
   // The deletion vector at [content_offset, content_offset + content_size) of
   // the Puffin file `location`. `data_file` (the file it deletes from) is
-  // named in error messages.
+  // named in error messages. `cardinality`, when given (the manifest entry's
+  // record_count), must be the number of positions the vector holds.
   Result<std::shared_ptr<const DeletionVector>> Get(const std::string& location, int64_t content_offset,
-                                                    int64_t content_size, std::string_view data_file);
+                                                    int64_t content_size, std::string_view data_file,
+                                                    std::optional<int64_t> cardinality = std::nullopt);
   Stats stats() const;
 
  private:

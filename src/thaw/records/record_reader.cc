@@ -467,7 +467,8 @@ Status RecordReader::Impl::LoadDeletes(TaskState& t) {
         return Status::Corrupt("deletion vector for {} in {} lacks content_offset/content_size_in_bytes",
                                t.task.file->path, d->path);
       }
-      ASSIGN_OR_RAISE(t.dv, dv_cache->Get(d->path, *d->content_offset, *d->content_size, t.task.file->path));
+      ASSIGN_OR_RAISE(t.dv, dv_cache->Get(d->path, *d->content_offset, *d->content_size, t.task.file->path,
+                                          d->record_count));
     } else if (d->content == FileContent::kPositionDeletes) {
       ASSIGN_OR_RAISE(auto m, LoadPositionDeletes(*d));
       if (auto it = m->find(t.task.file->path); it != m->end()) {

@@ -722,6 +722,17 @@ TEST(DeletionVectorCacheTest, ReadsEachBlobByItsRangeOnce) {
   EXPECT_TRUE(HasSubstr(bad.status().message(), path.string()));
   EXPECT_TRUE(HasSubstr(bad.status().message(), "data-9.parquet"));
   EXPECT_TRUE(HasSubstr(bad.status().message(), "content_offset"));
+  // The manifest's record_count is the DV's cardinality; a mismatch is an error.
+  auto dv1 = DeletionVector::FromPositions({1, 2});
+  PuffinWriter w2;
+  const auto m2 = w2.AddBlob(std::string(kDeletionVectorBlobType), {}, -1, -1, dv1.Serialize());
+  const std::filesystem::path path2 = path.string() + ".2";
+  { std::ofstream(path2, std::ios::binary) << w2.Finish(); }
+  EXPECT_TRUE(cache.Get(path2.string(), m2.offset, m2.length, "d.parquet", 2).ok());
+  auto wrong = DeletionVectorCache(io).Get(path2.string(), m2.offset, m2.length, "d.parquet", 3);
+  ASSERT_FALSE(wrong.ok());
+  EXPECT_TRUE(HasSubstr(wrong.status().message(), "holds 2 positions but the manifest's record_count says 3"));
+  std::filesystem::remove(path2);
   // A range inside the file that is not a DV fails the DV's own checks.
   auto garbage = cache.Get(path.string(), metas[0].offset + 1, metas[0].length - 1, "data-0.parquet");
   EXPECT_FALSE(garbage.ok());
