@@ -30,7 +30,7 @@ struct InspectArgs {
   std::optional<int64_t> from_offset, to_offset, limit;
   std::string from_time, to_time;
   std::string format = "text";
-  std::string where;
+  std::optional<std::string> where;  // set but empty is an error, like blanks
 };
 
 struct PartitionStats {
@@ -142,8 +142,8 @@ Status RunInspect(const InspectArgs& a) {
   if (!a.to_time.empty()) { ASSIGN_OR_RAISE(opt.to_time_ms, ParseTimeMs(a.to_time, "--to-time")); }
   if (a.limit && *a.limit < 0) return Status::Invalid("--limit must be >= 0");
   std::shared_ptr<records::RecordFilter> filter;
-  if (!a.where.empty()) {
-    ASSIGN_OR_RAISE(filter, records::RecordFilter::Make(a.where, table->metadata, &opt));
+  if (a.where) {
+    ASSIGN_OR_RAISE(filter, records::RecordFilter::Make(*a.where, table->metadata, &opt));
   }
   ASSIGN_OR_RAISE(auto reader, records::RecordReader::Make(table, opt));
   const auto& md = table->metadata;
@@ -211,6 +211,8 @@ Status RunInspect(const InspectArgs& a) {
     j["snapshot_timestamp"] = snap ? json(snap->timestamp_ms) : json(nullptr);
     j["data_files"] = reader->planned_files();
     j["delete_files"] = scan.delete_files;
+    const auto dv = reader->deletion_vector_stats();
+    j["deletion_vectors"] = {{"blobs_read", dv.blobs_read}, {"bytes_read", dv.bytes_read}};
     j["records"] = total;
     const auto dups = reader->duplicate_stats();
     j["duplicates"] = dups.duplicates;

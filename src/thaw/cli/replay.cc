@@ -27,7 +27,8 @@ extern "C" void OnSignal(int) { g_stop.store(true); }
 struct ReplayArgs {
   TableArgs table;
   KafkaArgs kafka;  // -b/-X/-F; resolved into brokers and props before the run
-  std::string brokers, topic, partitions, from_offset, to_offset, from_time, to_time, where, exclude_file;
+  std::string brokers, topic, partitions, from_offset, to_offset, from_time, to_time, exclude_file;
+  std::optional<std::string> where;  // set but empty is an error, like blanks
   std::string partitioner = "same", link_headers = "on", job, checkpoint_topic = "thaw-replay-jobs";
   std::vector<std::string> props;
   bool create_topic = false, exactly_once = false, dry_run = false, status = false, quiet = false, json = false;
@@ -243,8 +244,8 @@ Status RunReplayCommand(const ReplayArgs& a) {
                              a.table.ref, a.table.ref);
     }
   }
-  if (!a.where.empty()) {
-    ASSIGN_OR_RAISE(auto filter, records::RecordFilter::Make(a.where, table->metadata, &o.read));
+  if (a.where) {
+    ASSIGN_OR_RAISE(auto filter, records::RecordFilter::Make(*a.where, table->metadata, &o.read));
     o.filter = [filter](const records::RecordBatch& b, const records::Record& r) { return filter->Matches(b, r); };
     range.push_back("where=" + filter->canonical());
   }

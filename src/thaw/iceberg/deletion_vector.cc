@@ -573,4 +573,49 @@ Result<DeletionVector> ReadDeletionVector(std::string_view puffin_file_bytes,
   return dv;
 }
 
+Result<std::shared_ptr<const DeletionVector>> DeletionVectorCache::Get(const std::string& location,
+                                                                       int64_t content_offset, int64_t content_size,
+                                                                       std::string_view data_file,
+                                                                       std::optional<int64_t> cardinality) {
+  // Held across the read: DVs are few and small, and a concurrent request
+  // for the same blob then waits instead of fetching it again.
+  std::lock_guard<std::mutex> lock(mu_);
+  const auto key = std::make_pair(location, content_offset);
+  if (auto it = blobs_.find(key); it != blobs_.end()) {
+    ++stats_.hits;
+    return it->second;
+  }
+  const std::string source = fmt::format("{} (deletion vector for data file {})", location, data_file);
+  ASSIGN_OR_RAISE(auto file, io_->Open(location));
+  const int64_t size = file->size();
+  // The blob lies after the leading magic and before the footer's magic.
+  if (content_offset < static_cast<int64_t>(kPuffinMagic.size()) || content_size < 0 ||
+      content_size > size - static_cast<int64_t>(kPuffinMagic.size()) ||
+      content_offset > size - static_cast<int64_t>(kPuffinMagic.size()) - content_size) {
+    return Status::Corrupt("puffin file {}: the manifest's content_offset {} / content_size_in_bytes {} do not fit "
+                           "in the file ({} bytes); the manifest or the Puffin file is damaged",
+                           source, content_offset, content_size, size);
+  }
+  std::string blob(static_cast<size_t>(content_size), '\0');
+  RETURN_NOT_OK(file->ReadAt(content_offset, content_size, blob.data()));
+  stats_.bytes_read += content_size;
+  ++stats_.blobs_read;
+  ASSIGN_OR_RAISE(DeletionVector dv,
+                  DeletionVector::Deserialize(blob, fmt::format("in puffin file {} at offset {} (length {})", source,
+                                                                content_offset, content_size)));
+  if (cardinality && *cardinality != dv.Cardinality()) {
+    return Status::Corrupt("puffin file {}: the deletion vector at offset {} holds {} positions but the manifest's "
+                           "record_count says {}; the manifest or the Puffin file is damaged",
+                           source, content_offset, dv.Cardinality(), *cardinality);
+  }
+  auto shared = std::make_shared<const DeletionVector>(std::move(dv));
+  blobs_.emplace(key, shared);
+  return shared;
+}
+
+DeletionVectorCache::Stats DeletionVectorCache::stats() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return stats_;
+}
+
 }  // namespace thaw::iceberg

@@ -13,12 +13,17 @@
 
 #include <bit>
 #include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "thaw/common/status.h"
 #include "thaw/iceberg/puffin.h"
+#include "thaw/storage/file_io.h"
 
 namespace thaw::iceberg {
 
@@ -131,5 +136,36 @@ Result<DeletionVector> ReadDeletionVector(std::string_view puffin_file_bytes,
 // compression codec is set, and the `cardinality` property when present.
 Result<DeletionVector> ReadDeletionVector(std::string_view puffin_file_bytes,
                                           const PuffinBlobMetadata& blob, std::string_view source);
+
+// Reads deletion vectors by their byte range (the manifest entry's
+// content_offset / content_size_in_bytes) with ranged reads, never the whole
+// Puffin file, and keeps each one, keyed by (Puffin location, offset): a
+// Puffin file holding the DVs of many data files is fetched once per blob.
+// Thread-safe; a blob is read at most once even when asked for concurrently.
+class DeletionVectorCache {
+ public:
+  struct Stats {
+    int64_t blobs_read = 0;  // distinct blobs fetched
+    int64_t bytes_read = 0;  // bytes fetched from Puffin files
+    int64_t hits = 0;        // requests served from the cache
+  };
+
+  explicit DeletionVectorCache(std::shared_ptr<storage::FileIO> io) : io_(std::move(io)) {}
+
+  // The deletion vector at [content_offset, content_offset + content_size) of
+  // the Puffin file `location`. `data_file` (the file it deletes from) is
+  // named in error messages. `cardinality`, when given (the manifest entry's
+  // record_count), must be the number of positions the vector holds.
+  Result<std::shared_ptr<const DeletionVector>> Get(const std::string& location, int64_t content_offset,
+                                                    int64_t content_size, std::string_view data_file,
+                                                    std::optional<int64_t> cardinality = std::nullopt);
+  Stats stats() const;
+
+ private:
+  std::shared_ptr<storage::FileIO> io_;
+  mutable std::mutex mu_;
+  std::map<std::pair<std::string, int64_t>, std::shared_ptr<const DeletionVector>> blobs_;
+  Stats stats_;
+};
 
 }  // namespace thaw::iceberg

@@ -196,4 +196,53 @@ const NestedField* Schema::FindByPath(std::string_view dotted) const {
   return nullptr;
 }
 
+namespace {
+
+Status ParseMappedFields(const json& j, std::string_view source, int depth, std::vector<MappedField>* out) {
+  if (!j.is_array()) return Status::Corrupt("name mapping {}: expected a JSON list of fields", source);
+  if (depth > 64) return Status::Corrupt("name mapping {}: nested more than 64 levels deep", source);
+  for (const auto& f : j) {
+    if (!f.is_object()) return Status::Corrupt("name mapping {}: a field is not a JSON object: {}", source, f.dump());
+    MappedField m;
+    if (auto it = f.find("field-id"); it != f.end() && !it->is_null()) {
+      if (!it->is_number_integer()) {
+        return Status::Corrupt("name mapping {}: field-id is not an integer: {}", source, f.dump());
+      }
+      m.field_id = it->get<int32_t>();
+    }
+    auto names = f.find("names");
+    if (names == f.end() || !names->is_array()) {
+      return Status::Corrupt("name mapping {}: a field has no \"names\" list: {}", source, f.dump());
+    }
+    for (const auto& n : *names) {
+      if (!n.is_string()) return Status::Corrupt("name mapping {}: a name is not a string: {}", source, f.dump());
+      m.names.push_back(n.get<std::string>());
+    }
+    if (auto it = f.find("fields"); it != f.end() && !it->is_null()) {
+      RETURN_NOT_OK(ParseMappedFields(*it, source, depth + 1, &m.fields));
+    }
+    out->push_back(std::move(m));
+  }
+  return Status::OK();
+}
+
+}  // namespace
+
+Result<NameMapping> NameMapping::Parse(std::string_view json_text, std::string_view source) {
+  json j = json::parse(json_text, nullptr, false);
+  if (j.is_discarded()) return Status::Corrupt("name mapping {}: not valid JSON", source);
+  NameMapping m;
+  RETURN_NOT_OK(ParseMappedFields(j, source, 0, &m.fields_));
+  return m;
+}
+
+const MappedField* NameMapping::Find(const std::vector<MappedField>& level, std::string_view name) {
+  for (const auto& f : level) {
+    for (const auto& n : f.names) {
+      if (n == name) return &f;
+    }
+  }
+  return nullptr;
+}
+
 }  // namespace thaw::iceberg

@@ -74,4 +74,31 @@ class Schema {
 
 Result<TypePtr> ParseType(const nlohmann::json& j);
 
+// The table property holding the default name mapping (spec "Column
+// Projection" and "Name Mapping Serialization").
+inline constexpr char kNameMappingProperty[] = "schema.name-mapping.default";
+
+// Maps column names of data files written without field ids (e.g. Parquet
+// files added with pyiceberg's add_files) to field ids: a JSON list of
+// {"field-id": N, "names": [...], "fields": [...]}; "field-id" may be absent
+// (the names then map to no field) and "fields" nests for structs, lists
+// ("element") and maps ("key", "value").
+struct MappedField {
+  std::optional<int32_t> field_id;
+  std::vector<std::string> names;
+  std::vector<MappedField> fields;
+};
+
+class NameMapping {
+ public:
+  // `source` names the mapping in errors (e.g. the table and property).
+  static Result<NameMapping> Parse(std::string_view json_text, std::string_view source);
+  const std::vector<MappedField>& fields() const { return fields_; }
+  // The entry of `level` that lists `name`; nullptr if none does.
+  static const MappedField* Find(const std::vector<MappedField>& level, std::string_view name);
+
+ private:
+  std::vector<MappedField> fields_;
+};
+
 }  // namespace thaw::iceberg

@@ -1,6 +1,8 @@
 #include "thaw/iceberg/table_scan.h"
 
 #include <algorithm>
+#include <bit>
+#include <limits>
 
 namespace thaw::iceberg {
 
@@ -121,12 +123,34 @@ bool TableScan::MetricsMayMatch(const DataFile& f) const {
     Datum lo = DecodeBound(lo_it->second, *field->type), hi = DecodeBound(hi_it->second, *field->type);
     if (lo.kind == Datum::kInt && hi.kind == Datum::kInt && !range.Overlaps(lo.i, hi.i)) return false;
   }
+  for (const auto& [id, prefix] : filter_.prefixes) {
+    const NestedField* field = schema.FindById(id);
+    if (!field || prefix.empty()) continue;
+    const TypeId t = field->type->id;
+    if (t != TypeId::kString && t != TypeId::kBinary && t != TypeId::kFixed) continue;
+    auto vc = f.value_counts.find(id);
+    auto nc = f.null_value_counts.find(id);
+    if (vc != f.value_counts.end() && nc != f.null_value_counts.end() && vc->second == nc->second &&
+        vc->second > 0) {
+      return false;  // only nulls, which start with nothing
+    }
+    // Bounds are the raw bytes; a truncated lower bound is <= the minimum,
+    // a truncated upper bound >= the maximum. Every value starting with the
+    // prefix is >= it, and below any string whose first |prefix| bytes
+    // exceed it (std::string compares bytes as unsigned).
+    if (auto hi = f.upper_bounds.find(id); hi != f.upper_bounds.end() && hi->second < prefix) return false;
+    if (auto lo = f.lower_bounds.find(id);
+        lo != f.lower_bounds.end() && std::string_view(lo->second).substr(0, prefix.size()) > prefix) {
+      return false;
+    }
+  }
   return true;
 }
 
 std::vector<int32_t> TableScan::MetricIds() const {
   std::vector<int32_t> ids = extra_metric_ids_;
   for (const auto& [id, range] : filter_.ranges) ids.push_back(id);
+  for (const auto& [id, prefix] : filter_.prefixes) ids.push_back(id);
   std::sort(ids.begin(), ids.end());
   ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
   return ids;
@@ -172,7 +196,7 @@ Status TableScan::PlanDataManifest(const ManifestFile& m, const DeleteFileIndex&
     FileScanTask t;
     t.data_sequence_number = e.sequence_number;
     t.file_sequence_number = e.file_sequence_number;
-    t.deletes = deletes.ForDataFile(e.file, e.sequence_number, *md_);
+    t.deletes = deletes.ForDataFile(e.file, e.sequence_number, *md_, &stats_.delete_candidates);
     t.file = std::make_shared<const DataFile>(std::move(e.file));
     tasks->push_back(std::move(t));
   }
@@ -282,51 +306,143 @@ Result<std::vector<FileScanTask>> TableScan::PlanAppended() {
   return tasks;
 }
 
-void DeleteFileIndex::Add(const ManifestEntry& e, const TableMetadata& md) {
-  const PartitionSpec* spec = md.SpecById(e.file.spec_id);
-  Entry entry{std::make_shared<const DataFile>(e.file), e.sequence_number,
-              e.file.content == FileContent::kEqualityDeletes && (!spec || spec->unpartitioned())};
-  if (e.file.is_deletion_vector() && e.file.referenced_data_file) {
-    dv_by_path_.emplace(*e.file.referenced_data_file, deletes_.size());
+namespace {
+
+constexpr int32_t kDeleteFilePathId = 2147483546;
+
+// The one data file a position delete file applies to, when it says so:
+// referenced_data_file, or file_path lower and upper bounds that are equal.
+std::optional<std::string> SingleReferencedFile(const DataFile& d) {
+  if (d.referenced_data_file) return *d.referenced_data_file;
+  auto lo = d.lower_bounds.find(kDeleteFilePathId), hi = d.upper_bounds.find(kDeleteFilePathId);
+  if (lo != d.lower_bounds.end() && hi != d.upper_bounds.end() && lo->second == hi->second) return lo->second;
+  return std::nullopt;
+}
+
+void AppendBe64(std::string* out, uint64_t v) {
+  for (int shift = 56; shift >= 0; shift -= 8) out->push_back(static_cast<char>((v >> shift) & 0xFF));
+}
+
+}  // namespace
+
+std::string DeleteFileIndex::PartitionKey(int32_t spec_id, const std::vector<Datum>& partition) {
+  std::string key;
+  AppendBe64(&key, static_cast<uint32_t>(spec_id));
+  for (const Datum& d : partition) {
+    key.push_back(static_cast<char>('0' + d.kind));
+    switch (d.kind) {
+      case Datum::kNull:
+        break;
+      case Datum::kInt:
+        AppendBe64(&key, static_cast<uint64_t>(d.i));
+        break;
+      case Datum::kDouble: {
+        double v = d.d;
+        if (v != v) v = std::numeric_limits<double>::quiet_NaN();
+        if (v == 0) v = 0;  // -0.0 == 0.0
+        AppendBe64(&key, std::bit_cast<uint64_t>(v));
+        break;
+      }
+      case Datum::kBytes:
+        AppendBe64(&key, d.s.size());
+        key += d.s;
+        break;
+    }
   }
-  deletes_.push_back(std::move(entry));
+  return key;
+}
+
+void DeleteFileIndex::Add(const ManifestEntry& e, const TableMetadata& md) {
+  const DataFile& f = e.file;
+  const size_t i = deletes_.size();
+  if (f.content == FileContent::kPositionDeletes) {
+    if (f.is_deletion_vector()) {
+      // A DV without referenced_data_file breaks the spec; it cannot be
+      // matched to any data file.
+      if (f.referenced_data_file) dv_by_path_[*f.referenced_data_file].push_back(i);
+    } else if (auto path = SingleReferencedFile(f)) {
+      pos_by_path_[*path].push_back(i);
+    } else {
+      pos_by_partition_[PartitionKey(f.spec_id, f.partition)].push_back(i);
+    }
+  } else if (f.content == FileContent::kEqualityDeletes) {
+    const PartitionSpec* spec = md.SpecById(f.spec_id);
+    if (!spec || spec->unpartitioned()) {
+      global_eq_.push_back(i);
+    } else {
+      eq_by_partition_[PartitionKey(f.spec_id, f.partition)].push_back(i);
+    }
+  } else {
+    return;  // a data file: nothing to index
+  }
+  deletes_.push_back(Entry{std::make_shared<const DataFile>(f), e.sequence_number});
 }
 
 std::vector<std::shared_ptr<const DataFile>> DeleteFileIndex::ForDataFile(const DataFile& f, int64_t data_seq,
-                                                                          const TableMetadata& md) const {
-  std::vector<std::shared_ptr<const DataFile>> out;
+                                                                          const TableMetadata& md,
+                                                                          int64_t* candidates) const {
+  (void)md;
+  int64_t examined = 0;
+  std::vector<size_t> hits;
   auto same_partition = [&](const DataFile& d) { return d.spec_id == f.spec_id && d.partition == f.partition; };
   // A deletion vector replaces position delete files for its data file. An
   // index built over several snapshots (incremental scans) may hold a DV and
   // the newer one that replaced it: the newest holds every deleted position.
   const Entry* dv = nullptr;
-  auto [b, e] = dv_by_path_.equal_range(f.path);
-  for (auto it = b; it != e; ++it) {
-    const Entry& d = deletes_[it->second];
-    if (d.seq >= data_seq && (!dv || d.seq > dv->seq)) dv = &d;
-  }
-  if (dv) out.push_back(dv->file);
-  const bool has_dv = !out.empty();
-  constexpr int32_t kFilePathId = 2147483546;
-  for (const auto& d : deletes_) {
-    const DataFile& df = *d.file;
-    if (df.content == FileContent::kPositionDeletes) {
-      if (df.is_deletion_vector() || has_dv) continue;
-      if (d.seq < data_seq || !same_partition(df)) continue;
-      if (df.referenced_data_file && *df.referenced_data_file != f.path) continue;
-      // file_path bounds let us skip position delete files for other files.
-      auto lo = df.lower_bounds.find(kFilePathId), hi = df.upper_bounds.find(kFilePathId);
-      if (lo != df.lower_bounds.end() && hi != df.upper_bounds.end() &&
-          (f.path < lo->second || f.path > hi->second)) {
-        continue;
+  size_t dv_index = 0;
+  if (auto it = dv_by_path_.find(f.path); it != dv_by_path_.end()) {
+    for (size_t i : it->second) {
+      ++examined;
+      const Entry& d = deletes_[i];
+      if (d.seq >= data_seq && (!dv || d.seq > dv->seq)) {
+        dv = &d;
+        dv_index = i;
       }
-      out.push_back(d.file);
-    } else if (df.content == FileContent::kEqualityDeletes) {
-      if (d.seq <= data_seq) continue;
-      if (!d.global && !same_partition(df)) continue;
-      out.push_back(d.file);
     }
   }
+  if (dv) {
+    hits.push_back(dv_index);
+  } else {
+    auto position = [&](const std::vector<size_t>& bucket) {
+      for (size_t i : bucket) {
+        ++examined;
+        const Entry& d = deletes_[i];
+        const DataFile& df = *d.file;
+        if (d.seq < data_seq || !same_partition(df)) continue;
+        // file_path bounds rule out position delete files for other files.
+        auto lo = df.lower_bounds.find(kDeleteFilePathId), hi = df.upper_bounds.find(kDeleteFilePathId);
+        if (lo != df.lower_bounds.end() && hi != df.upper_bounds.end() &&
+            (f.path < lo->second || f.path > hi->second)) {
+          continue;
+        }
+        hits.push_back(i);
+      }
+    };
+    if (auto it = pos_by_path_.find(f.path); it != pos_by_path_.end()) position(it->second);
+    if (!pos_by_partition_.empty()) {
+      if (auto it = pos_by_partition_.find(PartitionKey(f.spec_id, f.partition)); it != pos_by_partition_.end()) {
+        position(it->second);
+      }
+    }
+  }
+  auto equality = [&](const std::vector<size_t>& bucket) {
+    for (size_t i : bucket) {
+      ++examined;
+      if (deletes_[i].seq > data_seq) hits.push_back(i);
+    }
+  };
+  equality(global_eq_);
+  if (!eq_by_partition_.empty()) {
+    if (auto it = eq_by_partition_.find(PartitionKey(f.spec_id, f.partition)); it != eq_by_partition_.end()) {
+      equality(it->second);
+    }
+  }
+  // In the order the delete files were added, as before indexing.
+  std::sort(hits.begin(), hits.end());
+  std::vector<std::shared_ptr<const DataFile>> out;
+  out.reserve(hits.size());
+  for (size_t i : hits) out.push_back(deletes_[i].file);
+  if (candidates) *candidates += examined;
   return out;
 }
 

@@ -5,7 +5,8 @@
 // Kafka partition, offset and timestamp columns are integers):
 //   1. manifests by their partition summaries (projected through the
 //      manifest's own spec, never the current one),
-//   2. data files by partition values, then by column lower/upper bounds.
+//   2. data files by partition values, then by column lower/upper bounds
+//      (integer ranges, and prefixes of string/binary columns).
 // Parquet row groups are pruned later, by the file reader, with the same ranges.
 #pragma once
 
@@ -15,6 +16,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "thaw/common/status.h"
@@ -36,6 +38,10 @@ struct IntRange {
 
 struct ScanFilter {
   std::map<int32_t, IntRange> ranges;  // field id -> range, all must hold
+  // field id -> a prefix every wanted value of that string/binary column
+  // starts with (the Kafka key's, from --where): files are pruned by the
+  // column's lower/upper bounds (which may be truncated, never wrongly).
+  std::map<int32_t, std::string> prefixes;
   void Intersect(int32_t field_id, IntRange r);
 };
 
@@ -50,6 +56,9 @@ struct ScanStats {
   int64_t manifests_total = 0, manifests_skipped = 0;
   int64_t data_files_total = 0, data_files_skipped = 0;
   int64_t delete_files = 0;
+  // Delete files looked at while matching them to data files (the index
+  // keeps this near the number attached, not data files x delete files).
+  int64_t delete_candidates = 0;
 };
 
 class DeleteFileIndex;
@@ -101,24 +110,43 @@ class TableScan {
   ScanStats stats_;
 };
 
-// Attaches delete files to data files per the spec's rules (DVs and
-// position deletes: delete seq >= data seq; equality deletes: delete seq >
-// data seq, same partition or a global (unpartitioned) delete).
+// Attaches delete files to data files per the spec's rules (Scan Planning):
+//   - a deletion vector: referenced_data_file is the data file's path and
+//     delete seq >= data seq; the newest one applies, and it replaces
+//     position delete files;
+//   - a position delete file: same partition (spec id and values), delete
+//     seq >= data seq, and referenced_data_file, when set, is the data file;
+//   - an equality delete file: delete seq > data seq, and the same partition
+//     or an unpartitioned delete spec (a global delete).
+// Delete files are indexed so that matching a data file looks only at the
+// candidates that can apply: DVs and position deletes naming one data file
+// (referenced_data_file, or equal file_path lower/upper bounds) by that
+// path, other position and equality deletes by (spec id, partition tuple),
+// global equality deletes in one list.
 class DeleteFileIndex {
  public:
   void Add(const ManifestEntry& entry, const TableMetadata& md);
+  // `candidates`, when given, is increased by the delete files examined.
   std::vector<std::shared_ptr<const DataFile>> ForDataFile(const DataFile& f, int64_t data_seq,
-                                                           const TableMetadata& md) const;
+                                                           const TableMetadata& md,
+                                                           int64_t* candidates = nullptr) const;
   size_t size() const { return deletes_.size(); }
+
+  // Identity of a partition: spec id and tuple, as bytes (NaN and -0.0
+  // normalised, so keys are equal exactly when Datum == says so).
+  static std::string PartitionKey(int32_t spec_id, const std::vector<Datum>& partition);
 
  private:
   struct Entry {
     std::shared_ptr<const DataFile> file;
     int64_t seq;
-    bool global;  // equality delete with an unpartitioned spec
   };
   std::vector<Entry> deletes_;
-  std::multimap<std::string, size_t> dv_by_path_;
+  std::unordered_map<std::string, std::vector<size_t>> dv_by_path_;
+  std::unordered_map<std::string, std::vector<size_t>> pos_by_path_;       // names one data file
+  std::unordered_map<std::string, std::vector<size_t>> pos_by_partition_;  // by PartitionKey
+  std::unordered_map<std::string, std::vector<size_t>> eq_by_partition_;   // by PartitionKey
+  std::vector<size_t> global_eq_;
 };
 
 }  // namespace thaw::iceberg

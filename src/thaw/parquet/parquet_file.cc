@@ -1,5 +1,6 @@
 #include "thaw/parquet/parquet_file.h"
 
+#include <arrow/array/data.h>
 #include <arrow/io/interfaces.h>
 #include <arrow/memory_pool.h>
 #include <arrow/util/key_value_metadata.h>
@@ -67,20 +68,27 @@ int32_t FieldIdOf(const arrow::Field& f) {
 }
 
 Result<std::unique_ptr<ParquetFile>> ParquetFile::Open(storage::FileIO& io, const std::string& location) {
-  return OpenWith(io, location, nullptr);
+  return OpenWith(io, location, nullptr, false, nullptr, false);
+}
+
+Result<std::unique_ptr<ParquetFile>> ParquetFile::OpenDataFile(storage::FileIO& io, const std::string& location,
+                                                               std::shared_ptr<const iceberg::NameMapping> mapping) {
+  return OpenWith(io, location, nullptr, false, std::move(mapping), true);
 }
 
 Result<std::unique_ptr<ParquetFile>> ParquetFile::Clone(storage::FileIO& io) const {
-  return OpenWith(io, location_, reader_->parquet_reader()->metadata());
+  return OpenWith(io, location_, reader_->parquet_reader()->metadata(), false, mapping_, require_ids_);
 }
 
 Result<std::unique_ptr<ParquetFile>> ParquetFile::CloneStreaming(storage::FileIO& io) const {
-  return OpenWith(io, location_, reader_->parquet_reader()->metadata(), /*streaming=*/true);
+  return OpenWith(io, location_, reader_->parquet_reader()->metadata(), /*streaming=*/true, mapping_, require_ids_);
 }
 
 Result<std::unique_ptr<ParquetFile>> ParquetFile::OpenWith(storage::FileIO& io, const std::string& location,
                                                            std::shared_ptr<parquet::FileMetaData> metadata,
-                                                           bool streaming) {
+                                                           bool streaming,
+                                                           std::shared_ptr<const iceberg::NameMapping> mapping,
+                                                           bool require_ids) {
   auto file = io.Open(location);
   if (!file.ok()) {
     if (file.status().code() == StatusCode::kNotFound) {
@@ -113,6 +121,8 @@ Result<std::unique_ptr<ParquetFile>> ParquetFile::OpenWith(storage::FileIO& io, 
       pf->first_rows_.push_back(acc);
       acc += pf->row_group_num_rows(i);
     }
+    pf->mapping_ = std::move(mapping);
+    RETURN_NOT_OK(pf->ApplyNameMapping(require_ids));
     return pf;
   });
 }
@@ -127,14 +137,162 @@ int64_t ParquetFile::row_group_byte_size(int rg) const {
 int64_t ParquetFile::num_rows() const { return reader_->parquet_reader()->metadata()->num_rows(); }
 
 namespace {
-const parquet::arrow::SchemaField* FindChild(const std::vector<parquet::arrow::SchemaField>& fields, int32_t id,
-                                             const std::string& name, int* index) {
+
+std::shared_ptr<arrow::Field> WithFieldId(const std::shared_ptr<arrow::Field>& f, std::optional<int32_t> id) {
+  if (!id) return f;
+  return f->WithMergedMetadata(arrow::key_value_metadata({"PARQUET:field_id"}, {std::to_string(*id)}));
+}
+
+// Gives `sf` (and its children) the ids the mapping entries in `level` assign
+// to their names; `alias` is also looked up (Parquet lists name their
+// element "element" or "item"; the mapping says "element"). Returns the
+// Arrow field with ids in its metadata and records the ids in `ids`.
+std::shared_ptr<arrow::Field> MapField(const parquet::arrow::SchemaField* sf,
+                                       const std::shared_ptr<arrow::Field>& field,
+                                       const std::vector<iceberg::MappedField>* level, std::string_view alias,
+                                       std::unordered_map<const parquet::arrow::SchemaField*, int32_t>* ids) {
+  const iceberg::MappedField* m = nullptr;
+  if (level) {
+    m = iceberg::NameMapping::Find(*level, field->name());
+    if (!m && !alias.empty()) m = iceberg::NameMapping::Find(*level, alias);
+  }
+  if (m && m->field_id && sf) (*ids)[sf] = *m->field_id;
+  const std::vector<iceberg::MappedField>* children = m ? &m->fields : nullptr;
+  const auto& type = field->type();
+  auto child_sf = [&](int k) -> const parquet::arrow::SchemaField* {
+    return sf && k < static_cast<int>(sf->children.size()) ? &sf->children[k] : nullptr;
+  };
+  auto map_child = [&](const std::shared_ptr<arrow::Field>& f, const parquet::arrow::SchemaField* csf,
+                       const std::vector<iceberg::MappedField>* lvl, std::string_view a) {
+    return MapField(csf, f, lvl, a, ids);
+  };
+  std::shared_ptr<arrow::DataType> mapped_type = type;
+  switch (type->id()) {
+    case arrow::Type::STRUCT: {
+      std::vector<std::shared_ptr<arrow::Field>> kids;
+      for (int k = 0; k < type->num_fields(); ++k) {
+        kids.push_back(map_child(type->field(k), child_sf(k), children, ""));
+      }
+      mapped_type = arrow::struct_(kids);
+      break;
+    }
+    case arrow::Type::LIST:
+      mapped_type = arrow::list(map_child(type->field(0), child_sf(0), children, "element"));
+      break;
+    case arrow::Type::LARGE_LIST:
+      mapped_type = arrow::large_list(map_child(type->field(0), child_sf(0), children, "element"));
+      break;
+    case arrow::Type::FIXED_SIZE_LIST:
+      mapped_type = arrow::fixed_size_list(map_child(type->field(0), child_sf(0), children, "element"),
+                                           static_cast<const arrow::FixedSizeListType&>(*type).list_size());
+      break;
+    case arrow::Type::MAP: {
+      // map<entries: struct<key, value>>: the mapping lists key and value
+      // directly under the map; the entries struct has no id of its own.
+      const auto& mt = static_cast<const arrow::MapType&>(*type);
+      const parquet::arrow::SchemaField* entries = child_sf(0);
+      auto entry_sf = [&](int k) -> const parquet::arrow::SchemaField* {
+        return entries && k < static_cast<int>(entries->children.size()) ? &entries->children[k] : nullptr;
+      };
+      auto key = map_child(mt.key_field(), entry_sf(0), children, "key");
+      auto item = map_child(mt.item_field(), entry_sf(1), children, "value");
+      mapped_type = std::make_shared<arrow::MapType>(key, item, mt.keys_sorted());
+      break;
+    }
+    default:
+      break;
+  }
+  return WithFieldId(field->WithType(mapped_type), m ? m->field_id : std::nullopt);
+}
+
+// The same data as `data`, typed as `type` (same layout, other field metadata).
+std::shared_ptr<arrow::ArrayData> Retype(const std::shared_ptr<arrow::ArrayData>& data,
+                                         const std::shared_ptr<arrow::DataType>& type) {
+  auto out = data->Copy();
+  out->type = type;
+  for (size_t k = 0; k < out->child_data.size() && static_cast<int>(k) < type->num_fields(); ++k) {
+    out->child_data[k] = Retype(out->child_data[k], type->field(static_cast<int>(k))->type());
+  }
+  return out;
+}
+
+// Batches of a name-mapped file, with the mapped ids in their fields.
+class MappedBatchReader : public arrow::RecordBatchReader {
+ public:
+  MappedBatchReader(std::unique_ptr<arrow::RecordBatchReader> inner,
+                    const std::vector<std::shared_ptr<arrow::Field>>& top)
+      : inner_(std::move(inner)) {
+    std::vector<std::shared_ptr<arrow::Field>> fields;
+    for (const auto& f : inner_->schema()->fields()) {
+      std::shared_ptr<arrow::Field> mapped = f;
+      for (const auto& t : top) {
+        if (t->name() == f->name() && t->type()->Equals(*f->type(), /*check_metadata=*/false)) {
+          mapped = t;
+          break;
+        }
+      }
+      fields.push_back(mapped);
+    }
+    schema_ = arrow::schema(fields, inner_->schema()->metadata());
+  }
+  std::shared_ptr<arrow::Schema> schema() const override { return schema_; }
+  arrow::Status ReadNext(std::shared_ptr<arrow::RecordBatch>* batch) override {
+    std::shared_ptr<arrow::RecordBatch> raw;
+    ARROW_RETURN_NOT_OK(inner_->ReadNext(&raw));
+    if (!raw) {
+      *batch = nullptr;
+      return arrow::Status::OK();
+    }
+    std::vector<std::shared_ptr<arrow::ArrayData>> columns;
+    for (int c = 0; c < raw->num_columns(); ++c) {
+      columns.push_back(Retype(raw->column_data(c), schema_->field(c)->type()));
+    }
+    *batch = arrow::RecordBatch::Make(schema_, raw->num_rows(), std::move(columns));
+    return arrow::Status::OK();
+  }
+
+ private:
+  std::unique_ptr<arrow::RecordBatchReader> inner_;
+  std::shared_ptr<arrow::Schema> schema_;
+};
+
+}  // namespace
+
+Status ParquetFile::ApplyNameMapping(bool require_ids) {
+  require_ids_ = require_ids;
+  const auto& fields = reader_->manifest().schema_fields;
+  for (const auto& f : fields) {
+    if (FieldIdOf(*f.field) >= 0) return Status::OK();  // ids win over any mapping
+  }
+  if (fields.empty() || !require_ids) return Status::OK();
+  if (!mapping_) {
+    return Status::NotFound(
+        "data file {} was written without Parquet field ids and the table has no '{}' property to map its column "
+        "names to field ids (Iceberg spec, Column Projection). Set the property: pyiceberg's add_files sets it; "
+        "or write the JSON mapping of the table's schema into it (e.g. Iceberg Java "
+        "NameMappingParser.toJson(MappingUtil.create(table.schema())))",
+        location_, iceberg::kNameMappingProperty);
+  }
+  mapped_ = true;
+  for (const auto& f : fields) mapped_top_.push_back(MapField(&f, f.field, &mapping_->fields(), "", &mapped_ids_));
+  return Status::OK();
+}
+
+int32_t ParquetFile::IdOf(const parquet::arrow::SchemaField& f) const {
+  if (!mapped_) return FieldIdOf(*f.field);
+  auto it = mapped_ids_.find(&f);
+  return it == mapped_ids_.end() ? -1 : it->second;
+}
+
+const parquet::arrow::SchemaField* ParquetFile::FindChild(const std::vector<parquet::arrow::SchemaField>& fields,
+                                                          int32_t id, const std::string& name, int* index) const {
   for (size_t i = 0; i < fields.size(); ++i) {
-    if (id >= 0 && FieldIdOf(*fields[i].field) == id) {
+    if (id >= 0 && IdOf(fields[i]) == id) {
       if (index) *index = static_cast<int>(i);
       return &fields[i];
     }
   }
+  if (mapped_) return nullptr;  // a name mapping decides: unmapped columns are absent
   for (size_t i = 0; i < fields.size(); ++i) {
     if (FieldIdOf(*fields[i].field) < 0 && fields[i].field->name() == name) {
       if (index) *index = static_cast<int>(i);
@@ -143,7 +301,6 @@ const parquet::arrow::SchemaField* FindChild(const std::vector<parquet::arrow::S
   }
   return nullptr;
 }
-}  // namespace
 
 int ParquetFile::TopLevelField(int32_t field_id, const std::string& name) const {
   int idx = -1;
@@ -193,6 +350,7 @@ Result<std::unique_ptr<arrow::RecordBatchReader>> ParquetFile::Read(const std::v
     for (int i : top_level) collect(fields[i]);
     reader_->set_batch_size(batch_size);
     ARROW_ASSIGN_OR_RAISE_CTX(auto rb, reader_->GetRecordBatchReader(row_groups, leaves), ctx);
+    if (mapped_) return std::unique_ptr<arrow::RecordBatchReader>(new MappedBatchReader(std::move(rb), mapped_top_));
     return std::unique_ptr<arrow::RecordBatchReader>(std::move(rb));
   });
 }

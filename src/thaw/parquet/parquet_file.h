@@ -6,14 +6,17 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
 #include <arrow/record_batch.h>
 #include <arrow/type_fwd.h>
 #include <parquet/arrow/reader.h>
+#include <parquet/arrow/schema.h>
 
 #include "thaw/common/status.h"
+#include "thaw/iceberg/schema.h"
 #include "thaw/storage/file_io.h"
 
 namespace thaw::pq {
@@ -24,6 +27,14 @@ int32_t FieldIdOf(const arrow::Field& f);
 class ParquetFile {
  public:
   static Result<std::unique_ptr<ParquetFile>> Open(storage::FileIO& io, const std::string& location);
+  // A table's data file. Files written without field ids (added with
+  // pyiceberg's add_files, say) have their columns given ids through the
+  // table's name mapping (`schema.name-mapping.default`), as the spec says:
+  // columns it does not map are absent, and batches read carry the mapped
+  // ids in their field metadata. Without ids and without a mapping the file
+  // cannot be read by id: an error names the file and the fix.
+  static Result<std::unique_ptr<ParquetFile>> OpenDataFile(storage::FileIO& io, const std::string& location,
+                                                           std::shared_ptr<const iceberg::NameMapping> mapping);
 
   // Another reader of the same file sharing the parsed footer, for reading
   // different row groups on another thread (a FileReader is not thread-safe).
@@ -41,8 +52,11 @@ class ParquetFile {
   int64_t row_group_first_row(int rg) const { return first_rows_[rg]; }
   int64_t num_rows() const;
 
+  // True when the file has no field ids and the name mapping supplied them.
+  bool name_mapped() const { return mapped_; }
+
   // Index into manifest().schema_fields of the top-level field with this
-  // field id (or, when the file has no ids, this name); -1 if absent.
+  // field id (or, when the file has no ids and no mapping, this name); -1 if absent.
   int TopLevelField(int32_t field_id, const std::string& name) const;
   // Leaf column index of a primitive field reached by a path of field ids
   // (names as fallback) from the top level; -1 if absent.
@@ -59,9 +73,23 @@ class ParquetFile {
   std::string location_;
   static Result<std::unique_ptr<ParquetFile>> OpenWith(storage::FileIO& io, const std::string& location,
                                                        std::shared_ptr<parquet::FileMetaData> metadata,
-                                                       bool streaming = false);
+                                                       bool streaming,
+                                                       std::shared_ptr<const iceberg::NameMapping> mapping,
+                                                       bool require_ids);
+  Status ApplyNameMapping(bool require_ids);
+  int32_t IdOf(const parquet::arrow::SchemaField& f) const;
+  const parquet::arrow::SchemaField* FindChild(const std::vector<parquet::arrow::SchemaField>& fields, int32_t id,
+                                               const std::string& name, int* index) const;
+
   std::unique_ptr<parquet::arrow::FileReader> reader_;
   std::vector<int64_t> first_rows_;
+  // Name mapping state (files without field ids): ids of the schema's
+  // fields, and the top-level Arrow fields with ids in their metadata.
+  std::shared_ptr<const iceberg::NameMapping> mapping_;
+  bool require_ids_ = false;
+  bool mapped_ = false;
+  std::unordered_map<const parquet::arrow::SchemaField*, int32_t> mapped_ids_;
+  std::vector<std::shared_ptr<arrow::Field>> mapped_top_;
 };
 
 }  // namespace thaw::pq

@@ -137,6 +137,7 @@ Result<std::shared_ptr<RecordFilter>> RecordFilter::Make(std::string_view where,
     if (b.offset_lo) options->from_offset = std::max(options->from_offset.value_or(*b.offset_lo), *b.offset_lo);
     if (b.offset_hi) options->to_offset = std::min(options->to_offset.value_or(*b.offset_hi + 1), *b.offset_hi + 1);
   }
+  if (b.key_prefix && layout.key) options->key_prefix = *b.key_prefix;
   if (b.time_lo_ms) options->from_time_ms = std::max(options->from_time_ms.value_or(*b.time_lo_ms), *b.time_lo_ms);
   if (b.time_hi_ms) options->to_time_ms = std::min(options->to_time_ms.value_or(*b.time_hi_ms + 1), *b.time_hi_ms + 1);
   return f;

@@ -63,7 +63,7 @@ struct TaskState {
   int32_t part_lo = std::numeric_limits<int32_t>::min(), part_hi = std::numeric_limits<int32_t>::max();
   bool deletes_loaded = false;
   std::vector<int64_t> deleted_positions;  // sorted
-  std::optional<iceberg::DeletionVector> dv;
+  std::shared_ptr<const iceberg::DeletionVector> dv;
   std::vector<std::shared_ptr<EqualityDeletes>> eq;
   // Duplicate priority (higher wins): order by data sequence number, file
   // sequence number, path.
@@ -112,6 +112,10 @@ struct RecordReader::Impl {
   // position delete file path -> (data file path -> sorted positions)
   std::map<std::string, std::shared_ptr<std::map<std::string, std::vector<int64_t>>>> pos_cache;
   std::map<std::string, std::shared_ptr<EqualityDeletes>> eq_cache;
+  // Deletion vectors, read by byte range and kept per (Puffin file, offset).
+  std::unique_ptr<iceberg::DeletionVectorCache> dv_cache;
+  // The table's name mapping, for data files written without field ids.
+  std::shared_ptr<const iceberg::NameMapping> name_mapping;
   // Spill directory (made on first use; removed after the clusters below
   // that read from it are gone) and merge statistics, shared with workers.
   std::mutex merge_mu;
@@ -189,6 +193,9 @@ RecordReader::MergeStats RecordReader::merge_stats() const {
   std::lock_guard<std::mutex> lock(impl_->merge_mu);
   return impl_->merge_stats;
 }
+iceberg::DeletionVectorCache::Stats RecordReader::deletion_vector_stats() const {
+  return impl_->dv_cache->stats();
+}
 int64_t RecordReader::planned_records() const {
   int64_t n = 0;
   for (const auto& t : impl_->tasks) n += t.task.file->record_count;
@@ -227,7 +234,14 @@ Result<std::unique_ptr<RecordReader>> RecordReader::Make(std::shared_ptr<const s
   auto impl = std::make_unique<Impl>();
   impl->table = std::move(table);
   impl->opt = std::move(options);
+  impl->dv_cache = std::make_unique<iceberg::DeletionVectorCache>(impl->table->io);
   const auto& md = impl->table->metadata;
+  if (auto text = md.Property(iceberg::kNameMappingProperty); !text.empty()) {
+    auto mapping = iceberg::NameMapping::Parse(
+        text, fmt::format("in property '{}' of table {}", iceberg::kNameMappingProperty, impl->table->name));
+    if (!mapping.ok()) return mapping.status();
+    impl->name_mapping = std::make_shared<const iceberg::NameMapping>(std::move(*mapping));
+  }
   ASSIGN_OR_RAISE(impl->snapshot, iceberg::SelectSnapshot(md, impl->opt.snapshot));
   // A snapshot is read with the schema it was written with (rows as JSON follow it).
   const auto& schema = impl->snapshot ? md.SchemaFor(*impl->snapshot) : md.current_schema();
@@ -257,6 +271,9 @@ Status RecordReader::Impl::Plan() {
     if (opt.from_time_ms) r.lo = *opt.from_time_ms * TimestampUnitsPerMs();
     if (opt.to_time_ms) r.hi = *opt.to_time_ms * TimestampUnitsPerMs() - 1;
     filter.Intersect(layout.timestamp->field_id(), r);
+  }
+  if (layout.key && opt.key_prefix && !opt.key_prefix->empty()) {
+    filter.prefixes[layout.key->field_id()] = *opt.key_prefix;
   }
   ASSIGN_OR_RAISE(auto scan, iceberg::TableScan::Make(table->io, &md, snapshot, std::move(filter)));
   std::vector<int32_t> keep;
@@ -306,7 +323,7 @@ Status RecordReader::Impl::Plan() {
       }
       if (!known) {
         // No metrics: read the partition column once to learn the range.
-        ASSIGN_OR_RAISE(auto pf, pq::ParquetFile::Open(*table->io, f.path));
+        ASSIGN_OR_RAISE(auto pf, pq::ParquetFile::OpenDataFile(*table->io, f.path, name_mapping));
         int top = pf->TopLevelField(layout.partition->top_level_id(), layout.partition->names[0]);
         int32_t mn = std::numeric_limits<int32_t>::max(), mx = std::numeric_limits<int32_t>::min();
         if (top >= 0) {
@@ -450,9 +467,8 @@ Status RecordReader::Impl::LoadDeletes(TaskState& t) {
         return Status::Corrupt("deletion vector for {} in {} lacks content_offset/content_size_in_bytes",
                                t.task.file->path, d->path);
       }
-      ASSIGN_OR_RAISE(auto bytes, table->io->ReadAll(d->path));
-      ASSIGN_OR_RAISE(auto dv, iceberg::ReadDeletionVector(bytes, *d->content_offset, *d->content_size, d->path));
-      t.dv = std::move(dv);
+      ASSIGN_OR_RAISE(t.dv, dv_cache->Get(d->path, *d->content_offset, *d->content_size, t.task.file->path,
+                                          d->record_count));
     } else if (d->content == FileContent::kPositionDeletes) {
       ASSIGN_OR_RAISE(auto m, LoadPositionDeletes(*d));
       if (auto it = m->find(t.task.file->path); it != m->end()) {
@@ -1016,7 +1032,7 @@ Status RecordReader::Impl::PlanMoreClusters() {
     for (size_t k = next_task; k < end; ++k) {
       TaskState& t = tasks[part_tasks[k]];
       RETURN_NOT_OK(LoadDeletes(t));
-      ASSIGN_OR_RAISE(auto pf, pq::ParquetFile::Open(*table->io, t.task.file->path));
+      ASSIGN_OR_RAISE(auto pf, pq::ParquetFile::OpenDataFile(*table->io, t.task.file->path, name_mapping));
       const int off_leaf = leaf_of(*pf, layout.offset), part_leaf = leaf_of(*pf, layout.partition);
       const int ts_leaf = (opt.from_time_ms || opt.to_time_ms) ? leaf_of(*pf, layout.timestamp) : -1;
       for (int rg = 0; rg < pf->num_row_groups(); ++rg) {

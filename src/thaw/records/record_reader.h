@@ -31,6 +31,7 @@
 #include <vector>
 
 #include "thaw/common/status.h"
+#include "thaw/iceberg/deletion_vector.h"
 #include "thaw/iceberg/table_scan.h"
 #include "thaw/records/layout.h"
 #include "thaw/records/record.h"
@@ -52,6 +53,10 @@ struct ReadOptions {
   std::optional<std::set<int64_t>> only_added_in;
   std::optional<int64_t> from_time_ms;           // record timestamp >= (inclusive)
   std::optional<int64_t> to_time_ms;             // record timestamp < (exclusive)
+  // Every record wanted has a key starting with this (from --where): data
+  // files whose key column bounds rule it out are not planned. Not a
+  // filter: records are still checked by the caller.
+  std::optional<std::string> key_prefix;
   LayoutOptions layout;
   int64_t batch_size = 4096;
   // Clusters (groups of row groups) decoded ahead of the consumer, each on
@@ -96,6 +101,9 @@ class RecordReader {
     int64_t spilled_bytes = 0;
   };
   MergeStats merge_stats() const;
+  // Deletion vectors read so far: blobs and bytes fetched from Puffin files
+  // (each blob by its byte range, once), and cache hits.
+  iceberg::DeletionVectorCache::Stats deletion_vector_stats() const;
 
   // Fills `out` with the next records in (partition, offset) order; returns
   // false when the read is complete.

@@ -292,6 +292,36 @@ TEST(WhereEval, StartsWith) {
   EXPECT_FALSE(Matches("name not starts with '5'", row));
 }
 
+// `like` as pyiceberg's row filters read it: 'p%' is starts-with, no '%' is
+// equality, '\%' a literal percent, '_' matches only itself.
+TEST(WhereEval, LikeIsStartsWithOrEquality) {
+  EXPECT_TRUE(Matches("key like 'abc%'"));
+  EXPECT_TRUE(Matches("KEY LIKE 'abcdef%'"));
+  EXPECT_TRUE(Matches("key like '%'"));
+  EXPECT_FALSE(Matches("key like 'abd%'"));
+  EXPECT_FALSE(Matches("key not like 'abc%'"));
+  EXPECT_TRUE(Matches("key not like 'abd%'"));
+  EXPECT_TRUE(Matches("key like 'abcdef'"));
+  EXPECT_FALSE(Matches("key like 'abc'"));
+  EXPECT_TRUE(Matches("key not like 'abc'"));
+  EXPECT_FALSE(Matches("key like 'a_c%'"));
+  EXPECT_TRUE(Matches("name like 'b%' and header('trace') like 't%'"));
+  TestRow row;
+  row.Set("key", Value::Bytes("50%off"));
+  EXPECT_TRUE(Matches("key like '50\\%%'", row));
+  EXPECT_TRUE(Matches("key like '50\\%off'", row));
+  EXPECT_FALSE(Matches("key like '50\\%x%'", row));
+  EXPECT_EQ(Canonical("key like 'ab%'"), "key STARTS WITH 'ab'");
+  EXPECT_EQ(Canonical("key not like 'ab%'"), "key NOT STARTS WITH 'ab'");
+  EXPECT_EQ(Canonical("key like 'ab'"), "key = 'ab'");
+  EXPECT_EQ(Canonical("key not like 'ab'"), "key != 'ab'");
+  EXPECT_EQ(BoundsOf("key like 'abc%'").key_prefix, "abc");
+  EXPECT_EQ(BoundsOf("key like 'abc'").key_prefix, "abc");
+  EXPECT_FALSE(BoundsOf("key not like 'abc%'").key_prefix);
+  // A column named like must be quoted, as other keywords.
+  EXPECT_EQ(ParseError("like = 1").substr(0, 40), "--where: unexpected 'like' at column 1: ");
+}
+
 TEST(WhereEval, Between) {
   EXPECT_TRUE(Matches("offset between 10 and 20"));
   EXPECT_TRUE(Matches("offset between 15 and 15"));
@@ -584,12 +614,20 @@ TEST(WhereErrors, ParseErrorsNameTheColumn) {
   EXPECT_EQ(ParseError("offset is nul"),
             "--where: unexpected 'nul' at column 11: expected 'null' or 'not null' after 'is' (in "
             "\"offset is nul\")");
-  EXPECT_EQ(ParseError("offset not like 'a'"),
-            "--where: unexpected 'like' at column 12: expected 'in', 'between' or 'starts with' "
-            "after 'not' (in \"offset not like 'a'\")");
+  EXPECT_EQ(ParseError("offset not equals 'a'"),
+            "--where: unexpected 'equals' at column 12: expected 'in', 'between', 'starts with' or 'like' "
+            "after 'not' (in \"offset not equals 'a'\")");
   EXPECT_EQ(ParseError("offset"),
             "--where: unexpected end of input at column 7: expected a comparison (=, !=, <, <=, >, "
-            ">=), 'in', 'is', 'starts with' or 'between' after 'offset' (in \"offset\")");
+            ">=), 'in', 'is', 'starts with', 'like' or 'between' after 'offset' (in \"offset\")");
+  EXPECT_EQ(ParseError(""),
+            "--where: the expression is empty; e.g. --where 'partition = 0 and offset >= 100'");
+  EXPECT_EQ(ParseError("key like 'a%b'"),
+            "--where: unsupported '%' in the 'like' pattern (only a trailing '%' is a wildcard, as in "
+            "pyiceberg's row filters; write '\\%' for a literal percent) at column 10 (in \"key like 'a%b'\")");
+  EXPECT_EQ(ParseError("key like 5"),
+            "--where: unexpected '5' at column 10: expected a 'single-quoted' pattern after 'like' (in \"key "
+            "like 5\")");
   EXPECT_EQ(ParseError("offset # 5"),
             "--where: unexpected character '#' at column 8 (in \"offset # 5\")");
   EXPECT_EQ(ParseError("offset ! 5"),

@@ -647,6 +647,98 @@ TEST(PuffinTest, WriterOutputParses) {
   EXPECT_EQ(read->ToVector(), dv.ToVector());
 }
 
+// Counts the bytes a real LocalFileIO reads, to show what a reader fetches.
+class CountingFileIO : public storage::FileIO {
+ public:
+  class File : public storage::RandomAccessFile {
+   public:
+    File(std::unique_ptr<storage::RandomAccessFile> f, int64_t* bytes) : f_(std::move(f)), bytes_(bytes) {}
+    int64_t size() const override { return f_->size(); }
+    Status ReadAt(int64_t offset, int64_t length, void* out) override {
+      *bytes_ += length;
+      return f_->ReadAt(offset, length, out);
+    }
+    const std::string& location() const override { return f_->location(); }
+
+   private:
+    std::unique_ptr<storage::RandomAccessFile> f_;
+    int64_t* bytes_;
+  };
+  Result<std::unique_ptr<storage::RandomAccessFile>> Open(const std::string& location) override {
+    ++opens;
+    ASSIGN_OR_RAISE(auto f, local_.Open(location));
+    return std::unique_ptr<storage::RandomAccessFile>(new File(std::move(f), &bytes_read));
+  }
+  Result<bool> Exists(const std::string& location) override { return local_.Exists(location); }
+  int64_t bytes_read = 0;
+  int64_t opens = 0;
+
+ private:
+  storage::LocalFileIO local_;
+};
+
+// One Puffin file holding the DVs of several data files (as Iceberg Java
+// writes them): each DV is fetched by its byte range, once.
+TEST(DeletionVectorCacheTest, ReadsEachBlobByItsRangeOnce) {
+  std::vector<DeletionVector> dvs;
+  for (int k = 0; k < 3; ++k) {
+    std::vector<int64_t> positions;
+    for (int64_t p = k; p < 20000; p += 3 + k) positions.push_back(p);
+    dvs.push_back(DeletionVector::FromPositions(positions));
+  }
+  PuffinWriter writer;
+  std::vector<PuffinBlobMetadata> metas;
+  for (size_t k = 0; k < dvs.size(); ++k) {
+    metas.push_back(writer.AddBlob(std::string(kDeletionVectorBlobType), {}, -1, -1, dvs[k].Serialize(),
+                                   {{"referenced-data-file", "data-" + std::to_string(k) + ".parquet"}}));
+  }
+  const std::string bytes = writer.Finish();
+  const std::filesystem::path path =
+      std::filesystem::temp_directory_path() / ("thaw_dv_cache_" + std::to_string(getpid()) + ".puffin");
+  { std::ofstream(path, std::ios::binary) << bytes; }
+
+  auto io = std::make_shared<CountingFileIO>();
+  DeletionVectorCache cache(io);
+  int64_t blob_bytes = 0;
+  for (int round = 0; round < 2; ++round) {
+    for (size_t k = 0; k < dvs.size(); ++k) {
+      auto dv = cache.Get(path.string(), metas[k].offset, metas[k].length, "data.parquet");
+      ASSERT_TRUE(dv.ok()) << dv.status().ToString();
+      EXPECT_EQ((*dv)->ToVector(), dvs[k].ToVector());
+      if (round == 0) blob_bytes += metas[k].length;
+    }
+  }
+  EXPECT_EQ(io->bytes_read, blob_bytes);
+  EXPECT_LT(io->bytes_read, static_cast<int64_t>(bytes.size()));
+  EXPECT_EQ(io->opens, 3);
+  const auto stats = cache.stats();
+  EXPECT_EQ(stats.blobs_read, 3);
+  EXPECT_EQ(stats.bytes_read, blob_bytes);
+  EXPECT_EQ(stats.hits, 3);
+
+  // A range outside the file names the file, the data file and the range.
+  auto bad = cache.Get(path.string(), static_cast<int64_t>(bytes.size()) - 2, 100, "data-9.parquet");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_TRUE(HasSubstr(bad.status().message(), path.string()));
+  EXPECT_TRUE(HasSubstr(bad.status().message(), "data-9.parquet"));
+  EXPECT_TRUE(HasSubstr(bad.status().message(), "content_offset"));
+  // The manifest's record_count is the DV's cardinality; a mismatch is an error.
+  auto dv1 = DeletionVector::FromPositions({1, 2});
+  PuffinWriter w2;
+  const auto m2 = w2.AddBlob(std::string(kDeletionVectorBlobType), {}, -1, -1, dv1.Serialize());
+  const std::filesystem::path path2 = path.string() + ".2";
+  { std::ofstream(path2, std::ios::binary) << w2.Finish(); }
+  EXPECT_TRUE(cache.Get(path2.string(), m2.offset, m2.length, "d.parquet", 2).ok());
+  auto wrong = DeletionVectorCache(io).Get(path2.string(), m2.offset, m2.length, "d.parquet", 3);
+  ASSERT_FALSE(wrong.ok());
+  EXPECT_TRUE(HasSubstr(wrong.status().message(), "holds 2 positions but the manifest's record_count says 3"));
+  std::filesystem::remove(path2);
+  // A range inside the file that is not a DV fails the DV's own checks.
+  auto garbage = cache.Get(path.string(), metas[0].offset + 1, metas[0].length - 1, "data-0.parquet");
+  EXPECT_FALSE(garbage.ok());
+  std::filesystem::remove(path);
+}
+
 TEST(PuffinErrorTest, FramingErrors) {
   const std::string good = BuildPuffin({{"deletion-vector-v1", "abcd", ""}});
   auto message = [](std::string_view bytes) {

@@ -163,5 +163,130 @@ TEST(DeleteFileIndex, AttachesTheNewestDeletionVector) {
   }
 }
 
+// The spec's matching rules, through the index: partition (spec id and
+// tuple), global equality deletes, sequence numbers, referenced files and
+// file_path bounds, and a DV replacing position delete files.
+class DeleteFileIndexRules : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    PartitionSpec unpartitioned;
+    unpartitioned.spec_id = 0;
+    PartitionSpec by_partition;
+    by_partition.spec_id = 1;
+    PartitionField f;
+    f.source_ids = {1};
+    f.field_id = 1000;
+    f.name = "kafka_partition";
+    by_partition.fields.push_back(f);
+    PartitionSpec by_partition_again = by_partition;  // same tuple shape, another spec id
+    by_partition_again.spec_id = 2;
+    md_.specs = {unpartitioned, by_partition, by_partition_again};
+    data_.path = "s3://b/t/data/p=0/a.parquet";
+    data_.spec_id = 1;
+    data_.partition = {Int(0)};
+  }
+  static Datum Int(int64_t v) {
+    Datum d;
+    d.kind = Datum::kInt;
+    d.i = v;
+    return d;
+  }
+  ManifestEntry Delete(std::string name, FileContent content, int64_t seq, int32_t spec_id,
+                       std::vector<Datum> partition) {
+    ManifestEntry e;
+    e.sequence_number = seq;
+    e.file.content = content;
+    e.file.format = "parquet";
+    e.file.path = std::move(name);
+    e.file.spec_id = spec_id;
+    e.file.partition = std::move(partition);
+    if (content == FileContent::kEqualityDeletes) e.file.equality_ids = {2};
+    return e;
+  }
+  std::set<std::string> Matches(const DeleteFileIndex& index, int64_t data_seq, int64_t* candidates = nullptr) {
+    std::set<std::string> out;
+    for (const auto& d : index.ForDataFile(data_, data_seq, md_, candidates)) {
+      out.insert(d->path + (d->content_offset ? "#" + std::to_string(*d->content_offset) : ""));
+    }
+    return out;
+  }
+  TableMetadata md_;
+  DataFile data_;
+};
+
+TEST_F(DeleteFileIndexRules, FollowsTheSpec) {
+  constexpr int32_t kFilePath = 2147483546;
+  DeleteFileIndex index;
+  const auto P = FileContent::kPositionDeletes;
+  const auto E = FileContent::kEqualityDeletes;
+  index.Add(Delete("pos-same-seq", P, 5, 1, {Int(0)}), md_);         // seq == data seq: applies
+  index.Add(Delete("pos-older", P, 4, 1, {Int(0)}), md_);            // written before the data
+  index.Add(Delete("pos-other-partition", P, 9, 1, {Int(1)}), md_);
+  index.Add(Delete("pos-other-spec", P, 9, 2, {Int(0)}), md_);       // same tuple, other spec
+  index.Add(Delete("pos-unpartitioned", P, 9, 0, {}), md_);          // position deletes are never global
+  auto ref = Delete("pos-ref-other", P, 9, 1, {Int(0)});
+  ref.file.referenced_data_file = "s3://b/t/data/p=0/b.parquet";
+  index.Add(ref, md_);
+  ref = Delete("pos-ref-this", P, 9, 1, {Int(0)});
+  ref.file.referenced_data_file = data_.path;
+  index.Add(ref, md_);
+  auto bounds = Delete("pos-bounds-single-other", P, 9, 1, {Int(0)});
+  bounds.file.lower_bounds[kFilePath] = bounds.file.upper_bounds[kFilePath] = "s3://b/t/data/p=0/c.parquet";
+  index.Add(bounds, md_);
+  bounds = Delete("pos-bounds-single-this", P, 9, 1, {Int(0)});
+  bounds.file.lower_bounds[kFilePath] = bounds.file.upper_bounds[kFilePath] = data_.path;
+  index.Add(bounds, md_);
+  bounds = Delete("pos-bounds-around", P, 9, 1, {Int(0)});
+  bounds.file.lower_bounds[kFilePath] = "s3://b/t/data/p=0/0";
+  bounds.file.upper_bounds[kFilePath] = "s3://b/t/data/p=0/z";
+  index.Add(bounds, md_);
+  bounds = Delete("pos-bounds-past", P, 9, 1, {Int(0)});
+  bounds.file.lower_bounds[kFilePath] = "s3://b/t/data/p=0/b";
+  bounds.file.upper_bounds[kFilePath] = "s3://b/t/data/p=0/z";
+  index.Add(bounds, md_);
+  index.Add(Delete("eq-same-seq", E, 5, 1, {Int(0)}), md_);          // must be strictly newer
+  index.Add(Delete("eq-newer", E, 6, 1, {Int(0)}), md_);
+  index.Add(Delete("eq-other-partition", E, 6, 1, {Int(1)}), md_);
+  index.Add(Delete("eq-other-spec", E, 6, 2, {Int(0)}), md_);
+  index.Add(Delete("eq-global", E, 6, 0, {}), md_);                  // unpartitioned spec: all files
+  index.Add(Delete("eq-global-older", E, 5, 0, {}), md_);
+  EXPECT_EQ(index.size(), 17u);
+
+  const std::set<std::string> want = {"pos-same-seq", "pos-ref-this", "pos-bounds-single-this", "pos-bounds-around",
+                                      "eq-newer", "eq-global"};
+  EXPECT_EQ(Matches(index, 5), want);
+
+  // A deletion vector for the file replaces its position delete files, not
+  // its equality deletes; one for another file or written earlier does not.
+  auto dv = [&](std::string path, int64_t seq, int64_t offset) {
+    auto e = Delete("dv.puffin", P, seq, 1, {Int(0)});
+    e.file.format = "puffin";
+    e.file.referenced_data_file = std::move(path);
+    e.file.content_offset = offset;
+    return e;
+  };
+  index.Add(dv("s3://b/t/data/p=0/b.parquet", 9, 4), md_);
+  index.Add(dv(data_.path, 4, 40), md_);
+  EXPECT_EQ(Matches(index, 5), want);
+  index.Add(dv(data_.path, 7, 400), md_);
+  EXPECT_EQ(Matches(index, 5), (std::set<std::string>{"dv.puffin#400", "eq-newer", "eq-global"}));
+}
+
+// Matching one data file looks only at the delete files of its partition and
+// path (and global ones), not at every delete file of the table.
+TEST_F(DeleteFileIndexRules, MatchingLooksOnlyAtCandidates) {
+  DeleteFileIndex index;
+  for (int p = 0; p < 500; ++p) {
+    index.Add(Delete("eq-" + std::to_string(p), FileContent::kEqualityDeletes, 9, 1, {Int(p)}), md_);
+    index.Add(Delete("pos-" + std::to_string(p), FileContent::kPositionDeletes, 9, 1, {Int(p)}), md_);
+    auto ref = Delete("ref-" + std::to_string(p), FileContent::kPositionDeletes, 9, 1, {Int(0)});
+    ref.file.referenced_data_file = "s3://b/t/data/p=0/other-" + std::to_string(p) + ".parquet";
+    index.Add(ref, md_);
+  }
+  int64_t candidates = 0;
+  EXPECT_EQ(Matches(index, 5, &candidates), (std::set<std::string>{"eq-0", "pos-0"}));
+  EXPECT_EQ(candidates, 2);
+}
+
 }  // namespace
 }  // namespace thaw::iceberg
