@@ -1,6 +1,8 @@
 // `thaw inspect`: what a table holds, as Kafka sees it. Summary mode reads
 // every record through the record reader (the same path replay and serve
-// use), so what it reports is what a replay would produce.
+// use), so what it reports is what a replay would produce; without --where
+// it projects only the partition, offset and timestamp columns
+// (ReadOptions::metadata_only), never keys, values or headers.
 #include "thaw/cli/inspect.h"
 
 #include <cstdio>
@@ -145,6 +147,14 @@ Status RunInspect(const InspectArgs& a) {
   if (!a.where.empty()) {
     ASSIGN_OR_RAISE(filter, records::RecordFilter::Make(a.where, table->metadata, &opt));
   }
+  // Records print all of partition p before p + 1; the summary takes them in
+  // any partition order (each row group decoded once) and, unless --where
+  // needs the records' contents, reads no keys, values or headers.
+  if (a.records) {
+    opt.order = records::ReadOrder::kPartitionMajor;
+  } else {
+    opt.metadata_only = !filter;
+  }
   ASSIGN_OR_RAISE(auto reader, records::RecordReader::Make(table, opt));
   const auto& md = table->metadata;
   const std::string topic = md.Property("thaw.source.topic", table->name);
@@ -196,6 +206,24 @@ Status RunInspect(const InspectArgs& a) {
       ++total;
     }
   }
+  auto dups = reader->duplicate_stats();
+  auto decoded = reader->decode_stats();
+  if (dups.duplicates > 0 && opt.metadata_only) {
+    // Whether duplicates differ depends on keys, values and headers: read
+    // those once more (only tables with duplicate offsets pay for it).
+    records::ReadOptions full = opt;
+    full.metadata_only = false;
+    ASSIGN_OR_RAISE(auto again, records::RecordReader::Make(table, full));
+    while (true) {
+      ASSIGN_OR_RAISE(bool more, again->Next(&batch));
+      if (!more) break;
+    }
+    dups = again->duplicate_stats();
+    const auto d = again->decode_stats();
+    decoded.row_groups += d.row_groups;
+    decoded.rows += d.rows;
+    decoded.bytes += d.bytes;
+  }
   const auto* snap = reader->snapshot();
   const auto& layout = reader->layout();
   const auto& scan = reader->scan_stats();
@@ -212,7 +240,6 @@ Status RunInspect(const InspectArgs& a) {
     j["data_files"] = reader->planned_files();
     j["delete_files"] = scan.delete_files;
     j["records"] = total;
-    const auto dups = reader->duplicate_stats();
     j["duplicates"] = dups.duplicates;
     j["duplicates_differing"] = dups.differing;
     json parts = json::array();
@@ -231,6 +258,7 @@ Status RunInspect(const InspectArgs& a) {
       parts.push_back(pj);
     }
     j["partitions"] = parts;
+    j["read"] = {{"row_groups", decoded.row_groups}, {"rows", decoded.rows}, {"bytes_decoded", decoded.bytes}};
     std::string out = j.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
     std::fwrite(out.data(), 1, out.size(), stdout);
     return Status::OK();
@@ -258,7 +286,6 @@ Status RunInspect(const InspectArgs& a) {
     out += "snapshot   none (the table is empty)\n";
   }
   out += fmt::format("files      {} data, {} delete; {} records\n", reader->planned_files(), scan.delete_files, total);
-  const auto dups = reader->duplicate_stats();
   if (dups.duplicates > 0) {
     out += fmt::format("duplicates {} duplicate offsets dropped, {} with different contents (kept: the row of "
                        "the highest data sequence number, then the newest file; docs/layouts.md)\n",

@@ -2,11 +2,17 @@
 // Kafka records, shared by inspect, replay and serve.
 //
 //   RecordReader::Make  resolve snapshot + layout, plan files (TableScan)
-//   Next()              per partition (ascending): row groups ordered by
+//   Next()              per partition group (ascending): row groups ordered by
 //                       offset; those whose ranges overlap form a cluster,
 //                       decoded (rows filtered by range and deletes, turned
-//                       into Record views, sorted) on worker threads ahead of
-//                       the consumer, and emitted in order.
+//                       into Record views, sorted by partition and offset) on
+//                       worker threads ahead of the consumer, and emitted in
+//                       order. A partition group is one partition when the
+//                       table is partitioned by the Kafka partition; when
+//                       files hold several partitions (unpartitioned tables)
+//                       it is all the partitions those files hold, and each
+//                       row group is decoded once for all of them
+//                       (ReadOrder::kPerPartition, the default).
 //                       A cluster too big for the memory budget (files that
 //                       overlap in offset range) is merged instead: files
 //                       sorted by offset stream into a k-way merge a batch at
@@ -39,6 +45,20 @@
 
 namespace thaw::records {
 
+// The order of Next()'s records. Either way each partition's records come in
+// offset order.
+enum class ReadOrder {
+  // Partitions that share row groups (files holding several Kafka
+  // partitions) come interleaved a cluster (normally a row group) at a time,
+  // each cluster's records by (partition, offset), and every row group is
+  // decoded once. Tables partitioned by the Kafka partition read partition
+  // by partition, as with kPartitionMajor.
+  kPerPartition,
+  // All of partition p before any of p + 1. Row groups holding several
+  // partitions are then decoded once per partition they hold.
+  kPartitionMajor,
+};
+
 struct ReadOptions {
   iceberg::SnapshotSelector snapshot;
   std::optional<std::set<int32_t>> partitions;  // none = all
@@ -53,6 +73,12 @@ struct ReadOptions {
   std::optional<int64_t> from_time_ms;           // record timestamp >= (inclusive)
   std::optional<int64_t> to_time_ms;             // record timestamp < (exclusive)
   LayoutOptions layout;
+  ReadOrder order = ReadOrder::kPerPartition;
+  // Project only the partition, offset, timestamp and timestamp type
+  // columns (and extra_columns, and equality-delete columns): records then
+  // carry no key, value or headers. For summaries (inspect) that must not
+  // pay for decoding values.
+  bool metadata_only = false;
   int64_t batch_size = 4096;
   // Clusters (groups of row groups) decoded ahead of the consumer, each on
   // its own thread. Memory is about read_ahead + 1 clusters.
@@ -96,6 +122,16 @@ class RecordReader {
     int64_t spilled_bytes = 0;
   };
   MergeStats merge_stats() const;
+  // What was decoded so far: row groups read with the full projection (each
+  // once per cluster that holds it), their rows, and the bytes of the decoded
+  // Arrow batches (for tests and benches: a row group holding 16 partitions
+  // is decoded once, a metadata-only read decodes no values).
+  struct DecodeStats {
+    int64_t row_groups = 0;
+    int64_t rows = 0;
+    int64_t bytes = 0;
+  };
+  DecodeStats decode_stats() const;
 
   // Fills `out` with the next records in (partition, offset) order; returns
   // false when the read is complete.

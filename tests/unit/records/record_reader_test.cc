@@ -1,0 +1,218 @@
+// The record reader on real tables pyiceberg wrote (make_reader_fixture.py):
+// the same records unpartitioned (every row group holds all four Kafka
+// partitions) and partitioned by identity(kafka_partition). Set THAW_PYTHON
+// to a python with pyiceberg.
+#include "thaw/records/record_reader.h"
+
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "thaw/storage/catalog.h"
+
+namespace thaw::records {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Row {
+  int32_t partition;
+  int64_t offset;
+  int64_t timestamp_ms;
+  std::optional<std::string> key, value;
+  std::vector<std::pair<std::string, std::optional<std::string>>> headers;
+  bool operator==(const Row&) const = default;
+};
+
+class ReaderFixture : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    const char* python = std::getenv("THAW_PYTHON");
+    if (python == nullptr || *python == '\0') {
+      skip_ = "THAW_PYTHON is not set";
+      return;
+    }
+    char tmpl[] = "/tmp/thaw_reader_fixture_XXXXXX";
+    ASSERT_NE(mkdtemp(tmpl), nullptr);
+    dir_ = tmpl;
+    const fs::path script = fs::path(THAW_SOURCE_DIR) / "tests/unit/records/make_reader_fixture.py";
+    const std::string cmd =
+        std::string("'") + python + "' '" + script.string() + "' '" + dir_.string() + "'";
+    FILE* pipe = popen(cmd.c_str(), "r");
+    ASSERT_NE(pipe, nullptr);
+    std::string out;
+    char buf[4096];
+    while (size_t n = fread(buf, 1, sizeof buf, pipe)) out.append(buf, n);
+    int rc = pclose(pipe);
+    if (WIFEXITED(rc) && WEXITSTATUS(rc) == 77) {
+      skip_ = "pyiceberg not available";
+      return;
+    }
+    ASSERT_TRUE(WIFEXITED(rc) && WEXITSTATUS(rc) == 0) << cmd << "\n" << out;
+    info_ = nlohmann::json::parse(out, nullptr, false);
+    ASSERT_FALSE(info_.is_discarded()) << out;
+  }
+  static void TearDownTestSuite() {
+    std::error_code ec;
+    if (!dir_.empty()) fs::remove_all(dir_, ec);
+  }
+  void SetUp() override {
+    if (!skip_.empty()) GTEST_SKIP() << skip_;
+    ASSERT_TRUE(info_.is_object());
+  }
+
+  static std::shared_ptr<const storage::Table> Load(const char* which) {
+    auto t = storage::LoadTableFromMetadata(info_[which].get<std::string>());
+    EXPECT_TRUE(t.ok()) << t.status().ToString();
+    return std::make_shared<const storage::Table>(std::move(*t));
+  }
+
+  // Reads everything; `reader` (if given) receives the finished reader.
+  static std::vector<Row> ReadAll(const char* which, ReadOptions opt,
+                                  RecordReader::DecodeStats* stats = nullptr) {
+    opt.batch_size = 7;  // batches that end inside clusters and partitions
+    auto reader = RecordReader::Make(Load(which), opt);
+    EXPECT_TRUE(reader.ok()) << reader.status().ToString();
+    if (!reader.ok()) return {};
+    std::vector<Row> rows;
+    RecordBatch b;
+    while (true) {
+      auto more = (*reader)->Next(&b);
+      EXPECT_TRUE(more.ok()) << more.status().ToString();
+      if (!more.ok() || !*more) break;
+      for (const auto& r : b.records) {
+        Row row{r.partition, r.offset, r.timestamp_ms, std::nullopt, std::nullopt, {}};
+        if (r.key) row.key = std::string(*r.key);
+        if (r.value) row.value = std::string(*r.value);
+        for (const auto& h : b.HeadersOf(r)) {
+          row.headers.emplace_back(
+              std::string(h.key),
+              h.value ? std::optional<std::string>(std::string(*h.value)) : std::nullopt);
+        }
+        rows.push_back(std::move(row));
+      }
+    }
+    if (stats) *stats = (*reader)->decode_stats();
+    return rows;
+  }
+
+  static std::map<int32_t, std::vector<Row>> ByPartition(const std::vector<Row>& rows) {
+    std::map<int32_t, std::vector<Row>> out;
+    for (const auto& r : rows) out[r.partition].push_back(r);
+    return out;
+  }
+
+  // Each partition's offsets strictly ascending.
+  static void ExpectOffsetOrderPerPartition(const std::vector<Row>& rows) {
+    std::map<int32_t, int64_t> last;
+    for (const auto& r : rows) {
+      auto [it, fresh] = last.try_emplace(r.partition, r.offset);
+      if (!fresh) {
+        EXPECT_LT(it->second, r.offset) << "partition " << r.partition;
+        it->second = r.offset;
+      }
+    }
+  }
+
+  static inline fs::path dir_;
+  static inline nlohmann::json info_;
+  static inline std::string skip_;
+};
+
+TEST_F(ReaderFixture, DecodesEachRowGroupOnceHoweverManyPartitionsItHolds) {
+  RecordReader::DecodeStats unpart_stats, part_stats;
+  auto unpart = ReadAll("unpart", {}, &unpart_stats);
+  auto part = ReadAll("part", {}, &part_stats);
+  ASSERT_EQ(static_cast<int64_t>(unpart.size()), info_["records"].get<int64_t>());
+  // Every row group of the unpartitioned table holds all four partitions:
+  // read once each, not once per partition.
+  EXPECT_EQ(unpart_stats.row_groups, info_["row_groups"]["unpart"].get<int64_t>());
+  EXPECT_EQ(unpart_stats.rows, info_["records"].get<int64_t>());
+  EXPECT_EQ(part_stats.row_groups, info_["row_groups"]["part"].get<int64_t>());
+  ExpectOffsetOrderPerPartition(unpart);
+  // The same records, partition by partition, as the partitioned table's.
+  EXPECT_EQ(ByPartition(unpart), ByPartition(part));
+  // The partitioned table still reads partition by partition.
+  for (size_t i = 1; i < part.size(); ++i) {
+    ASSERT_TRUE(std::tie(part[i - 1].partition, part[i - 1].offset) <
+                std::tie(part[i].partition, part[i].offset));
+  }
+  // Contents: the rows the fixture wrote.
+  const auto by_partition = ByPartition(unpart);
+  EXPECT_EQ(by_partition.at(1).front().offset, 0);
+  EXPECT_EQ(by_partition.at(1)[5].offset, 8);  // 5, 6, 7 are a gap
+  const Row& r = by_partition.at(2)[17];
+  EXPECT_EQ(r.offset, 17);
+  EXPECT_EQ(r.timestamp_ms, 1'700'000'000'000 + 170 + 2);
+  EXPECT_EQ(r.key, "k2-17");
+  ASSERT_TRUE(r.value.has_value());
+  EXPECT_EQ(r.value->substr(0, 14), "p2o17:p2o17:p2");
+  EXPECT_EQ(r.headers,
+            (std::vector<std::pair<std::string, std::optional<std::string>>>{{"h", "2:17"}}));
+}
+
+TEST_F(ReaderFixture, PartitionMajorOrderReadsAllOfOnePartitionFirst) {
+  ReadOptions opt;
+  opt.order = ReadOrder::kPartitionMajor;
+  RecordReader::DecodeStats stats;
+  auto rows = ReadAll("unpart", opt, &stats);
+  ASSERT_EQ(static_cast<int64_t>(rows.size()), info_["records"].get<int64_t>());
+  for (size_t i = 1; i < rows.size(); ++i) {
+    ASSERT_TRUE(std::tie(rows[i - 1].partition, rows[i - 1].offset) <
+                std::tie(rows[i].partition, rows[i].offset))
+        << i;
+  }
+  // The price of that order: each row group once per partition it holds.
+  EXPECT_EQ(stats.row_groups,
+            info_["row_groups"]["unpart"].get<int64_t>() * info_["partitions"].get<int64_t>());
+  EXPECT_EQ(ByPartition(rows), ByPartition(ReadAll("unpart", {})));
+}
+
+TEST_F(ReaderFixture, RangesAndStartOffsetsApplyPerPartitionInASharedRowGroup) {
+  ReadOptions opt;
+  opt.partitions = std::set<int32_t>{1, 2, 3};
+  opt.start_offsets = {{1, 250}, {3, 120}};
+  opt.to_offset = 260;
+  auto rows = ByPartition(ReadAll("unpart", opt));
+  ASSERT_EQ(rows.size(), 3u);
+  ASSERT_EQ(rows[1].size(), 10u);  // 250..259
+  EXPECT_EQ(rows[1].front().offset, 250);
+  EXPECT_EQ(rows[2].front().offset, 0);
+  EXPECT_EQ(rows[2].size(), 260u);
+  EXPECT_EQ(rows[3].front().offset, 120);
+  EXPECT_EQ(rows[3].size(), 139u);  // 120..259 without 150
+  ReadOptions whole;
+  whole.partitions = opt.partitions;
+  auto all = ByPartition(ReadAll("part", whole));
+  EXPECT_EQ(rows[3], std::vector<Row>(all[3].begin() + 120, all[3].begin() + 259));
+}
+
+TEST_F(ReaderFixture, MetadataOnlyReadsNoKeysValuesOrHeaders) {
+  ReadOptions opt;
+  opt.metadata_only = true;
+  RecordReader::DecodeStats meta, full;
+  auto rows = ReadAll("unpart", opt, &meta);
+  auto all = ReadAll("unpart", {}, &full);
+  ASSERT_EQ(rows.size(), all.size());
+  for (size_t i = 0; i < rows.size(); ++i) {
+    EXPECT_EQ(std::tie(rows[i].partition, rows[i].offset, rows[i].timestamp_ms),
+              std::tie(all[i].partition, all[i].offset, all[i].timestamp_ms));
+    EXPECT_FALSE(rows[i].key || rows[i].value || !rows[i].headers.empty()) << i;
+  }
+  const int64_t value_bytes = info_["value_bytes"].get<int64_t>();
+  EXPECT_GE(full.bytes, value_bytes);
+  // Partition, offset, timestamp, timestamp type: ~24 bytes a row.
+  EXPECT_LT(meta.bytes, value_bytes / 20)
+      << "metadata-only read decoded " << meta.bytes << " bytes";
+}
+
+}  // namespace
+}  // namespace thaw::records
