@@ -22,6 +22,7 @@
 #include "thaw/parquet/parquet_file.h"
 #include "thaw/records/arrow_access.h"
 #include "thaw/records/json_row.h"
+#include "thaw/records/read_plan.h"
 #include "thaw/records/record_merge.h"
 #include "thaw/records/spill.h"
 
@@ -112,6 +113,7 @@ bool SamePosition(const Record& a, const Record& b) { return a.partition == b.pa
 }  // namespace
 
 struct RecordReader::Impl {
+  std::shared_ptr<const ReadPlan> plan;
   std::shared_ptr<const storage::Table> table;
   ReadOptions opt;
   Layout layout;
@@ -161,13 +163,7 @@ struct RecordReader::Impl {
   int64_t plain_counter = 0;  // plain layout only; clusters then decode one at a time
 
   const iceberg::Schema& schema() const { return table->metadata.current_schema(); }
-  // Units of the timestamp column per Kafka millisecond (long columns are ms).
-  int64_t TimestampUnitsPerMs() const {
-    auto id = layout.timestamp->type->id;
-    if (id == TypeId::kTimestamp || id == TypeId::kTimestampTz) return 1000;
-    if (id == TypeId::kTimestampNs || id == TypeId::kTimestampTzNs) return 1'000'000;
-    return 1;
-  }
+  int64_t TimestampUnitsPerMs() const { return plan->timestamp_units_per_ms(); }
   std::string NameOf(int32_t id) const {
     const auto* f = schema().FindById(id);
     return f ? f->name : std::string();
@@ -218,161 +214,49 @@ RecordReader::DecodeStats RecordReader::decode_stats() const {
   std::lock_guard<std::mutex> lock(impl_->merge_mu);
   return impl_->decode_stats;
 }
-int64_t RecordReader::planned_records() const {
-  int64_t n = 0;
-  for (const auto& t : impl_->tasks) n += t.task.file->record_count;
-  return n;
-}
-
-int64_t RecordReader::planned_file_bytes() const {
-  int64_t n = 0;
-  for (const auto& t : impl_->tasks) n += t.task.file->file_size;
-  return n;
-}
-
+const std::shared_ptr<const ReadPlan>& RecordReader::plan() const { return impl_->plan; }
+int64_t RecordReader::planned_records() const { return impl_->plan->planned_records(); }
+int64_t RecordReader::planned_file_bytes() const { return impl_->plan->planned_file_bytes(); }
 std::optional<std::pair<int64_t, int64_t>> RecordReader::planned_timestamp_range_ms() const {
-  const Impl& s = *impl_;
-  if (!s.layout.timestamp || s.tasks.empty()) return std::nullopt;
-  const int32_t id = s.layout.timestamp->field_id();
-  const int64_t units = s.TimestampUnitsPerMs();
-  int64_t lo = kMax, hi = kMin;
-  for (const auto& t : s.tasks) {
-    const DataFile& f = *t.task.file;
-    auto l = f.lower_bounds.find(id), h = f.upper_bounds.find(id);
-    if (l == f.lower_bounds.end() || h == f.upper_bounds.end()) return std::nullopt;
-    auto lv = iceberg::DecodeIntegerBound(l->second), hv = iceberg::DecodeIntegerBound(h->second);
-    if (!lv || !hv) return std::nullopt;
-    // Floor / ceiling to whole milliseconds.
-    int64_t lms = *lv / units - ((*lv % units) < 0 ? 1 : 0);
-    int64_t hms = *hv / units + ((*hv % units) > 0 ? 1 : 0);
-    lo = std::min(lo, lms);
-    hi = std::max(hi, hms);
-  }
-  return std::make_pair(lo, hi);
+  return impl_->plan->planned_timestamp_range_ms();
 }
 
 Result<std::unique_ptr<RecordReader>> RecordReader::Make(std::shared_ptr<const storage::Table> table,
                                                          ReadOptions options) {
+  ASSIGN_OR_RAISE(auto plan, ReadPlan::Make(std::move(table), options));
+  return Make(std::move(plan), std::move(options));
+}
+
+Result<std::unique_ptr<RecordReader>> RecordReader::Make(std::shared_ptr<const ReadPlan> plan, ReadOptions options) {
   auto impl = std::make_unique<Impl>();
-  impl->table = std::move(table);
+  impl->plan = std::move(plan);
+  impl->table = impl->plan->table();
+  impl->layout = impl->plan->layout();
+  impl->snapshot = impl->plan->snapshot();
+  impl->stats = impl->plan->scan_stats();
   impl->opt = std::move(options);
-  const auto& md = impl->table->metadata;
-  ASSIGN_OR_RAISE(impl->snapshot, iceberg::SelectSnapshot(md, impl->opt.snapshot));
-  // A snapshot is read with the schema it was written with (rows as JSON follow it).
-  const auto& schema = impl->snapshot ? md.SchemaFor(*impl->snapshot) : md.current_schema();
-  auto layout = ResolveLayout(md, schema, impl->opt.layout);
-  if (!layout.ok()) return layout.status().WithContext(fmt::format("table {}", impl->table->name));
-  impl->layout = std::move(*layout);
   Status st = impl->Plan();
   if (!st.ok()) return st.WithContext(fmt::format("table {}", impl->table->name));
   return std::unique_ptr<RecordReader>(new RecordReader(std::move(impl)));
 }
 
+// The reader's share of the plan: its files (with the state their delete
+// files load into), its partitions, and the groups of partitions read
+// together.
 Status RecordReader::Impl::Plan() {
-  iceberg::ScanFilter filter;
-  const auto& md = table->metadata;
-  if (layout.offset && (opt.from_offset || opt.to_offset)) {
-    iceberg::IntRange r;
-    if (opt.from_offset) r.lo = *opt.from_offset;
-    if (opt.to_offset) r.hi = *opt.to_offset - 1;
-    filter.Intersect(layout.offset->field_id(), r);
-  }
-  if (layout.partition && opt.partitions && !opt.partitions->empty()) {
-    filter.Intersect(layout.partition->field_id(), {*opt.partitions->begin(), *opt.partitions->rbegin()});
-  }
-  if (layout.timestamp && (opt.from_time_ms || opt.to_time_ms)) {
-    // Column units: long = ms; timestamps µs (ns for *_ns).
-    iceberg::IntRange r;
-    if (opt.from_time_ms) r.lo = *opt.from_time_ms * TimestampUnitsPerMs();
-    if (opt.to_time_ms) r.hi = *opt.to_time_ms * TimestampUnitsPerMs() - 1;
-    filter.Intersect(layout.timestamp->field_id(), r);
-  }
-  ASSIGN_OR_RAISE(auto scan, iceberg::TableScan::Make(table->io, &md, snapshot, std::move(filter)));
-  std::vector<int32_t> keep;
-  if (layout.offset) keep.push_back(layout.offset->field_id());
-  if (layout.partition) keep.push_back(layout.partition->field_id());
-  if (layout.timestamp) keep.push_back(layout.timestamp->field_id());
-  scan.KeepMetricsFor(keep);
-  if (opt.only_added_in) scan.OnlyAddedIn(*opt.only_added_in);
-  ASSIGN_OR_RAISE(auto planned, scan.PlanFiles());
-  stats = scan.stats();
-
-  std::set<int32_t> parts;
-  for (auto& task : planned) {
+  for (const auto& f : plan->files()) {
     TaskState t;
-    t.task = std::move(task);
-    const DataFile& f = *t.task.file;
-    if (f.format != "parquet") {
-      return Status::Unsupported("data file {} is {} (Thaw reads Parquet data files)", f.path, f.format);
-    }
-    if (layout.offset) {
-      int32_t id = layout.offset->field_id();
-      auto lo = f.lower_bounds.find(id), hi = f.upper_bounds.find(id);
-      if (lo != f.lower_bounds.end() && hi != f.upper_bounds.end()) {
-        auto l = iceberg::DecodeIntegerBound(lo->second), h = iceberg::DecodeIntegerBound(hi->second);
-        if (l && h) { t.off_lo = *l; t.off_hi = *h; }
-      }
-    }
-    if (!layout.partition) {
-      t.part_lo = t.part_hi = 0;
-    } else {
-      int32_t id = layout.partition->field_id();
-      bool known = false;
-      // An identity partition on the partition column pins the value.
-      if (const auto* spec = md.SpecById(f.spec_id)) {
-        for (size_t i = 0; i < spec->fields.size() && i < f.partition.size(); ++i) {
-          if (spec->fields[i].source_id() == id && spec->fields[i].transform.kind == iceberg::TransformKind::kIdentity &&
-              f.partition[i].kind == iceberg::Datum::kInt) {
-            t.part_lo = t.part_hi = static_cast<int32_t>(f.partition[i].i);
-            known = true;
-          }
-        }
-      }
-      auto lo = f.lower_bounds.find(id), hi = f.upper_bounds.find(id);
-      if (!known && lo != f.lower_bounds.end() && hi != f.upper_bounds.end()) {
-        auto l = iceberg::DecodeIntegerBound(lo->second), h = iceberg::DecodeIntegerBound(hi->second);
-        if (l && h) { t.part_lo = static_cast<int32_t>(*l); t.part_hi = static_cast<int32_t>(*h); known = true; }
-      }
-      if (!known) {
-        // No metrics: read the partition column once to learn the range.
-        ASSIGN_OR_RAISE(auto pf, pq::ParquetFile::Open(*table->io, f.path));
-        int top = pf->TopLevelField(layout.partition->top_level_id(), layout.partition->names[0]);
-        int32_t mn = std::numeric_limits<int32_t>::max(), mx = std::numeric_limits<int32_t>::min();
-        if (top >= 0) {
-          std::vector<int> rgs(pf->num_row_groups());
-          for (int i = 0; i < pf->num_row_groups(); ++i) rgs[i] = i;
-          ASSIGN_OR_RAISE(auto reader, pf->Read(rgs, {top}, 65536));
-          while (true) {
-            std::shared_ptr<arrow::RecordBatch> b;
-            RETURN_NOT_OK(pq::FromArrow(reader->ReadNext(&b), "Parquet file " + f.path));
-            if (!b) break;
-            auto acc = Resolve(*b, *layout.partition);
-            if (!acc) break;
-            for (int64_t i = 0; i < b->num_rows(); ++i) {
-              if (acc->IsNull(i)) continue;
-              if (auto v = GetInt(*acc->array, i)) {
-                mn = std::min<int32_t>(mn, static_cast<int32_t>(*v));
-                mx = std::max<int32_t>(mx, static_cast<int32_t>(*v));
-              }
-            }
-          }
-        }
-        if (mn > mx) continue;  // no non-null partition values: nothing to read
-        t.part_lo = mn;
-        t.part_hi = mx;
-      }
-    }
-    if (t.part_hi - static_cast<int64_t>(t.part_lo) > 100000) {
-      return Status::Corrupt("data file {} spans partitions {}..{}: the partition column '{}' does not look like "
-                             "Kafka partitions (use --column partition=COLUMN)", f.path, t.part_lo, t.part_hi,
-                             layout.partition->dotted());
-    }
-    for (int64_t p = t.part_lo; p <= t.part_hi; ++p) {
-      if (!opt.partitions || opt.partitions->count(static_cast<int32_t>(p))) parts.insert(static_cast<int32_t>(p));
-    }
+    t.task = f.task;
+    t.off_lo = f.off_lo;
+    t.off_hi = f.off_hi;
+    t.part_lo = f.part_lo;
+    t.part_hi = f.part_hi;
+    t.rank = f.rank;
     tasks.push_back(std::move(t));
   }
-  partitions.assign(parts.begin(), parts.end());
+  for (int32_t p : plan->partitions()) {
+    if (!opt.partitions || opt.partitions->count(p)) partitions.push_back(p);
+  }
   // Partition groups: partitions whose files' partition ranges overlap are
   // read together (each row group then decodes once, whatever partitions it
   // holds), unless the caller asked for all of one partition before the next.
@@ -399,29 +283,7 @@ Status RecordReader::Impl::Plan() {
       }
     }
   }
-  {
-    // Duplicate priority: higher data sequence number, then file sequence
-    // number, then path (deterministic whatever the manifests' order).
-    std::vector<size_t> order(tasks.size());
-    std::iota(order.begin(), order.end(), 0);
-    std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-      const auto& ta = tasks[a].task;
-      const auto& tb = tasks[b].task;
-      if (ta.data_sequence_number != tb.data_sequence_number) return ta.data_sequence_number < tb.data_sequence_number;
-      if (ta.file_sequence_number != tb.file_sequence_number) return ta.file_sequence_number < tb.file_sequence_number;
-      return ta.file->path < tb.file->path;
-    });
-    for (size_t i = 0; i < order.size(); ++i) tasks[order[i]].rank = static_cast<int64_t>(i);
-  }
   max_inflight = layout.offset ? std::max<size_t>(1, opt.read_ahead) : 1;
-  if (!layout.offset) {
-    // Plain tables: a stable order of rows -- data sequence number, then path.
-    std::sort(tasks.begin(), tasks.end(), [](const TaskState& a, const TaskState& b) {
-      if (a.task.data_sequence_number != b.task.data_sequence_number)
-        return a.task.data_sequence_number < b.task.data_sequence_number;
-      return a.task.file->path < b.task.file->path;
-    });
-  }
   return Status::OK();
 }
 
@@ -1071,10 +933,23 @@ Status RecordReader::Impl::PlanMoreClusters() {
       }
       const auto& g = groups[part_index];
       part_tasks.clear();
+      // The lowest first offset wanted among the group's partitions: files
+      // wholly before it (or past the end) are not opened.
+      int64_t first = opt.from_offset.value_or(kMin);
+      int64_t lowest_start = kMax;
+      for (int32_t p : g) {
+        auto it = opt.start_offsets.find(p);
+        lowest_start = std::min(lowest_start, it == opt.start_offsets.end() ? kMin : it->second);
+      }
+      first = std::max(first, lowest_start);
       for (size_t i = 0; i < tasks.size(); ++i) {
         // Groups are disjoint unions of the tasks' partition ranges: a task
         // overlapping the group's span belongs to it.
-        if (tasks[i].part_lo <= g.back() && g.front() <= tasks[i].part_hi) part_tasks.push_back(i);
+        if (tasks[i].part_lo > g.back() || g.front() > tasks[i].part_hi) continue;
+        if (layout.offset && (tasks[i].off_hi < first || (opt.to_offset && tasks[i].off_lo >= *opt.to_offset))) {
+          continue;
+        }
+        part_tasks.push_back(i);
       }
       if (layout.offset) {
         std::stable_sort(part_tasks.begin(), part_tasks.end(),

@@ -39,6 +39,7 @@
 #include "thaw/common/status.h"
 #include "thaw/iceberg/table_scan.h"
 #include "thaw/records/layout.h"
+#include "thaw/records/read_plan.h"
 #include "thaw/records/record.h"
 #include "thaw/records/record_merge.h"
 #include "thaw/storage/catalog.h"
@@ -94,10 +95,17 @@ struct ReadOptions {
 
 class RecordReader {
  public:
+  // Plans the read (ReadPlan::Make) and reads it.
   static Result<std::unique_ptr<RecordReader>> Make(std::shared_ptr<const storage::Table> table,
                                                     ReadOptions options);
+  // Reads a plan made earlier (shared, e.g. from a ReadPlanCache): the plan's
+  // files, narrowed by `options` (partitions, ranges, start offsets; the
+  // options' snapshot and layout are the plan's). Files wholly before a
+  // partition's start offset are not opened, so a reader can start anywhere.
+  static Result<std::unique_ptr<RecordReader>> Make(std::shared_ptr<const ReadPlan> plan, ReadOptions options);
   ~RecordReader();
 
+  const std::shared_ptr<const ReadPlan>& plan() const;
   const Layout& layout() const;
   const iceberg::Snapshot* snapshot() const;
   const iceberg::ScanStats& scan_stats() const;

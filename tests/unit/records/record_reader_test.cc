@@ -13,9 +13,11 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <thread>
 #include <tuple>
 #include <vector>
 
+#include "thaw/records/read_plan.h"
 #include "thaw/storage/catalog.h"
 
 namespace thaw::records {
@@ -35,6 +37,7 @@ struct Row {
 class ReaderFixture : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
+    if (!info_.is_null() || !skip_.empty()) return;  // made once for every suite
     const char* python = std::getenv("THAW_PYTHON");
     if (python == nullptr || *python == '\0') {
       skip_ = "THAW_PYTHON is not set";
@@ -43,6 +46,10 @@ class ReaderFixture : public ::testing::Test {
     char tmpl[] = "/tmp/thaw_reader_fixture_XXXXXX";
     ASSERT_NE(mkdtemp(tmpl), nullptr);
     dir_ = tmpl;
+    std::atexit([]() {
+      std::error_code ec;
+      fs::remove_all(dir_, ec);
+    });
     const fs::path script = fs::path(THAW_SOURCE_DIR) / "tests/unit/records/make_reader_fixture.py";
     const std::string cmd =
         std::string("'") + python + "' '" + script.string() + "' '" + dir_.string() + "'";
@@ -59,10 +66,6 @@ class ReaderFixture : public ::testing::Test {
     ASSERT_TRUE(WIFEXITED(rc) && WEXITSTATUS(rc) == 0) << cmd << "\n" << out;
     info_ = nlohmann::json::parse(out, nullptr, false);
     ASSERT_FALSE(info_.is_discarded()) << out;
-  }
-  static void TearDownTestSuite() {
-    std::error_code ec;
-    if (!dir_.empty()) fs::remove_all(dir_, ec);
   }
   void SetUp() override {
     if (!skip_.empty()) GTEST_SKIP() << skip_;
@@ -212,6 +215,182 @@ TEST_F(ReaderFixture, MetadataOnlyReadsNoKeysValuesOrHeaders) {
   // Partition, offset, timestamp, timestamp type: ~24 bytes a row.
   EXPECT_LT(meta.bytes, value_bytes / 20)
       << "metadata-only read decoded " << meta.bytes << " bytes";
+}
+
+// ---------------------------------------------------------------------------
+// ReadPlan: the per-partition index from offsets and timestamps to row groups.
+
+class ReadPlanIndex : public ReaderFixture {
+ protected:
+  static std::shared_ptr<const ReadPlan> PlanOf(const char* which) {
+    auto plan = ReadPlan::Make(Load(which), {});
+    EXPECT_TRUE(plan.ok()) << plan.status().ToString();
+    return plan.ok() ? *plan : nullptr;
+  }
+  // Every record of every partition is in the range of the row group Locate
+  // names, and no row group before it (by offset) reaches it; the same by
+  // timestamp. `disjoint`: the table's row groups do not overlap.
+  static void ExpectIndexFindsEveryRecord(const char* which, bool disjoint) {
+    auto plan = PlanOf(which);
+    ASSERT_NE(plan, nullptr);
+    for (const auto& [p, rows] : ByPartition(ReadAll(which, {}))) {
+      auto rgs = plan->RowGroups(p);
+      ASSERT_TRUE(rgs.ok()) << rgs.status().ToString();
+      ASSERT_FALSE((*rgs)->empty());
+      for (const auto& row : rows) {
+        auto at = plan->Locate(p, row.offset);
+        ASSERT_TRUE(at.ok()) << at.status().ToString();
+        ASSERT_TRUE(at->has_value()) << p << ":" << row.offset;
+        const RowGroupRef& r = **at;
+        EXPECT_LE(r.first_offset, row.offset);
+        EXPECT_GE(r.last_offset, row.offset);
+        for (const auto& before : **rgs) {
+          if (before.file == r.file && before.row_group == r.row_group) break;
+          EXPECT_LT(before.last_offset, row.offset);
+        }
+        auto by_time = plan->FirstAtOrAfterTime(p, row.timestamp_ms);
+        ASSERT_TRUE(by_time.ok() && by_time->has_value());
+        // Timestamps rise with offsets here: where row groups do not
+        // overlap, the same row group; either way none before it reaches ts.
+        if (disjoint) {
+          EXPECT_EQ((*by_time)->file, r.file);
+          EXPECT_EQ((*by_time)->row_group, r.row_group);
+        }
+        for (const auto& before : **rgs) {
+          if (before.file == (*by_time)->file && before.row_group == (*by_time)->row_group) break;
+          EXPECT_LT(before.max_timestamp_ms, row.timestamp_ms);
+        }
+        EXPECT_LE((*by_time)->min_timestamp_ms, row.timestamp_ms);
+        EXPECT_GE((*by_time)->max_timestamp_ms, row.timestamp_ms);
+      }
+      // Past the end: nothing; before the start: the first row group.
+      auto past = plan->Locate(p, rows.back().offset + 1);
+      ASSERT_TRUE(past.ok());
+      EXPECT_FALSE(past->has_value());
+      // (+ 10: past every partition's last timestamp, which share row groups in "unpart")
+      auto later = plan->FirstAtOrAfterTime(p, rows.back().timestamp_ms + 10);
+      ASSERT_TRUE(later.ok());
+      EXPECT_FALSE(later->has_value());
+      auto before = plan->Locate(p, -10);
+      ASSERT_TRUE(before.ok() && before->has_value());
+      EXPECT_EQ((*before)->first_offset, (*rgs)->front().first_offset);
+      auto marks = plan->Watermarks(p);
+      ASSERT_TRUE(marks.ok() && marks->has_value());
+      EXPECT_EQ((*marks)->low, rows.front().offset);
+      EXPECT_EQ((*marks)->high, rows.back().offset + 1);
+    }
+    auto none = plan->Watermarks(99);
+    ASSERT_TRUE(none.ok());
+    EXPECT_FALSE(none->has_value());
+  }
+};
+
+TEST_F(ReadPlanIndex, FindsEveryOffsetAndTimestampInAPartitionedTable) {
+  ExpectIndexFindsEveryRecord("part", true);
+}
+
+TEST_F(ReadPlanIndex, FindsEveryOffsetAndTimestampWhenRowGroupsHoldAllPartitions) {
+  // Row groups overlap by an offset where one offset's rows of the four
+  // partitions straddle two of them.
+  ExpectIndexFindsEveryRecord("unpart", false);
+}
+
+TEST_F(ReadPlanIndex, RowGroupsComeFromTheParquetStatistics) {
+  auto plan = PlanOf("part");
+  ASSERT_NE(plan, nullptr);
+  // Partition 1: three files of offsets 0..99 (5, 6, 7 missing), 100..199,
+  // 200..299, written in 40-row row groups.
+  auto rgs = plan->RowGroups(1);
+  ASSERT_TRUE(rgs.ok());
+  std::vector<std::pair<int64_t, int64_t>> ranges;
+  for (const auto& r : **rgs) ranges.emplace_back(r.first_offset, r.last_offset);
+  EXPECT_EQ(ranges, (std::vector<std::pair<int64_t, int64_t>>{{0, 42},
+                                                              {43, 82},
+                                                              {83, 99},
+                                                              {100, 139},
+                                                              {140, 179},
+                                                              {180, 199},
+                                                              {200, 239},
+                                                              {240, 279},
+                                                              {280, 299}}));
+  auto at = plan->Locate(1, 150);
+  ASSERT_TRUE(at.ok() && at->has_value());
+  EXPECT_EQ((*at)->first_offset, 140);
+  EXPECT_EQ((*at)->rows, 40);
+  EXPECT_EQ(plan->files()[(*at)->file].part_lo, 1);
+  // Offset 6 is in a gap: the row group holding the next offset, 8.
+  at = plan->Locate(1, 6);
+  ASSERT_TRUE(at.ok() && at->has_value());
+  EXPECT_EQ((*at)->first_offset, 0);
+}
+
+TEST_F(ReadPlanIndex, ReadersStartAnywhereAndShareOnePlan) {
+  auto plan = PlanOf("part");
+  ASSERT_NE(plan, nullptr);
+  auto all = ByPartition(ReadAll("part", {}));
+  // Two readers over the same plan at once, each from its own position.
+  std::vector<std::vector<Row>> got(2);
+  std::vector<RecordReader::DecodeStats> stats(2);
+  const std::vector<std::pair<int32_t, int64_t>> starts = {{1, 250}, {3, 149}};
+  std::vector<std::thread> threads;
+  for (size_t i = 0; i < 2; ++i) {
+    threads.emplace_back([&, i]() {
+      ReadOptions opt;
+      opt.partitions = std::set<int32_t>{starts[i].first};
+      opt.start_offsets = {{starts[i].first, starts[i].second}};
+      auto reader = RecordReader::Make(plan, opt);
+      ASSERT_TRUE(reader.ok()) << reader.status().ToString();
+      RecordBatch b;
+      while (true) {
+        auto more = (*reader)->Next(&b);
+        ASSERT_TRUE(more.ok()) << more.status().ToString();
+        if (!*more) break;
+        for (const auto& r : b.records) {
+          got[i].push_back(Row{r.partition,
+                               r.offset,
+                               r.timestamp_ms,
+                               std::string(*r.key),
+                               std::string(*r.value),
+                               {}});
+        }
+      }
+      stats[i] = (*reader)->decode_stats();
+    });
+  }
+  for (auto& t : threads) t.join();
+  ASSERT_EQ(got[0].size(), 50u);  // 250..299
+  EXPECT_EQ(got[0].front().offset, 250);
+  EXPECT_EQ(got[0].back().offset, 299);
+  EXPECT_EQ(*got[0].front().value, *all[1][247].value);  // 5, 6, 7 missing before it
+  // Only the row groups from the start on were decoded: 240..279, 280..299.
+  EXPECT_EQ(stats[0].row_groups, 2);
+  ASSERT_EQ(got[1].size(), 150u);  // 149, 151..299 (150 is missing)
+  EXPECT_EQ(got[1].front().offset, 149);
+  EXPECT_EQ(got[1][1].offset, 151);
+  EXPECT_EQ(stats[1].row_groups, 5);  // 120..159 (holding 149) and the four after it
+}
+
+TEST_F(ReadPlanIndex, CacheSharesPlansOfTheSameSnapshotAndRange) {
+  ReadPlanCache cache(2);
+  auto table = Load("part");
+  auto a = cache.Get(table, {});
+  auto b = cache.Get(table, {});
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_EQ(a->get(), b->get());
+  ReadOptions ranged;
+  ranged.from_offset = 100;
+  auto c = cache.Get(table, ranged);
+  ASSERT_TRUE(c.ok());
+  EXPECT_NE(c->get(), a->get());
+  EXPECT_LT((*c)->files().size(), (*a)->files().size());  // pruned by the range
+  EXPECT_EQ(cache.size(), 2u);
+  ReadOptions other;
+  other.partitions = std::set<int32_t>{2};
+  ASSERT_TRUE(cache.Get(table, other).ok());
+  EXPECT_EQ(cache.size(), 2u);  // the oldest dropped
+  auto again = cache.Get(table, {});
+  ASSERT_TRUE(again.ok());
+  EXPECT_NE(again->get(), a->get());
 }
 
 }  // namespace
