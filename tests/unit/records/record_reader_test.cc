@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "thaw/records/read_plan.h"
+#include "thaw/records/read_summary.h"
 #include "thaw/storage/catalog.h"
 
 namespace thaw::records {
@@ -215,6 +216,30 @@ TEST_F(ReaderFixture, MetadataOnlyReadsNoKeysValuesOrHeaders) {
   // Partition, offset, timestamp, timestamp type: ~24 bytes a row.
   EXPECT_LT(meta.bytes, value_bytes / 20)
       << "metadata-only read decoded " << meta.bytes << " bytes";
+}
+
+TEST_F(ReaderFixture, SummarizeReadsOnlyMetadataAndMatchesTheRecords) {
+  auto sum = Summarize(Load("unpart"), {});
+  ASSERT_TRUE(sum.ok()) << sum.status().ToString();
+  EXPECT_EQ(sum->summary.records(), info_["records"].get<int64_t>());
+  EXPECT_EQ(sum->decoded.row_groups, info_["row_groups"]["unpart"].get<int64_t>());
+  EXPECT_LT(sum->decoded.bytes, info_["value_bytes"].get<int64_t>() / 20);
+  EXPECT_EQ(sum->duplicates.duplicates, 0);
+  const auto& parts = sum->summary.partitions();
+  ASSERT_EQ(parts.size(), 4u);
+  EXPECT_EQ(parts.at(1).records, 297);
+  EXPECT_EQ(parts.at(1).gaps, (std::vector<std::pair<int64_t, int64_t>>{{5, 7}}));
+  EXPECT_EQ(parts.at(3).gaps, (std::vector<std::pair<int64_t, int64_t>>{{150, 150}}));
+  EXPECT_EQ(parts.at(2).min_timestamp_ms, 1'700'000'000'000 + 2);
+  EXPECT_EQ(parts.at(2).max_timestamp_ms, 1'700'000'000'000 + 2990 + 2);
+  // A filter that looks at values: the values are read, the summary follows it.
+  auto big = Summarize(Load("unpart"), {}, [](const RecordBatch&, const Record& r) {
+    return r.value && r.value->substr(0, 3) == "p0o";
+  });
+  ASSERT_TRUE(big.ok()) << big.status().ToString();
+  EXPECT_EQ(big->summary.records(), 300);
+  EXPECT_EQ(big->summary.partitions().count(1), 0u);
+  EXPECT_GE(big->decoded.bytes, info_["value_bytes"].get<int64_t>());
 }
 
 // ---------------------------------------------------------------------------
