@@ -1,7 +1,8 @@
 // The record reader: the one path by which Thaw turns an Iceberg table into
 // Kafka records, shared by inspect, replay and serve.
 //
-//   RecordReader::Make  resolve snapshot + layout, plan files (TableScan)
+//   RecordReader::Make  a ReadPlan (read_plan.h: snapshot, layout, files;
+//                       made here or shared), narrowed by the options
 //   Next()              per partition group (ascending): row groups ordered by
 //                       offset; those whose ranges overlap form a cluster,
 //                       decoded (rows filtered by range and deletes, turned
