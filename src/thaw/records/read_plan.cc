@@ -307,8 +307,6 @@ std::string CacheKey(const storage::Table& table, const iceberg::Snapshot* snap,
   } else {
     k += '*';
   }
-  k += "\x1fs";
-  for (const auto& [p, off] : o.start_offsets) k += std::to_string(p) + ':' + std::to_string(off) + ',';
   k += "\x1f" "a";
   if (o.only_added_in) {
     for (int64_t s : *o.only_added_in) k += std::to_string(s) + ',';

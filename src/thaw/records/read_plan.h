@@ -60,8 +60,8 @@ struct RowGroupRef {
 class ReadPlan {
  public:
   // Plans the read `options` describe: snapshot, layout, partitions, offset
-  // and time ranges, per-partition start offsets and only_added_in prune
-  // manifests and files here; the rest of ReadOptions is for readers.
+  // and time ranges and only_added_in prune manifests and files here; the
+  // rest of ReadOptions (start offsets, order, projection) is for readers.
   static Result<std::shared_ptr<const ReadPlan>> Make(std::shared_ptr<const storage::Table> table,
                                                       const ReadOptions& options);
 
@@ -115,7 +115,8 @@ class ReadPlan {
 
 // Plans shared between readers of the same snapshot (serve's Fetch and
 // ListOffsets handlers, --follow): keyed by table metadata location,
-// snapshot, layout and ranges; the oldest beyond `capacity` are dropped.
+// snapshot, layout, partitions and ranges -- not by start offsets, which
+// readers apply -- and the oldest beyond `capacity` are dropped.
 class ReadPlanCache {
  public:
   explicit ReadPlanCache(size_t capacity = 16) : capacity_(capacity) {}

@@ -411,8 +411,17 @@ TEST_F(ReadPlanIndex, CacheSharesPlansOfTheSameSnapshotAndRange) {
   EXPECT_EQ(cache.size(), 2u);
   ReadOptions other;
   other.partitions = std::set<int32_t>{2};
-  ASSERT_TRUE(cache.Get(table, other).ok());
+  auto o2 = cache.Get(table, other);
+  ASSERT_TRUE(o2.ok());
   EXPECT_EQ(cache.size(), 2u);  // the oldest dropped
+  // Start offsets are the readers' business: the same plan.
+  ReadOptions started;
+  started.partitions = std::set<int32_t>{2};
+  started.start_offsets = {{2, 150}};
+  auto d = cache.Get(table, started);
+  ASSERT_TRUE(d.ok());
+  EXPECT_EQ(d->get(), o2->get());
+  EXPECT_EQ(cache.size(), 2u);
   auto again = cache.Get(table, {});
   ASSERT_TRUE(again.ok());
   EXPECT_NE(again->get(), a->get());
