@@ -218,6 +218,31 @@ TEST_F(ReaderFixture, MetadataOnlyReadsNoKeysValuesOrHeaders) {
       << "metadata-only read decoded " << meta.bytes << " bytes";
 }
 
+TEST_F(ReaderFixture, ClustersTooBigForTheBudgetMergeOnePartitionAtATime) {
+  // One offset's rows straddle row groups, so each file's row groups chain
+  // into one cluster (~800 KB); a 1 MiB budget makes them merge as streams,
+  // one partition at a time.
+  ReadOptions opt;
+  opt.memory_budget = 1 << 20;
+  auto reader = RecordReader::Make(Load("unpart"), opt);
+  ASSERT_TRUE(reader.ok()) << reader.status().ToString();
+  std::vector<Row> merged;
+  RecordBatch b;
+  while (true) {
+    auto more = (*reader)->Next(&b);
+    ASSERT_TRUE(more.ok()) << more.status().ToString();
+    if (!*more) break;
+    for (const auto& r : b.records)
+      merged.push_back(Row{
+          r.partition, r.offset, r.timestamp_ms, std::string(*r.key), std::string(*r.value), {}});
+  }
+  EXPECT_GT((*reader)->merge_stats().merged_clusters, 0);
+  ExpectOffsetOrderPerPartition(merged);
+  auto all = ReadAll("unpart", {});
+  for (auto& r : all) r.headers.clear();
+  EXPECT_EQ(ByPartition(merged), ByPartition(all));
+}
+
 TEST_F(ReaderFixture, SummarizeReadsOnlyMetadataAndMatchesTheRecords) {
   auto sum = Summarize(Load("unpart"), {});
   ASSERT_TRUE(sum.ok()) << sum.status().ToString();
