@@ -98,7 +98,8 @@ Status ReadPlan::Plan(const ReadOptions& options) {
       // An identity partition on the partition column pins the value.
       if (const auto* spec = md.SpecById(f.spec_id)) {
         for (size_t i = 0; i < spec->fields.size() && i < f.partition.size(); ++i) {
-          if (spec->fields[i].source_id() == id && spec->fields[i].transform.kind == iceberg::TransformKind::kIdentity &&
+          if (spec->fields[i].source_id() == id &&
+              spec->fields[i].transform.kind == iceberg::TransformKind::kIdentity &&
               f.partition[i].kind == iceberg::Datum::kInt) {
             t.part_lo = t.part_hi = static_cast<int32_t>(f.partition[i].i);
             known = true;
@@ -145,7 +146,9 @@ Status ReadPlan::Plan(const ReadOptions& options) {
                              layout_.partition->dotted());
     }
     for (int64_t p = t.part_lo; p <= t.part_hi; ++p) {
-      if (!options.partitions || options.partitions->count(static_cast<int32_t>(p))) parts.insert(static_cast<int32_t>(p));
+      if (!options.partitions || options.partitions->count(static_cast<int32_t>(p))) {
+        parts.insert(static_cast<int32_t>(p));
+      }
     }
     files_.push_back(std::move(t));
   }
