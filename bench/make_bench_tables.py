@@ -5,6 +5,10 @@
   bench.small    5,000,000 records x 100 B values, no key, no headers (what
                  kafka-producer-perf-test --record-size 100 sends), otherwise
                  as bench.records
+  bench.unpart   the same 2,000,000 records (same values), unpartitioned: rows
+                 in (offset, partition) order as a sink consuming all 16
+                 partitions writes them, 25,000-row row groups (as bench.records'
+                 files), so every row group holds all 16 partitions
   bench.many     10,000 data files (one partition, 100 records each), added in
                  one commit, for the time to the first record of a mid-partition seek
 """
@@ -83,6 +87,20 @@ def make_records(n_total=2_000_000, parts=16, name="records", value_size=1024, k
         t.append(pa.concat_tables(tables))
 
 
+def make_unpart(n_total=2_000_000, parts=16):
+    if cat.table_exists("bench.unpart"):
+        return
+    t = cat.create_table("bench.unpart", schema=SCHEMA, location=f"file://{wh}/bench/unpart",
+                         properties={"thaw.layout": "thaw/1", "write.parquet.row-group-limit": "25000"})
+    rng = random.Random(1)  # the values of bench.records, drawn in the same order
+    per = n_total // parts
+    chunk = 25_000
+    for start in range(0, per, chunk):
+        tables = [batch(p, start, min(chunk, per - start), 1024, rng) for p in range(parts)]
+        mixed = pa.concat_tables(tables).sort_by([("kafka_offset", "ascending"), ("kafka_partition", "ascending")])
+        t.append(mixed)
+
+
 def make_many(files=10_000, per_file=100):
     if cat.table_exists("bench.many"):
         return
@@ -102,5 +120,6 @@ def make_many(files=10_000, per_file=100):
 make_records(int(os.environ.get("BENCH_RECORDS", 2_000_000)))
 make_records(int(os.environ.get("BENCH_SMALL_RECORDS", 5_000_000)), name="small", value_size=100, keys=False,
              headers=False)
+make_unpart(int(os.environ.get("BENCH_RECORDS", 2_000_000)))
 make_many(int(os.environ.get("BENCH_FILES", 10_000)))
 print(f"sqlite:///{wh}/catalog.db")

@@ -1,6 +1,6 @@
 // Reads a table through the record reader (the path replay and serve use)
 // and prints one JSON line: records, key+value+header bytes, seconds, the
-// time to the first record, and peak RSS. scripts/bench.sh runs it beside
+// time to the first record, peak RSS, and the row groups decoded. scripts/bench.sh runs it beside
 // pyarrow reading the same files and prints the ratios.
 //
 //   read_bench CATALOG_URI TABLE [--partition P --from-offset N --limit K]
@@ -55,8 +55,9 @@ int main(int argc, char** argv) {
   struct rusage ru;
   getrusage(RUSAGE_SELF, &ru);
   std::printf("{\"records\": %lld, \"bytes\": %lld, \"seconds\": %.4f, \"first_record_ms\": %.2f, "
-              "\"peak_rss_mib\": %.1f, \"files\": %lld}\n",
+              "\"peak_rss_mib\": %.1f, \"files\": %lld, \"row_groups_decoded\": %lld}\n",
               static_cast<long long>(records), static_cast<long long>(bytes), secs, first_ms,
-              ru.ru_maxrss / 1024.0, static_cast<long long>((*reader)->planned_files()));
+              ru.ru_maxrss / 1024.0, static_cast<long long>((*reader)->planned_files()),
+              static_cast<long long>((*reader)->decode_stats().row_groups));
   return 0;
 }

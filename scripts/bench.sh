@@ -37,6 +37,32 @@ print(f"  pyarrow all threads  {mn:8.1f} MB/s {rn:12,.0f} rec/s  peak RSS {pn['p
 print(f"(medians of 3 runs; all runs: thaw {[r['seconds'] for r in rows[0::4]]} s, pyarrow-1 {[r['seconds'] for r in rows[1::4]]} s)")
 print(f"seek: first record of partition 0 from offset 500050 in a {s['files']}-file plan: {s['first_record_ms']:.1f} ms")
 PY
+# One table's records in two layouts: 16 Kafka partitions in every row group
+# (unpartitioned) vs partitioned by kafka_partition; each row group must be
+# decoded once however many partitions it holds (target: >= 0.9x).
+cat "$wh"/bench/unpart/data/*.parquet > /dev/null
+runs=()
+for i in 1 2 3; do
+  runs+=("$("$bin/read_bench" "$uri" bench.records)")
+  runs+=("$("$bin/read_bench" "$uri" bench.unpart)")
+done
+"$py" - "${runs[@]}" <<'PY'
+import json, sys
+rows = [json.loads(a) for a in sys.argv[1:]]
+def median(rs):
+    return sorted(rs, key=lambda r: r["seconds"])[len(rs) // 2]
+p, u = median(rows[0::2]), median(rows[1::2])
+assert p["records"] == u["records"], (p["records"], u["records"])
+def line(name, r):
+    print(f"  {name:<34} {r['bytes'] / r['seconds'] / 1e6:8.1f} MB/s  {r['records'] / r['seconds']:12,.0f} rec/s  "
+          f"row groups decoded {r['row_groups_decoded']}  peak RSS {r['peak_rss_mib']:.0f} MiB")
+print(f"16 partitions, {p['records']:,} records: partitioned vs unpartitioned table")
+line("partitioned by kafka_partition", p)
+line("unpartitioned (16 in each row group)", u)
+print(f"  ratio unpartitioned/partitioned {p['seconds'] / u['seconds']:.2f}x (target >= 0.9x; medians of 3, "
+      f"all runs: {[r['seconds'] for r in rows[0::2]]} s vs {[r['seconds'] for r in rows[1::2]]} s)")
+PY
+"$root/bench/partition_bench.sh"
 "$root/bench/replay_bench.sh"
 echo "[bench] overlapping files in one partition: peak memory vs pyiceberg"
 "$py" "$root/bench/overlap_memory.py"

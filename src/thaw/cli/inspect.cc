@@ -1,6 +1,8 @@
 // `thaw inspect`: what a table holds, as Kafka sees it. Summary mode reads
 // every record through the record reader (the same path replay and serve
-// use), so what it reports is what a replay would produce.
+// use), so what it reports is what a replay would produce; without --where
+// it projects only the partition, offset and timestamp columns
+// (ReadOptions::metadata_only), never keys, values or headers.
 #include "thaw/cli/inspect.h"
 
 #include <cstdio>
@@ -11,6 +13,7 @@
 #include "thaw/cli/table_args.h"
 #include "thaw/common/time_parse.h"
 #include "thaw/records/json_row.h"
+#include "thaw/records/read_summary.h"
 #include "thaw/records/record_filter.h"
 #include "thaw/records/record_reader.h"
 
@@ -31,14 +34,6 @@ struct InspectArgs {
   std::string from_time, to_time;
   std::string format = "text";
   std::optional<std::string> where;  // set but empty is an error, like blanks
-};
-
-struct PartitionStats {
-  int64_t records = 0;
-  int64_t min_offset = 0, max_offset = 0;
-  int64_t min_ts = 0, max_ts = 0;
-  std::vector<std::pair<int64_t, int64_t>> gaps;
-  int64_t gap_count = 0;
 };
 
 std::string TimestampTypeName(records::TimestampType t) {
@@ -145,12 +140,13 @@ Status RunInspect(const InspectArgs& a) {
   if (a.where) {
     ASSIGN_OR_RAISE(filter, records::RecordFilter::Make(*a.where, table->metadata, &opt));
   }
-  ASSIGN_OR_RAISE(auto reader, records::RecordReader::Make(table, opt));
   const auto& md = table->metadata;
-  const std::string topic = md.Property("thaw.source.topic", table->name);
-
-  RecordBatch batch;
   if (a.records) {
+    // All of partition p before p + 1.
+    opt.order = records::ReadOrder::kPartitionMajor;
+    ASSIGN_OR_RAISE(auto reader, records::RecordReader::Make(table, opt));
+    const std::string topic = md.Property("thaw.source.topic", table->name);
+    RecordBatch batch;
     int64_t printed = 0;
     std::string line;
     while (!a.limit || printed < *a.limit) {
@@ -171,34 +167,20 @@ Status RunInspect(const InspectArgs& a) {
     return Status::OK();
   }
 
-  std::map<int32_t, PartitionStats> stats;
-  int64_t total = 0;
-  while (true) {
-    ASSIGN_OR_RAISE(bool more, reader->Next(&batch));
-    if (!more) break;
-    for (const auto& r : batch.records) {
-      if (filter && !filter->Matches(batch, r)) continue;
-      auto [it, fresh] = stats.try_emplace(r.partition);
-      PartitionStats& s = it->second;
-      if (fresh || s.records == 0) {
-        s.min_offset = s.max_offset = r.offset;
-        s.min_ts = s.max_ts = r.timestamp_ms;
-      } else {
-        if (r.offset > s.max_offset + 1) {
-          if (s.gaps.size() < 1000) s.gaps.emplace_back(s.max_offset + 1, r.offset - 1);
-          ++s.gap_count;
-        }
-        s.max_offset = std::max(s.max_offset, r.offset);
-        s.min_ts = std::min(s.min_ts, r.timestamp_ms);
-        s.max_ts = std::max(s.max_ts, r.timestamp_ms);
-      }
-      ++s.records;
-      ++total;
-    }
-  }
-  const auto* snap = reader->snapshot();
-  const auto& layout = reader->layout();
-  const auto& scan = reader->scan_stats();
+  // The summary takes records in any partition order (each row group decoded
+  // once) and, unless --where needs their contents, reads no keys, values or
+  // headers.
+  records::SummaryFilter keep;
+  if (filter) keep = [&filter](const RecordBatch& b, const Record& r) { return filter->Matches(b, r); };
+  ASSIGN_OR_RAISE(auto sum, records::Summarize(table, opt, keep));
+  const auto& stats = sum.summary.partitions();
+  const int64_t total = sum.summary.records();
+  const auto& dups = sum.duplicates;
+  const auto& decoded = sum.decoded;
+  const int64_t data_files = static_cast<int64_t>(sum.plan->files().size());
+  const auto* snap = sum.plan->snapshot();
+  const auto& layout = sum.plan->layout();
+  const auto& scan = sum.plan->scan_stats();
   if (a.json) {
     json j;
     j["table"] = table->name;
@@ -209,12 +191,11 @@ Status RunInspect(const InspectArgs& a) {
     j["notes"] = layout.notes;
     j["snapshot_id"] = snap ? json(snap->snapshot_id) : json(nullptr);
     j["snapshot_timestamp"] = snap ? json(snap->timestamp_ms) : json(nullptr);
-    j["data_files"] = reader->planned_files();
+    j["data_files"] = data_files;
     j["delete_files"] = scan.delete_files;
-    const auto dv = reader->deletion_vector_stats();
+    const auto& dv = sum.deletion_vectors;
     j["deletion_vectors"] = {{"blobs_read", dv.blobs_read}, {"bytes_read", dv.bytes_read}};
     j["records"] = total;
-    const auto dups = reader->duplicate_stats();
     j["duplicates"] = dups.duplicates;
     j["duplicates_differing"] = dups.differing;
     json parts = json::array();
@@ -224,8 +205,8 @@ Status RunInspect(const InspectArgs& a) {
       pj["records"] = s.records;
       pj["min_offset"] = s.min_offset;
       pj["max_offset"] = s.max_offset;
-      pj["min_timestamp"] = s.min_ts;
-      pj["max_timestamp"] = s.max_ts;
+      pj["min_timestamp"] = s.min_timestamp_ms;
+      pj["max_timestamp"] = s.max_timestamp_ms;
       json gaps = json::array();
       for (const auto& [f, t] : s.gaps) gaps.push_back({{"from", f}, {"to", t}});
       pj["gaps"] = gaps;
@@ -233,6 +214,7 @@ Status RunInspect(const InspectArgs& a) {
       parts.push_back(pj);
     }
     j["partitions"] = parts;
+    j["read"] = {{"row_groups", decoded.row_groups}, {"rows", decoded.rows}, {"bytes_decoded", decoded.bytes}};
     std::string out = j.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
     std::fwrite(out.data(), 1, out.size(), stdout);
     return Status::OK();
@@ -259,8 +241,7 @@ Status RunInspect(const InspectArgs& a) {
   } else {
     out += "snapshot   none (the table is empty)\n";
   }
-  out += fmt::format("files      {} data, {} delete; {} records\n", reader->planned_files(), scan.delete_files, total);
-  const auto dups = reader->duplicate_stats();
+  out += fmt::format("files      {} data, {} delete; {} records\n", data_files, scan.delete_files, total);
   if (dups.duplicates > 0) {
     out += fmt::format("duplicates {} duplicate offsets dropped, {} with different contents (kept: the row of "
                        "the highest data sequence number, then the newest file; docs/layouts.md)\n",
@@ -273,7 +254,7 @@ Status RunInspect(const InspectArgs& a) {
                      "max offset", "first timestamp", "last timestamp", "gaps");
   for (const auto& [p, s] : stats) {
     out += fmt::format("{:>9} {:>12} {:>14} {:>14} {:>24} {:>24} {:>6}\n", p, s.records, s.min_offset, s.max_offset,
-                       IsoMs(s.min_ts), IsoMs(s.max_ts), s.gap_count);
+                       IsoMs(s.min_timestamp_ms), IsoMs(s.max_timestamp_ms), s.gap_count);
   }
   std::fwrite(out.data(), 1, out.size(), stdout);
   return Status::OK();

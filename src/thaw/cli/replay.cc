@@ -14,6 +14,7 @@
 #include "thaw/cli/kafka_args.h"
 #include "thaw/cli/table_args.h"
 #include "thaw/common/time_parse.h"
+#include "thaw/records/read_summary.h"
 #include "thaw/records/record_filter.h"
 #include "thaw/replay/replay.h"
 
@@ -208,23 +209,20 @@ Status RunReplayCommand(const ReplayArgs& a) {
   if (a.verify && a.follow) return Status::Invalid("--verify checks a finished job; a --follow job never finishes");
   if (a.verify && a.link_headers == "off") return Status::Invalid("--verify needs the link headers (--link-headers on)");
   RETURN_NOT_OK(a.table.Apply(&o.read));
-  // The range, canonically: a job resumes only with the same one.
-  std::vector<std::string> range;
   if (!a.partitions.empty()) {
     ASSIGN_OR_RAISE(auto ps, ParsePartitions(a.partitions));
     o.read.partitions = ps;
-    range.push_back("partitions=" + a.partitions);
   }
   if (!a.from_offset.empty() && !a.from_time.empty()) return Status::Invalid("give --from-offset or --from-time, not both");
   if (!a.to_offset.empty() && !a.to_time.empty()) return Status::Invalid("give --to-offset or --to-time, not both");
-  if (!a.from_offset.empty()) { ASSIGN_OR_RAISE(o.read.from_offset, ParseOffset(a.from_offset, "--from-offset")); range.push_back("from-offset=" + a.from_offset); }
-  if (!a.to_offset.empty()) { ASSIGN_OR_RAISE(o.read.to_offset, ParseOffset(a.to_offset, "--to-offset")); range.push_back("to-offset=" + a.to_offset); }
-  if (!a.from_time.empty()) { ASSIGN_OR_RAISE(o.read.from_time_ms, ParseTimeMs(a.from_time, "--from-time")); range.push_back("from-time=" + std::to_string(*o.read.from_time_ms)); }
-  if (!a.to_time.empty()) { ASSIGN_OR_RAISE(o.read.to_time_ms, ParseTimeMs(a.to_time, "--to-time")); range.push_back("to-time=" + std::to_string(*o.read.to_time_ms)); }
+  if (!a.from_offset.empty()) { ASSIGN_OR_RAISE(o.read.from_offset, ParseOffset(a.from_offset, "--from-offset")); }
+  if (!a.to_offset.empty()) { ASSIGN_OR_RAISE(o.read.to_offset, ParseOffset(a.to_offset, "--to-offset")); }
+  if (!a.from_time.empty()) { ASSIGN_OR_RAISE(o.read.from_time_ms, ParseTimeMs(a.from_time, "--from-time")); }
+  if (!a.to_time.empty()) { ASSIGN_OR_RAISE(o.read.to_time_ms, ParseTimeMs(a.to_time, "--to-time")); }
   if (!a.exclude_file.empty()) {
     ASSIGN_OR_RAISE(o.exclude, ReadExclusions(a.exclude_file));
-    range.push_back(fmt::format("exclude={} offsets", o.exclude.size()));
   }
+  const records::ReadOptions asked = o.read;  // the range as given, before --where narrows it
   // Partitions decode in parallel: N clusters (row groups of one or the next
   // partitions) are decoded ahead of the producer on N threads.
   o.read.read_ahead = static_cast<size_t>(a.parallelism) + 1;
@@ -244,12 +242,14 @@ Status RunReplayCommand(const ReplayArgs& a) {
                              a.table.ref, a.table.ref);
     }
   }
+  std::string where;
   if (a.where) {
     ASSIGN_OR_RAISE(auto filter, records::RecordFilter::Make(*a.where, table->metadata, &o.read));
     o.filter = [filter](const records::RecordBatch& b, const records::Record& r) { return filter->Matches(b, r); };
-    range.push_back("where=" + filter->canonical());
+    where = filter->canonical();
   }
-  for (const auto& r : range) o.range_description += (o.range_description.empty() ? "" : " ") + r;
+  // The range, canonically: a job resumes only with the same one.
+  o.range_description = records::CanonicalRange(asked, o.exclude.size(), where);
   if (o.dry_run) {
     ASSIGN_OR_RAISE(auto plan, replay::DescribePlan(table, o));
     std::fwrite(plan.data(), 1, plan.size(), stdout);

@@ -22,6 +22,7 @@
 #include "thaw/parquet/parquet_file.h"
 #include "thaw/records/arrow_access.h"
 #include "thaw/records/json_row.h"
+#include "thaw/records/read_plan.h"
 #include "thaw/records/record_merge.h"
 #include "thaw/records/spill.h"
 
@@ -76,13 +77,20 @@ struct Unit {
   int64_t lo, hi;
   int64_t bytes = 0;  // uncompressed (footer), for the memory budget
   int64_t rows = 0;
+  // Kafka partitions the row group may hold (statistics; all if unknown).
+  int64_t part_lo = kMin, part_hi = kMax;
 };
 
-// A unit of decoding work: the row groups of one partition whose offset
-// ranges overlap (normally a single row group), with readers of its own so
-// clusters decode in parallel. Output: the cluster's records, sorted.
+// A unit of decoding work: the row groups of one partition group whose
+// offset ranges overlap (normally a single row group), with readers of its
+// own so clusters decode in parallel. Output: the cluster's records of its
+// partitions, sorted by (partition, offset).
 struct Cluster {
-  int32_t partition = 0;
+  int32_t partition = 0;  // the first partition it emits
+  // Per partition partition + i: whether the cluster emits it, and the first
+  // offset wanted (ReadOptions::start_offsets; kMin when none).
+  std::vector<char> accept;
+  std::vector<int64_t> start;
   std::vector<Unit> units;
   std::vector<std::unique_ptr<pq::ParquetFile>> files;  // one per unit
   std::vector<Record> records;
@@ -97,11 +105,15 @@ struct Cluster {
   std::unique_ptr<KWayMerger> merger;
 };
 
-bool ByOffset(const Record& a, const Record& b) { return a.offset < b.offset; }
+bool ByOffset(const Record& a, const Record& b) {
+  return a.partition != b.partition ? a.partition < b.partition : a.offset < b.offset;
+}
+bool SamePosition(const Record& a, const Record& b) { return a.partition == b.partition && a.offset == b.offset; }
 
 }  // namespace
 
 struct RecordReader::Impl {
+  std::shared_ptr<const ReadPlan> plan;
   std::shared_ptr<const storage::Table> table;
   ReadOptions opt;
   Layout layout;
@@ -121,11 +133,16 @@ struct RecordReader::Impl {
   std::mutex merge_mu;
   std::unique_ptr<SpillDir> spill;
   RecordReader::MergeStats merge_stats;
+  RecordReader::DecodeStats decode_stats;
   DuplicateStats dups;
+  // Partitions read together (ascending, disjoint): with
+  // ReadOrder::kPerPartition the partitions of files that hold several, so
+  // their row groups decode once; otherwise one partition each.
+  std::vector<std::vector<int32_t>> groups;
 
   // Planning state (consumer thread).
-  size_t part_index = 0;
-  std::vector<size_t> part_tasks;  // tasks of the current partition, by off_lo
+  size_t part_index = 0;           // into groups
+  std::vector<size_t> part_tasks;  // tasks of the current group, by off_lo
   size_t next_task = 0;
   bool part_started = false;
   bool planned_all = false;
@@ -137,24 +154,20 @@ struct RecordReader::Impl {
   // Emission state.
   std::unique_ptr<Cluster> current;
   size_t cur_pos = 0;
-  std::optional<int32_t> last_partition;
-  std::optional<int64_t> last_offset;
-  // A copy of the last record emitted (views into last_bytes), to compare a
-  // duplicate at a cluster boundary with; a copy, so that no cluster's
-  // buffers outlive their emission.
-  std::optional<Record> last_record;
-  std::vector<Header> last_headers;
-  std::deque<std::string> last_bytes;
+  // Per partition, the last offset emitted and a copy of that record (views
+  // into `bytes`), to compare a duplicate at a cluster boundary with; a
+  // copy, so that no cluster's buffers outlive their emission.
+  struct Last {
+    int64_t offset = 0;
+    Record record;
+    std::vector<Header> headers;
+    std::deque<std::string> bytes;
+  };
+  std::map<int32_t, Last> last;
   int64_t plain_counter = 0;  // plain layout only; clusters then decode one at a time
 
   const iceberg::Schema& schema() const { return table->metadata.current_schema(); }
-  // Units of the timestamp column per Kafka millisecond (long columns are ms).
-  int64_t TimestampUnitsPerMs() const {
-    auto id = layout.timestamp->type->id;
-    if (id == TypeId::kTimestamp || id == TypeId::kTimestampTz) return 1000;
-    if (id == TypeId::kTimestampNs || id == TypeId::kTimestampTzNs) return 1'000'000;
-    return 1;
-  }
+  int64_t TimestampUnitsPerMs() const { return plan->timestamp_units_per_ms(); }
   std::string NameOf(int32_t id) const {
     const auto* f = schema().FindById(id);
     return f ? f->name : std::string();
@@ -165,12 +178,20 @@ struct RecordReader::Impl {
   Result<std::shared_ptr<std::map<std::string, std::vector<int64_t>>>> LoadPositionDeletes(const DataFile& f);
   Result<std::shared_ptr<EqualityDeletes>> LoadEqualityDeletes(const DataFile& f);
   Status PlanMoreClusters();
+  void SetPartitions(Cluster* c, const std::vector<int32_t>& parts) const;
+  void Remember(const RecordBatch& out, size_t begin);
+  void CountDecoded(int64_t row_groups, int64_t rows, int64_t bytes) {
+    std::lock_guard<std::mutex> lock(merge_mu);
+    decode_stats.row_groups += row_groups;
+    decode_stats.rows += rows;
+    decode_stats.bytes += bytes;
+  }
   Status FillPipeline();
   Status LoadCluster(Cluster* c);
   std::vector<int> ProjectedColumns(const pq::ParquetFile& pf, const TaskState& t) const;
   Status PrepareMerge(Cluster* c);
   Result<bool> IsSortedByOffset(pq::ParquetFile& pf, const std::vector<int>& rgs, int32_t partition);
-  Status SpillRuns(pq::ParquetFile& pf, const TaskState& t, const std::vector<int>& rgs, int32_t partition,
+  Status SpillRuns(pq::ParquetFile& pf, const TaskState& t, const std::vector<int>& rgs, const Cluster& of,
                    int64_t run_budget, int64_t batch_bytes, std::vector<std::string>* runs);
   void DropAtBoundary(Cluster* c);
   void CountDuplicates(const DuplicateStats& d) { dups += d; }
@@ -196,194 +217,82 @@ RecordReader::MergeStats RecordReader::merge_stats() const {
 iceberg::DeletionVectorCache::Stats RecordReader::deletion_vector_stats() const {
   return impl_->dv_cache->stats();
 }
-int64_t RecordReader::planned_records() const {
-  int64_t n = 0;
-  for (const auto& t : impl_->tasks) n += t.task.file->record_count;
-  return n;
+RecordReader::DecodeStats RecordReader::decode_stats() const {
+  std::lock_guard<std::mutex> lock(impl_->merge_mu);
+  return impl_->decode_stats;
 }
-
-int64_t RecordReader::planned_file_bytes() const {
-  int64_t n = 0;
-  for (const auto& t : impl_->tasks) n += t.task.file->file_size;
-  return n;
-}
-
+const std::shared_ptr<const ReadPlan>& RecordReader::plan() const { return impl_->plan; }
+int64_t RecordReader::planned_records() const { return impl_->plan->planned_records(); }
+int64_t RecordReader::planned_file_bytes() const { return impl_->plan->planned_file_bytes(); }
 std::optional<std::pair<int64_t, int64_t>> RecordReader::planned_timestamp_range_ms() const {
-  const Impl& s = *impl_;
-  if (!s.layout.timestamp || s.tasks.empty()) return std::nullopt;
-  const int32_t id = s.layout.timestamp->field_id();
-  const int64_t units = s.TimestampUnitsPerMs();
-  int64_t lo = kMax, hi = kMin;
-  for (const auto& t : s.tasks) {
-    const DataFile& f = *t.task.file;
-    auto l = f.lower_bounds.find(id), h = f.upper_bounds.find(id);
-    if (l == f.lower_bounds.end() || h == f.upper_bounds.end()) return std::nullopt;
-    auto lv = iceberg::DecodeIntegerBound(l->second), hv = iceberg::DecodeIntegerBound(h->second);
-    if (!lv || !hv) return std::nullopt;
-    // Floor / ceiling to whole milliseconds.
-    int64_t lms = *lv / units - ((*lv % units) < 0 ? 1 : 0);
-    int64_t hms = *hv / units + ((*hv % units) > 0 ? 1 : 0);
-    lo = std::min(lo, lms);
-    hi = std::max(hi, hms);
-  }
-  return std::make_pair(lo, hi);
+  return impl_->plan->planned_timestamp_range_ms();
 }
 
 Result<std::unique_ptr<RecordReader>> RecordReader::Make(std::shared_ptr<const storage::Table> table,
                                                          ReadOptions options) {
+  ASSIGN_OR_RAISE(auto plan, ReadPlan::Make(std::move(table), options));
+  return Make(std::move(plan), std::move(options));
+}
+
+Result<std::unique_ptr<RecordReader>> RecordReader::Make(std::shared_ptr<const ReadPlan> plan, ReadOptions options) {
   auto impl = std::make_unique<Impl>();
-  impl->table = std::move(table);
+  impl->plan = std::move(plan);
+  impl->table = impl->plan->table();
+  impl->layout = impl->plan->layout();
+  impl->snapshot = impl->plan->snapshot();
+  impl->stats = impl->plan->scan_stats();
   impl->opt = std::move(options);
   impl->dv_cache = std::make_unique<iceberg::DeletionVectorCache>(impl->table->io);
-  const auto& md = impl->table->metadata;
-  if (auto text = md.Property(iceberg::kNameMappingProperty); !text.empty()) {
-    auto mapping = iceberg::NameMapping::Parse(
-        text, fmt::format("in property '{}' of table {}", iceberg::kNameMappingProperty, impl->table->name));
-    if (!mapping.ok()) return mapping.status();
-    impl->name_mapping = std::make_shared<const iceberg::NameMapping>(std::move(*mapping));
-  }
-  ASSIGN_OR_RAISE(impl->snapshot, iceberg::SelectSnapshot(md, impl->opt.snapshot));
-  // A snapshot is read with the schema it was written with (rows as JSON follow it).
-  const auto& schema = impl->snapshot ? md.SchemaFor(*impl->snapshot) : md.current_schema();
-  auto layout = ResolveLayout(md, schema, impl->opt.layout);
-  if (!layout.ok()) return layout.status().WithContext(fmt::format("table {}", impl->table->name));
-  impl->layout = std::move(*layout);
+  impl->name_mapping = impl->plan->name_mapping();
   Status st = impl->Plan();
   if (!st.ok()) return st.WithContext(fmt::format("table {}", impl->table->name));
   return std::unique_ptr<RecordReader>(new RecordReader(std::move(impl)));
 }
 
+// The reader's share of the plan: its files (with the state their delete
+// files load into), its partitions, and the groups of partitions read
+// together.
 Status RecordReader::Impl::Plan() {
-  iceberg::ScanFilter filter;
-  const auto& md = table->metadata;
-  if (layout.offset && (opt.from_offset || opt.to_offset)) {
-    iceberg::IntRange r;
-    if (opt.from_offset) r.lo = *opt.from_offset;
-    if (opt.to_offset) r.hi = *opt.to_offset - 1;
-    filter.Intersect(layout.offset->field_id(), r);
-  }
-  if (layout.partition && opt.partitions && !opt.partitions->empty()) {
-    filter.Intersect(layout.partition->field_id(), {*opt.partitions->begin(), *opt.partitions->rbegin()});
-  }
-  if (layout.timestamp && (opt.from_time_ms || opt.to_time_ms)) {
-    // Column units: long = ms; timestamps µs (ns for *_ns).
-    iceberg::IntRange r;
-    if (opt.from_time_ms) r.lo = *opt.from_time_ms * TimestampUnitsPerMs();
-    if (opt.to_time_ms) r.hi = *opt.to_time_ms * TimestampUnitsPerMs() - 1;
-    filter.Intersect(layout.timestamp->field_id(), r);
-  }
-  if (layout.key && opt.key_prefix && !opt.key_prefix->empty()) {
-    filter.prefixes[layout.key->field_id()] = *opt.key_prefix;
-  }
-  ASSIGN_OR_RAISE(auto scan, iceberg::TableScan::Make(table->io, &md, snapshot, std::move(filter)));
-  std::vector<int32_t> keep;
-  if (layout.offset) keep.push_back(layout.offset->field_id());
-  if (layout.partition) keep.push_back(layout.partition->field_id());
-  if (layout.timestamp) keep.push_back(layout.timestamp->field_id());
-  scan.KeepMetricsFor(keep);
-  if (opt.only_added_in) scan.OnlyAddedIn(*opt.only_added_in);
-  ASSIGN_OR_RAISE(auto planned, scan.PlanFiles());
-  stats = scan.stats();
-
-  std::set<int32_t> parts;
-  for (auto& task : planned) {
+  for (const auto& f : plan->files()) {
     TaskState t;
-    t.task = std::move(task);
-    const DataFile& f = *t.task.file;
-    if (f.format != "parquet") {
-      return Status::Unsupported("data file {} is {} (Thaw reads Parquet data files)", f.path, f.format);
-    }
-    if (layout.offset) {
-      int32_t id = layout.offset->field_id();
-      auto lo = f.lower_bounds.find(id), hi = f.upper_bounds.find(id);
-      if (lo != f.lower_bounds.end() && hi != f.upper_bounds.end()) {
-        auto l = iceberg::DecodeIntegerBound(lo->second), h = iceberg::DecodeIntegerBound(hi->second);
-        if (l && h) { t.off_lo = *l; t.off_hi = *h; }
-      }
-    }
-    if (!layout.partition) {
-      t.part_lo = t.part_hi = 0;
-    } else {
-      int32_t id = layout.partition->field_id();
-      bool known = false;
-      // An identity partition on the partition column pins the value.
-      if (const auto* spec = md.SpecById(f.spec_id)) {
-        for (size_t i = 0; i < spec->fields.size() && i < f.partition.size(); ++i) {
-          if (spec->fields[i].source_id() == id && spec->fields[i].transform.kind == iceberg::TransformKind::kIdentity &&
-              f.partition[i].kind == iceberg::Datum::kInt) {
-            t.part_lo = t.part_hi = static_cast<int32_t>(f.partition[i].i);
-            known = true;
-          }
-        }
-      }
-      auto lo = f.lower_bounds.find(id), hi = f.upper_bounds.find(id);
-      if (!known && lo != f.lower_bounds.end() && hi != f.upper_bounds.end()) {
-        auto l = iceberg::DecodeIntegerBound(lo->second), h = iceberg::DecodeIntegerBound(hi->second);
-        if (l && h) { t.part_lo = static_cast<int32_t>(*l); t.part_hi = static_cast<int32_t>(*h); known = true; }
-      }
-      if (!known) {
-        // No metrics: read the partition column once to learn the range.
-        ASSIGN_OR_RAISE(auto pf, pq::ParquetFile::OpenDataFile(*table->io, f.path, name_mapping));
-        int top = pf->TopLevelField(layout.partition->top_level_id(), layout.partition->names[0]);
-        int32_t mn = std::numeric_limits<int32_t>::max(), mx = std::numeric_limits<int32_t>::min();
-        if (top >= 0) {
-          std::vector<int> rgs(pf->num_row_groups());
-          for (int i = 0; i < pf->num_row_groups(); ++i) rgs[i] = i;
-          ASSIGN_OR_RAISE(auto reader, pf->Read(rgs, {top}, 65536));
-          while (true) {
-            std::shared_ptr<arrow::RecordBatch> b;
-            RETURN_NOT_OK(pq::FromArrow(reader->ReadNext(&b), "Parquet file " + f.path));
-            if (!b) break;
-            auto acc = Resolve(*b, *layout.partition);
-            if (!acc) break;
-            for (int64_t i = 0; i < b->num_rows(); ++i) {
-              if (acc->IsNull(i)) continue;
-              if (auto v = GetInt(*acc->array, i)) {
-                mn = std::min<int32_t>(mn, static_cast<int32_t>(*v));
-                mx = std::max<int32_t>(mx, static_cast<int32_t>(*v));
-              }
-            }
-          }
-        }
-        if (mn > mx) continue;  // no non-null partition values: nothing to read
-        t.part_lo = mn;
-        t.part_hi = mx;
-      }
-    }
-    if (t.part_hi - static_cast<int64_t>(t.part_lo) > 100000) {
-      return Status::Corrupt("data file {} spans partitions {}..{}: the partition column '{}' does not look like "
-                             "Kafka partitions (use --column partition=COLUMN)", f.path, t.part_lo, t.part_hi,
-                             layout.partition->dotted());
-    }
-    for (int64_t p = t.part_lo; p <= t.part_hi; ++p) {
-      if (!opt.partitions || opt.partitions->count(static_cast<int32_t>(p))) parts.insert(static_cast<int32_t>(p));
-    }
+    t.task = f.task;
+    t.off_lo = f.off_lo;
+    t.off_hi = f.off_hi;
+    t.part_lo = f.part_lo;
+    t.part_hi = f.part_hi;
+    t.rank = f.rank;
     tasks.push_back(std::move(t));
   }
-  partitions.assign(parts.begin(), parts.end());
-  {
-    // Duplicate priority: higher data sequence number, then file sequence
-    // number, then path (deterministic whatever the manifests' order).
-    std::vector<size_t> order(tasks.size());
-    std::iota(order.begin(), order.end(), 0);
-    std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-      const auto& ta = tasks[a].task;
-      const auto& tb = tasks[b].task;
-      if (ta.data_sequence_number != tb.data_sequence_number) return ta.data_sequence_number < tb.data_sequence_number;
-      if (ta.file_sequence_number != tb.file_sequence_number) return ta.file_sequence_number < tb.file_sequence_number;
-      return ta.file->path < tb.file->path;
-    });
-    for (size_t i = 0; i < order.size(); ++i) tasks[order[i]].rank = static_cast<int64_t>(i);
+  for (int32_t p : plan->partitions()) {
+    if (!opt.partitions || opt.partitions->count(p)) partitions.push_back(p);
+  }
+  // Partition groups: partitions whose files' partition ranges overlap are
+  // read together (each row group then decodes once, whatever partitions it
+  // holds), unless the caller asked for all of one partition before the next.
+  if (opt.order == ReadOrder::kPartitionMajor || !layout.partition) {
+    for (int32_t p : partitions) groups.push_back({p});
+  } else {
+    std::vector<std::pair<int64_t, int64_t>> spans;
+    for (const auto& t : tasks) spans.emplace_back(t.part_lo, t.part_hi);
+    std::sort(spans.begin(), spans.end());
+    std::vector<std::pair<int64_t, int64_t>> merged;
+    for (const auto& sp : spans) {
+      if (!merged.empty() && sp.first <= merged.back().second) {
+        merged.back().second = std::max(merged.back().second, sp.second);
+      } else {
+        merged.push_back(sp);
+      }
+    }
+    size_t m = 0;
+    for (int32_t p : partitions) {
+      while (m < merged.size() && merged[m].second < p) ++m;
+      if (m < merged.size() && merged[m].first <= p) {
+        if (groups.empty() || groups.back().back() < merged[m].first) groups.emplace_back();
+        groups.back().push_back(p);
+      }
+    }
   }
   max_inflight = layout.offset ? std::max<size_t>(1, opt.read_ahead) : 1;
-  if (!layout.offset) {
-    // Plain tables: a stable order of rows -- data sequence number, then path.
-    std::sort(tasks.begin(), tasks.end(), [](const TaskState& a, const TaskState& b) {
-      if (a.task.data_sequence_number != b.task.data_sequence_number)
-        return a.task.data_sequence_number < b.task.data_sequence_number;
-      return a.task.file->path < b.task.file->path;
-    });
-  }
   return Status::OK();
 }
 
@@ -486,9 +395,8 @@ Status RecordReader::Impl::LoadDeletes(TaskState& t) {
 
 Status RecordReader::Impl::DecodeBatch(const std::shared_ptr<arrow::RecordBatch>& batch, const TaskState& t,
                                        int64_t first_pos, Cluster* c) {
-  const int32_t partition = c->partition;
-  const auto start_it = opt.start_offsets.find(partition);
-  const int64_t partition_start = start_it == opt.start_offsets.end() ? kMin : start_it->second;
+  const int64_t base = c->partition;
+  const int64_t accepted = static_cast<int64_t>(c->accept.size());
   auto& buf = c->records;
   auto& buf_headers = c->headers;
   const std::string& path = t.task.file->path;
@@ -496,14 +404,17 @@ Status RecordReader::Impl::DecodeBatch(const std::shared_ptr<arrow::RecordBatch>
     if (!c) return std::nullopt;
     return Resolve(*batch, *c);
   };
+  static const std::optional<ColumnPath> kNone;
+  const bool all = !opt.metadata_only;
   auto part = resolve(layout.partition), off = resolve(layout.offset), ts = resolve(layout.timestamp),
-       tst = resolve(layout.timestamp_type), key = resolve(layout.key), val = resolve(layout.value),
-       hdr = resolve(layout.headers);
+       tst = resolve(layout.timestamp_type), key = resolve(all ? layout.key : kNone),
+       val = resolve(all ? layout.value : kNone), hdr = resolve(all ? layout.headers : kNone);
   if (layout.offset && !off) {
     return Status::Corrupt("data file {} has no column '{}' (the layout's offset column)", path, layout.offset->dotted());
   }
-  ASSIGN_OR_RAISE(auto json_value, JsonRowBuilder::Bind(layout, *batch));
-  auto topic = resolve(layout.topic);
+  JsonRowBuilder json_value;
+  if (all) { ASSIGN_OR_RAISE(json_value, JsonRowBuilder::Bind(layout, *batch)); }
+  auto topic = resolve(all ? layout.topic : kNone);
   std::vector<std::vector<Accessor>> eq_accs;
   for (const auto& eq : t.eq) {
     std::vector<Accessor> accs;
@@ -529,10 +440,13 @@ Status RecordReader::Impl::DecodeBatch(const std::shared_ptr<arrow::RecordBatch>
     if (del_it != t.deleted_positions.end() && *del_it == pos) continue;
     if (t.dv && t.dv->Contains(pos)) continue;
     Record r;
+    int64_t slot = 0;  // into c->accept / c->start
     if (part) {
       if (part->IsNull(i)) continue;
-      r.partition = static_cast<int32_t>(GetInt(*part->array, i).value_or(-1));
-      if (r.partition != partition) continue;
+      const int64_t pv = GetInt(*part->array, i).value_or(-1);
+      slot = pv - base;
+      if (slot < 0 || slot >= accepted || !c->accept[slot]) continue;
+      r.partition = static_cast<int32_t>(pv);
     } else {
       r.partition = 0;
     }
@@ -554,7 +468,7 @@ Status RecordReader::Impl::DecodeBatch(const std::shared_ptr<arrow::RecordBatch>
       if (off->IsNull(i)) return Status::Corrupt("data file {}: row {} has a null offset", path, pos);
       r.offset = *GetInt(*off->array, i);
       if (opt.from_offset && r.offset < *opt.from_offset) continue;
-      if (r.offset < partition_start) continue;
+      if (r.offset < c->start[slot]) continue;
       if (opt.to_offset && r.offset >= *opt.to_offset) continue;
     } else {
       r.offset = plain_counter++;
@@ -620,7 +534,14 @@ Status RecordReader::Impl::DecodeBatch(const std::shared_ptr<arrow::RecordBatch>
 }
 
 std::vector<int> RecordReader::Impl::ProjectedColumns(const pq::ParquetFile& pf, const TaskState& t) const {
-  std::vector<int32_t> ids = layout.TopLevelIds();
+  std::vector<int32_t> ids;
+  if (opt.metadata_only) {
+    for (const auto* c : {&layout.partition, &layout.offset, &layout.timestamp, &layout.timestamp_type}) {
+      if (*c) ids.push_back((*c)->top_level_id());
+    }
+  } else {
+    ids = layout.TopLevelIds();
+  }
   for (const auto& eq : t.eq) ids.insert(ids.end(), eq->ids.begin(), eq->ids.end());
   ids.insert(ids.end(), opt.extra_columns.begin(), opt.extra_columns.end());
   std::sort(ids.begin(), ids.end());
@@ -643,14 +564,18 @@ Status RecordReader::Impl::LoadCluster(Cluster* c) {
     pq::ParquetFile* pf = c->files[u].get();
     ASSIGN_OR_RAISE(auto reader, pf->Read({c->units[u].rg}, ProjectedColumns(*pf, t), kParquetBatchRows));
     int64_t pos = pf->row_group_first_row(c->units[u].rg);
+    const int64_t first = pos;
+    int64_t bytes = 0;
     const std::string ctx = "Parquet file " + pf->location();
     while (true) {
       std::shared_ptr<arrow::RecordBatch> b;
       RETURN_NOT_OK(pq::CatchParquet(ctx, [&]() { return pq::FromArrow(reader->ReadNext(&b), ctx); }));
       if (!b) break;
+      bytes += arrow::util::TotalBufferSize(*b);
       RETURN_NOT_OK(DecodeBatch(b, t, pos, c));
       pos += b->num_rows();
     }
+    CountDecoded(1, pos - first, bytes);
     c->files[u].reset();  // close the file as soon as it is read
     unit_end.push_back(c->records.size());
   }
@@ -664,9 +589,7 @@ Status RecordReader::Impl::LoadCluster(Cluster* c) {
     if (one_task) {
       std::stable_sort(recs.begin(), recs.end(), ByOffset);
     } else if (!std::is_sorted(recs.begin(), recs.end(), ByOffset) ||
-               std::adjacent_find(recs.begin(), recs.end(), [](const Record& a, const Record& b) {
-                 return a.offset == b.offset;
-               }) != recs.end()) {
+               std::adjacent_find(recs.begin(), recs.end(), SamePosition) != recs.end()) {
       std::vector<int64_t> rank(recs.size());
       for (size_t u = 0, b = 0; u < c->units.size(); b = unit_end[u++]) {
         std::fill(rank.begin() + b, rank.begin() + unit_end[u], tasks[c->units[u].task].rank);
@@ -674,7 +597,7 @@ Status RecordReader::Impl::LoadCluster(Cluster* c) {
       std::vector<uint32_t> order(recs.size());
       std::iota(order.begin(), order.end(), 0);
       std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
-        if (recs[a].offset != recs[b].offset) return recs[a].offset < recs[b].offset;
+        if (!SamePosition(recs[a], recs[b])) return ByOffset(recs[a], recs[b]);
         return rank[a] > rank[b];
       });
       std::vector<Record> sorted(recs.size());
@@ -688,7 +611,7 @@ Status RecordReader::Impl::LoadCluster(Cluster* c) {
   // Duplicate offsets: keep the first of each (the winner, by the order above).
   size_t w = 0;
   for (size_t r = 0; r < recs.size(); ++r) {
-    if (w > 0 && recs[r].offset == recs[w - 1].offset) {
+    if (w > 0 && SamePosition(recs[r], recs[w - 1])) {
       ++c->dups.duplicates;
       const Record& kept = recs[w - 1];
       if (!SameContent(kept, {c->headers.data() + kept.header_begin, kept.header_count}, recs[r],
@@ -710,10 +633,12 @@ namespace {
 class FileInput : public MergeInput {
  public:
   using Decode = std::function<Status(const std::shared_ptr<arrow::RecordBatch>&, int64_t, Cluster*)>;
-  FileInput(pq::ParquetFile* pf, std::vector<int> rgs, std::vector<int> cols, int64_t batch_rows, int32_t partition,
+  FileInput(pq::ParquetFile* pf, std::vector<int> rgs, std::vector<int> cols, int64_t batch_rows, const Cluster& of,
             Decode decode)
       : pf_(pf), rgs_(std::move(rgs)), cols_(std::move(cols)), batch_rows_(batch_rows), decode_(std::move(decode)) {
-    scratch_.partition = partition;
+    scratch_.partition = of.partition;
+    scratch_.accept = of.accept;
+    scratch_.start = of.start;
   }
   Result<bool> Next(RecordChunk* out) override {
     const std::string ctx = "Parquet file " + pf_->location();
@@ -762,9 +687,11 @@ class FileInput : public MergeInput {
 class RunInput : public MergeInput {
  public:
   using Decode = std::function<Status(const std::shared_ptr<arrow::RecordBatch>&, Cluster*)>;
-  RunInput(std::unique_ptr<RunReader> run, std::string source, int32_t partition, Decode decode)
+  RunInput(std::unique_ptr<RunReader> run, std::string source, const Cluster& of, Decode decode)
       : run_(std::move(run)), source_(std::move(source)), decode_(std::move(decode)) {
-    scratch_.partition = partition;
+    scratch_.partition = of.partition;
+    scratch_.accept = of.accept;
+    scratch_.start = of.start;
   }
   Result<bool> Next(RecordChunk* out) override {
     ASSIGN_OR_RAISE(auto b, run_->Next());
@@ -830,12 +757,14 @@ Result<bool> RecordReader::Impl::IsSortedByOffset(pq::ParquetFile& pf, const std
 // are gathered until `run_budget` bytes, put in offset order and written as
 // a run; the runs are then merged with the other inputs.
 Status RecordReader::Impl::SpillRuns(pq::ParquetFile& pf, const TaskState& t, const std::vector<int>& rgs,
-                                     int32_t partition, int64_t run_budget, int64_t batch_bytes,
+                                     const Cluster& of, int64_t run_budget, int64_t batch_bytes,
                                      std::vector<std::string>* runs) {
   const std::string ctx = "Parquet file " + pf.location();
   const std::vector<int> cols = ProjectedColumns(pf, t);
   Cluster scratch;
-  scratch.partition = partition;
+  scratch.partition = of.partition;
+  scratch.accept = of.accept;
+  scratch.start = of.start;
   std::vector<std::shared_ptr<arrow::RecordBatch>> batches;
   std::vector<std::pair<uint32_t, int64_t>> rows;  // (batch, row) of kept records
   std::vector<int64_t> offsets;
@@ -889,6 +818,7 @@ Status RecordReader::Impl::SpillRuns(pq::ParquetFile& pf, const TaskState& t, co
       std::shared_ptr<arrow::RecordBatch> b;
       RETURN_NOT_OK(pq::FromArrow(reader->ReadNext(&b), ctx));
       if (!b) break;
+      CountDecoded(0, b->num_rows(), arrow::util::TotalBufferSize(*b));
       scratch.records.clear();
       scratch.headers.clear();
       scratch.keepalive.clear();
@@ -937,6 +867,7 @@ Status RecordReader::Impl::PrepareMerge(Cluster* c) {
   for (auto& f : files) {
     ASSIGN_OR_RAISE(f.sorted, IsSortedByOffset(*c->files[f.file], f.rgs, c->partition));
     inputs += f.sorted ? 1 : (f.bytes + run_budget - 1) / run_budget;
+    CountDecoded(static_cast<int64_t>(f.rgs.size()), 0, 0);  // each decoded once below, streamed or spilled
   }
   // Each input holds about one batch of this size while merging.
   const int64_t batch_bytes = std::clamp<int64_t>(budget / (2 * std::max<int64_t>(inputs, 1)), 64 << 10, 16 << 20);
@@ -949,17 +880,18 @@ Status RecordReader::Impl::PrepareMerge(Cluster* c) {
     if (f.sorted) {
       const int64_t per_row = std::max<int64_t>(1, f.bytes / std::max<int64_t>(1, f.rows));
       auto decode = [this, &t](const std::shared_ptr<arrow::RecordBatch>& b, int64_t pos, Cluster* out) {
+        CountDecoded(0, b->num_rows(), arrow::util::TotalBufferSize(*b));
         return DecodeBatch(b, t, pos, out);
       };
       merge_inputs.push_back({std::make_unique<FileInput>(pf, f.rgs, ProjectedColumns(*pf, t),
                                                           std::clamp<int64_t>(batch_bytes / per_row, 16,
                                                                               kParquetBatchRows),
-                                                          c->partition, decode),
+                                                          *c, decode),
                               t.rank});
       continue;
     }
     spilled.push_back({f.task, {}});
-    RETURN_NOT_OK(SpillRuns(*pf, t, f.rgs, c->partition, run_budget, batch_bytes, &spilled.back().second));
+    RETURN_NOT_OK(SpillRuns(*pf, t, f.rgs, *c, run_budget, batch_bytes, &spilled.back().second));
     total_runs += spilled.back().second.size();
   }
   // Past a few hundred runs (a partition far bigger than the budget), runs
@@ -976,7 +908,7 @@ Status RecordReader::Impl::PrepareMerge(Cluster* c) {
         return DecodeBatch(b, *bare, 0, out);
       };
       merge_inputs.push_back(
-          {std::make_unique<RunInput>(std::move(run), t.task.file->path, c->partition, decode), t.rank});
+          {std::make_unique<RunInput>(std::move(run), t.task.file->path, *c, decode), t.rank});
     }
   }
   ASSIGN_OR_RAISE(c->merger, KWayMerger::Make(std::move(merge_inputs)));
@@ -985,20 +917,47 @@ Status RecordReader::Impl::PrepareMerge(Cluster* c) {
   return Status::OK();
 }
 
-// Plans the clusters of the next group of files (files of one partition whose
-// offset ranges overlap): opens them, prunes row groups by statistics, loads
-// the delete files that apply, and splits the row groups into clusters.
+void RecordReader::Impl::SetPartitions(Cluster* c, const std::vector<int32_t>& parts) const {
+  c->partition = parts.front();
+  const size_t n = static_cast<size_t>(parts.back() - parts.front()) + 1;
+  c->accept.assign(n, 0);
+  c->start.assign(n, kMin);
+  for (int32_t p : parts) {
+    c->accept[p - c->partition] = 1;
+    if (auto it = opt.start_offsets.find(p); it != opt.start_offsets.end()) c->start[p - c->partition] = it->second;
+  }
+}
+
+// Plans the clusters of the next group of files (files of one partition
+// group whose offset ranges overlap): opens them, prunes row groups by
+// statistics, loads the delete files that apply, and splits the row groups
+// into clusters.
 Status RecordReader::Impl::PlanMoreClusters() {
   while (planned.empty() && !planned_all) {
     if (!part_started) {
-      if (part_index >= partitions.size()) {
+      if (part_index >= groups.size()) {
         planned_all = true;
         break;
       }
-      const int32_t p = partitions[part_index];
+      const auto& g = groups[part_index];
       part_tasks.clear();
+      // The lowest first offset wanted among the group's partitions: files
+      // wholly before it (or past the end) are not opened.
+      int64_t first = opt.from_offset.value_or(kMin);
+      int64_t lowest_start = kMax;
+      for (int32_t p : g) {
+        auto it = opt.start_offsets.find(p);
+        lowest_start = std::min(lowest_start, it == opt.start_offsets.end() ? kMin : it->second);
+      }
+      first = std::max(first, lowest_start);
       for (size_t i = 0; i < tasks.size(); ++i) {
-        if (tasks[i].part_lo <= p && p <= tasks[i].part_hi) part_tasks.push_back(i);
+        // Groups are disjoint unions of the tasks' partition ranges: a task
+        // overlapping the group's span belongs to it.
+        if (tasks[i].part_lo > g.back() || g.front() > tasks[i].part_hi) continue;
+        if (layout.offset && (tasks[i].off_hi < first || (opt.to_offset && tasks[i].off_lo >= *opt.to_offset))) {
+          continue;
+        }
+        part_tasks.push_back(i);
       }
       if (layout.offset) {
         std::stable_sort(part_tasks.begin(), part_tasks.end(),
@@ -1007,11 +966,23 @@ Status RecordReader::Impl::PlanMoreClusters() {
       next_task = 0;
       part_started = true;
     }
-    const int32_t p = partitions[part_index];
+    const std::vector<int32_t>& group = groups[part_index];
     if (next_task >= part_tasks.size()) {
       part_started = false;
       ++part_index;
       continue;
+    }
+    // Whether a row group whose partition statistics are [lo, hi] may hold
+    // a partition of the group.
+    auto holds = [&](int64_t lo, int64_t hi) {
+      auto it = std::lower_bound(group.begin(), group.end(), lo);
+      return it != group.end() && *it <= hi;
+    };
+    // The lowest first offset wanted among the group's partitions.
+    int64_t group_start = kMax;
+    for (int32_t p : group) {
+      auto it = opt.start_offsets.find(p);
+      group_start = std::min(group_start, it == opt.start_offsets.end() ? kMin : it->second);
     }
     size_t end = next_task + 1;
     if (layout.offset) {
@@ -1037,14 +1008,20 @@ Status RecordReader::Impl::PlanMoreClusters() {
       const int ts_leaf = (opt.from_time_ms || opt.to_time_ms) ? leaf_of(*pf, layout.timestamp) : -1;
       for (int rg = 0; rg < pf->num_row_groups(); ++rg) {
         Unit u{part_tasks[k], rg, kMin, kMax, pf->row_group_byte_size(rg), pf->row_group_num_rows(rg)};
+        u.part_lo = t.part_lo;
+        u.part_hi = t.part_hi;
         if (auto st = pf->IntStats(rg, off_leaf)) { u.lo = st->first; u.hi = st->second; }
-        if (auto st = pf->IntStats(rg, part_leaf); st && (p < st->first || p > st->second)) continue;
+        if (auto st = pf->IntStats(rg, part_leaf)) {
+          if (!holds(st->first, st->second)) continue;
+          u.part_lo = std::max(u.part_lo, st->first);
+          u.part_hi = std::min(u.part_hi, st->second);
+        }
         if (auto st = pf->IntStats(rg, ts_leaf)) {
           if (opt.from_time_ms && st->second < *opt.from_time_ms * TimestampUnitsPerMs()) continue;
           if (opt.to_time_ms && st->first >= *opt.to_time_ms * TimestampUnitsPerMs()) continue;
         }
         if (opt.from_offset && layout.offset && u.hi < *opt.from_offset) continue;
-        if (auto it = opt.start_offsets.find(p); it != opt.start_offsets.end() && layout.offset && u.hi < it->second) continue;
+        if (layout.offset && u.hi < group_start) continue;
         if (opt.to_offset && layout.offset && u.lo >= *opt.to_offset) continue;
         units.emplace_back(u, pf.get());
       }
@@ -1064,33 +1041,46 @@ Status RecordReader::Impl::PlanMoreClusters() {
       } else {
         j = units.size();  // plain tables: row order, one cluster per file group
       }
-      auto c = std::make_unique<Cluster>();
-      c->partition = p;
       int64_t bytes = 0;
       for (size_t k = i; k < j; ++k) bytes += units[k].first.bytes;
       // Several row groups that overlap and would not fit the budget decoded
-      // at once (with the clusters decoded ahead): merge them as streams.
-      c->merge = layout.offset && j - i > 1 &&
-                 bytes > opt.memory_budget / static_cast<int64_t>(2 * (max_inflight + 1));
-      for (size_t k = i; k < j; ++k) {
-        c->units.push_back(units[k].first);
-        if (!c->merge) {
-          ASSIGN_OR_RAISE(auto clone, units[k].second->Clone(*table->io));
-          c->files.push_back(std::move(clone));
-          continue;
-        }
-        // One streaming reader per data file.
-        size_t f = 0;
-        while (f < c->units.size() - 1 && c->units[f].task != units[k].first.task) ++f;
-        if (f < c->units.size() - 1) {
-          c->unit_file.push_back(c->unit_file[f]);
-        } else {
-          ASSIGN_OR_RAISE(auto clone, units[k].second->CloneStreaming(*table->io));
-          c->unit_file.push_back(c->files.size());
-          c->files.push_back(std::move(clone));
-        }
+      // at once (with the clusters decoded ahead): merge them as streams,
+      // one partition at a time (the k-way merge orders one partition).
+      const bool merge = layout.offset && j - i > 1 &&
+                         bytes > opt.memory_budget / static_cast<int64_t>(2 * (max_inflight + 1));
+      std::vector<std::vector<int32_t>> emit;  // the clusters' partitions
+      if (merge && group.size() > 1) {
+        for (int32_t p : group) emit.push_back({p});
+      } else {
+        emit.push_back(group);
       }
-      planned.push_back(std::move(c));
+      for (const auto& parts : emit) {
+        auto c = std::make_unique<Cluster>();
+        SetPartitions(c.get(), parts);
+        c->merge = merge;
+        for (size_t k = i; k < j; ++k) {
+          const Unit& u = units[k].first;
+          if (u.part_hi < parts.front() || u.part_lo > parts.back()) continue;
+          c->units.push_back(u);
+          if (!c->merge) {
+            ASSIGN_OR_RAISE(auto clone, units[k].second->Clone(*table->io));
+            c->files.push_back(std::move(clone));
+            continue;
+          }
+          // One streaming reader per data file.
+          size_t f = 0;
+          while (f < c->units.size() - 1 && c->units[f].task != u.task) ++f;
+          if (f < c->units.size() - 1) {
+            c->unit_file.push_back(c->unit_file[f]);
+          } else {
+            ASSIGN_OR_RAISE(auto clone, units[k].second->CloneStreaming(*table->io));
+            c->unit_file.push_back(c->files.size());
+            c->files.push_back(std::move(clone));
+          }
+        }
+        if (c->units.empty()) continue;
+        planned.push_back(std::move(c));
+      }
       i = j;
     }
   }
@@ -1124,28 +1114,56 @@ Status RecordReader::Impl::FillPipeline() {
 }
 
 // Drops the records of a new cluster (or merged chunk) at or below the last
-// offset emitted: a duplicate across clusters (offset ranges that overlap
-// although their statistics say otherwise) keeps the row emitted first.
+// offset emitted for their partition: a duplicate across clusters (offset
+// ranges that overlap although their statistics say otherwise) keeps the row
+// emitted first.
 void RecordReader::Impl::DropAtBoundary(Cluster* c) {
-  if (!layout.offset) return;
-  if (last_partition != c->partition) {
-    last_offset.reset();
-    last_record.reset();
-  }
-  last_partition = c->partition;
-  if (!last_offset) return;
+  if (!layout.offset || last.empty()) return;
   auto& recs = c->records;
-  size_t r = 0;
-  while (r < recs.size() && recs[r].offset <= *last_offset) {
-    ++dups.duplicates;
-    if (!last_record || recs[r].offset != last_record->offset ||
-        !SameContent(*last_record, last_headers, recs[r],
-                     {c->headers.data() + recs[r].header_begin, recs[r].header_count})) {
-      ++dups.differing;
+  size_t w = 0;
+  const Last* l = nullptr;
+  for (size_t r = 0; r < recs.size(); ++r) {
+    const Record& rec = recs[r];
+    if (r == 0 || rec.partition != recs[r - 1].partition) {
+      auto it = last.find(rec.partition);
+      l = it == last.end() ? nullptr : &it->second;
     }
-    ++r;
+    if (l && rec.offset <= l->offset) {
+      ++dups.duplicates;
+      if (rec.offset != l->offset ||
+          !SameContent(l->record, l->headers, rec, {c->headers.data() + rec.header_begin, rec.header_count})) {
+        ++dups.differing;
+      }
+      continue;
+    }
+    if (w != r) recs[w] = rec;
+    ++w;
   }
-  if (r > 0) recs.erase(recs.begin(), recs.begin() + static_cast<std::ptrdiff_t>(r));
+  recs.resize(w);
+}
+
+// Remembers the last record of each partition in out->records[begin..] (alive
+// through the batch's owners) for duplicates at the next cluster boundary.
+void RecordReader::Impl::Remember(const RecordBatch& out, size_t begin) {
+  const auto& recs = out.records;
+  for (size_t i = recs.size(); i-- > begin;) {
+    if (i + 1 < recs.size() && recs[i + 1].partition == recs[i].partition) continue;
+    const Record& rec = recs[i];
+    Last& l = last[rec.partition];
+    l.offset = rec.offset;
+    l.bytes.clear();
+    auto own = [&](std::optional<std::string_view> v) -> std::optional<std::string_view> {
+      if (!v) return std::nullopt;
+      return l.bytes.emplace_back(*v);
+    };
+    l.record = rec;
+    l.record.key = own(rec.key);
+    l.record.value = own(rec.value);
+    l.record.topic = own(rec.topic);
+    l.record.source_batch = nullptr;
+    l.headers.clear();
+    for (const auto& h : out.HeadersOf(rec)) l.headers.push_back(Header{*own(h.key), own(h.value)});
+  }
 }
 
 Result<bool> RecordReader::Next(RecordBatch* out) {
@@ -1191,21 +1209,7 @@ Result<bool> RecordReader::Next(RecordBatch* out) {
   }
   s.cur_pos += n;
   out->keepalive = c.keepalive;
-  if (s.layout.offset && n > 0) {
-    // Remember the last record (alive through the batch's owners) for duplicates at the next boundary.
-    const Record& last = out->records.back();
-    s.last_offset = last.offset;
-    s.last_bytes.clear();
-    auto own = [&](std::optional<std::string_view> v) -> std::optional<std::string_view> {
-      if (!v) return std::nullopt;
-      return s.last_bytes.emplace_back(*v);
-    };
-    s.last_record = last;
-    s.last_record->key = own(last.key);
-    s.last_record->value = own(last.value);
-    s.last_headers.clear();
-    for (const auto& h : out->HeadersOf(last)) s.last_headers.push_back(Header{*own(h.key), own(h.value)});
-  }
+  if (s.layout.offset && n > 0) s.Remember(*out, 0);
   return true;
 }
 

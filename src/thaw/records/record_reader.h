@@ -1,12 +1,19 @@
 // The record reader: the one path by which Thaw turns an Iceberg table into
 // Kafka records, shared by inspect, replay and serve.
 //
-//   RecordReader::Make  resolve snapshot + layout, plan files (TableScan)
-//   Next()              per partition (ascending): row groups ordered by
+//   RecordReader::Make  a ReadPlan (read_plan.h: snapshot, layout, files;
+//                       made here or shared), narrowed by the options
+//   Next()              per partition group (ascending): row groups ordered by
 //                       offset; those whose ranges overlap form a cluster,
 //                       decoded (rows filtered by range and deletes, turned
-//                       into Record views, sorted) on worker threads ahead of
-//                       the consumer, and emitted in order.
+//                       into Record views, sorted by partition and offset) on
+//                       worker threads ahead of the consumer, and emitted in
+//                       order. A partition group is one partition when the
+//                       table is partitioned by the Kafka partition; when
+//                       files hold several partitions (unpartitioned tables)
+//                       it is all the partitions those files hold, and each
+//                       row group is decoded once for all of them
+//                       (ReadOrder::kPerPartition, the default).
 //                       A cluster too big for the memory budget (files that
 //                       overlap in offset range) is merged instead: files
 //                       sorted by offset stream into a k-way merge a batch at
@@ -34,11 +41,26 @@
 #include "thaw/iceberg/deletion_vector.h"
 #include "thaw/iceberg/table_scan.h"
 #include "thaw/records/layout.h"
+#include "thaw/records/read_plan.h"
 #include "thaw/records/record.h"
 #include "thaw/records/record_merge.h"
 #include "thaw/storage/catalog.h"
 
 namespace thaw::records {
+
+// The order of Next()'s records. Either way each partition's records come in
+// offset order.
+enum class ReadOrder {
+  // Partitions that share row groups (files holding several Kafka
+  // partitions) come interleaved a cluster (normally a row group) at a time,
+  // each cluster's records by (partition, offset), and every row group is
+  // decoded once. Tables partitioned by the Kafka partition read partition
+  // by partition, as with kPartitionMajor.
+  kPerPartition,
+  // All of partition p before any of p + 1. Row groups holding several
+  // partitions are then decoded once per partition they hold.
+  kPartitionMajor,
+};
 
 struct ReadOptions {
   iceberg::SnapshotSelector snapshot;
@@ -58,6 +80,12 @@ struct ReadOptions {
   // filter: records are still checked by the caller.
   std::optional<std::string> key_prefix;
   LayoutOptions layout;
+  ReadOrder order = ReadOrder::kPerPartition;
+  // Project only the partition, offset, timestamp and timestamp type
+  // columns (and extra_columns, and equality-delete columns): records then
+  // carry no key, value or headers. For summaries (inspect) that must not
+  // pay for decoding values.
+  bool metadata_only = false;
   int64_t batch_size = 4096;
   // Clusters (groups of row groups) decoded ahead of the consumer, each on
   // its own thread. Memory is about read_ahead + 1 clusters.
@@ -73,10 +101,17 @@ struct ReadOptions {
 
 class RecordReader {
  public:
+  // Plans the read (ReadPlan::Make) and reads it.
   static Result<std::unique_ptr<RecordReader>> Make(std::shared_ptr<const storage::Table> table,
                                                     ReadOptions options);
+  // Reads a plan made earlier (shared, e.g. from a ReadPlanCache): the plan's
+  // files, narrowed by `options` (partitions, ranges, start offsets; the
+  // options' snapshot and layout are the plan's). Files wholly before a
+  // partition's start offset are not opened, so a reader can start anywhere.
+  static Result<std::unique_ptr<RecordReader>> Make(std::shared_ptr<const ReadPlan> plan, ReadOptions options);
   ~RecordReader();
 
+  const std::shared_ptr<const ReadPlan>& plan() const;
   const Layout& layout() const;
   const iceberg::Snapshot* snapshot() const;
   const iceberg::ScanStats& scan_stats() const;
@@ -104,6 +139,16 @@ class RecordReader {
   // Deletion vectors read so far: blobs and bytes fetched from Puffin files
   // (each blob by its byte range, once), and cache hits.
   iceberg::DeletionVectorCache::Stats deletion_vector_stats() const;
+  // What was decoded so far: row groups read with the full projection (each
+  // once per cluster that holds it), their rows, and the bytes of the decoded
+  // Arrow batches (for tests and benches: a row group holding 16 partitions
+  // is decoded once, a metadata-only read decodes no values).
+  struct DecodeStats {
+    int64_t row_groups = 0;
+    int64_t rows = 0;
+    int64_t bytes = 0;
+  };
+  DecodeStats decode_stats() const;
 
   // Fills `out` with the next records in (partition, offset) order; returns
   // false when the read is complete.
