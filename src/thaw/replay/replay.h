@@ -58,6 +58,10 @@ struct ReplayOptions {
   // After a completed (non-follow) run, read the target topic back and check
   // every source offset arrived once and in order (VerifyReplay).
   bool verify = false;
+  // A range that selects no records, or asked partitions the table does not
+  // have, are errors (checked before anything touches Kafka); with
+  // allow_empty they are warnings and an empty range replays nothing.
+  bool allow_empty = false;
   std::set<std::pair<int32_t, int64_t>> exclude;  // (partition, offset) never replayed
   std::function<bool(const records::RecordBatch&, const records::Record&)> filter;  // --where
   std::string range_description;           // canonical text of the range flags (stored in the job)
@@ -125,8 +129,13 @@ struct ReplaySummary {
 };
 
 struct Progress {
-  int64_t records = 0, bytes = 0, estimated_records = 0;
+  int64_t records = 0, bytes = 0;
+  // The plan's record count (files the range may touch, before deletes):
+  // an upper bound, exact only for a whole table without deletes.
+  int64_t estimated_records = 0;
+  int64_t skipped = 0;  // records read but not sent (--where, --exclude-offsets)
   double seconds = 0;
+  std::map<int32_t, int64_t> next_offsets;  // source partition -> next offset to send
 };
 
 // Loads the last committed checkpoint of a job; nullopt if none.
