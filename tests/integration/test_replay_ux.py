@@ -216,3 +216,38 @@ def test_progress_lines_when_stderr_is_not_a_terminal(thaw, warehouse, kafka):
     p = thaw(*replay_args(warehouse, kafka.bootstrap, topic_name(), "--create-topic", "--rate", "0.4",
                           "--progress-interval", "0.5"), timeout=300)
     assert p.returncode == 0 and "progress:" not in p.stderr.decode()
+
+
+def test_progress_bar_total_follows_the_range(thaw, kafka, tmp_path):
+    # Before: the bar's total was the planned files' record count (600) even
+    # when --from-offset kept a third of each file.
+    import pty
+    now = int(time.time() * 1000)
+    records = [fixtures.rec(p, o, now, f"k{o}".encode(), b"x" * 2000) for p in (0, 1) for o in range(300)]
+    uri = make_table(tmp_path, "ns.bar", records)
+
+    def bar(*extra):
+        master, slave = pty.openpty()
+        topic = topic_name()
+        proc = subprocess.Popen([str(thaw.binary), "replay", "--catalog", uri, "--table", "ns.bar", "--brokers",
+                                 kafka.bootstrap, "--topic", topic, "--create-topic", "--rate", "0.4", *extra],
+                                stdout=subprocess.PIPE, stderr=slave)
+        os.close(slave)
+        chunks = []
+        while True:
+            try:
+                data = os.read(master, 65536)
+            except OSError:
+                break
+            if not data:
+                break
+            chunks.append(data)
+        proc.wait(timeout=120)
+        os.close(master)
+        assert proc.returncode == 0, b"".join(chunks).decode()
+        return b"".join(chunks).decode()
+
+    out = bar("--from-offset", "100")
+    assert "/ ~400 records" in out, out
+    out = bar()
+    assert "/ 600 records" in out, out

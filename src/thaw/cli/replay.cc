@@ -147,9 +147,10 @@ Status VerifyFailed(const replay::VerifyResult& v, const std::string& topic) {
                          v.out_of_order, v.unexpected, v.first_problem);
 }
 
-// The progress bar on a terminal. The total is the plan's record count
-// (files the range touches, before deletes), scaled by the share of records
-// --where / --exclude-offsets let through so far: an estimate, shown as ~N.
+// The progress bar on a terminal. The total is the records the range
+// selects as estimated from the plan (replay::Progress), scaled by the share
+// of records --where / --exclude-offsets let through so far; "~N" unless
+// exact.
 void DrawBar(const replay::Progress& p) {
   double rate = p.seconds > 0 ? p.bytes / p.seconds / 1e6 : 0;
   double total = static_cast<double>(p.estimated_records);
@@ -159,8 +160,9 @@ void DrawBar(const replay::Progress& p) {
   double frac = total > 0 ? std::min(1.0, p.records / total) : 0;
   double eta = frac > 0 ? p.seconds / frac - p.seconds : 0;
   int filled = static_cast<int>(frac * 30);
-  std::fprintf(stderr, "\r[%-30s] %lld / ~%lld records  %s  %.1f MB/s  ETA %.0fs ", std::string(filled, '#').c_str(),
-               static_cast<long long>(p.records), static_cast<long long>(total), Mb(p.bytes).c_str(), rate, eta);
+  std::fprintf(stderr, "\r[%-30s] %lld / %s%lld records  %s  %.1f MB/s  ETA %.0fs ", std::string(filled, '#').c_str(),
+               static_cast<long long>(p.records), p.estimate_exact ? "" : "~", static_cast<long long>(total),
+               Mb(p.bytes).c_str(), rate, eta);
 }
 
 // Progress when stderr is not a terminal (container logs): one line per
@@ -335,6 +337,7 @@ Status RunReplayCommand(const ReplayArgs& a) {
   }
   const bool tty = isatty(2) && !a.quiet && !a.json;
   const bool lines = !isatty(2) && !a.quiet;
+  o.estimate_progress_total = tty;
   double next_line = a.progress_interval;
   auto progress = [&](const replay::Progress& p) {
     if (tty) {

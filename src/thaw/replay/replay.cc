@@ -99,6 +99,58 @@ std::string IsoMs(int64_t ms) {
   return fmt::format("{:%Y-%m-%dT%H:%M:%S}Z", std::chrono::floor<std::chrono::seconds>(tp));
 }
 
+// A data file's Kafka partition (when it holds one) and offset bounds, from
+// its partition values and column metrics.
+struct FileBounds {
+  std::optional<int32_t> partition;
+  std::optional<std::pair<int64_t, int64_t>> offsets;
+  int64_t records = 0;
+};
+
+// The live data files of the reader's snapshot with their bounds (manifests
+// only; no data read). Empty for a table without an offset column.
+Result<std::vector<FileBounds>> PlanFileBounds(const std::shared_ptr<const storage::Table>& table,
+                                               const records::RecordReader& reader) {
+  std::vector<FileBounds> out;
+  const auto& layout = reader.layout();
+  if (!layout.offset || !reader.snapshot()) return out;
+  const int32_t off_id = layout.offset->field_id();
+  const int32_t part_id = layout.partition ? layout.partition->field_id() : -1;
+  ASSIGN_OR_RAISE(auto scan, iceberg::TableScan::Make(table->io, &table->metadata, reader.snapshot(), {}));
+  scan.KeepMetricsFor({off_id, part_id});
+  ASSIGN_OR_RAISE(auto tasks, scan.PlanFiles());
+  for (const auto& t : tasks) {
+    const auto& f = *t.file;
+    auto bound = [&](int32_t id) -> std::optional<std::pair<int64_t, int64_t>> {
+      auto l = f.lower_bounds.find(id), h = f.upper_bounds.find(id);
+      if (l == f.lower_bounds.end() || h == f.upper_bounds.end()) return std::nullopt;
+      auto lv = iceberg::DecodeIntegerBound(l->second), hv = iceberg::DecodeIntegerBound(h->second);
+      if (!lv || !hv) return std::nullopt;
+      return std::make_pair(*lv, *hv);
+    };
+    FileBounds b;
+    b.records = f.record_count;
+    b.offsets = bound(off_id);
+    if (part_id < 0) b.partition = 0;
+    if (!b.partition) {
+      if (const auto* spec = table->metadata.SpecById(f.spec_id)) {
+        for (size_t i = 0; i < spec->fields.size() && i < f.partition.size(); ++i) {
+          if (spec->fields[i].source_id() == part_id &&
+              spec->fields[i].transform.kind == iceberg::TransformKind::kIdentity &&
+              f.partition[i].kind == iceberg::Datum::kInt) {
+            b.partition = static_cast<int32_t>(f.partition[i].i);
+          }
+        }
+      }
+      if (auto pb = bound(part_id); !b.partition && pb && pb->first == pb->second) {
+        b.partition = static_cast<int32_t>(pb->first);
+      }
+    }
+    out.push_back(b);
+  }
+  return out;
+}
+
 // What the table (at the snapshot `read` selects) holds, for an error about
 // a range: its partitions, offsets per partition and timestamps, from the
 // data files' column metrics (no data is read).
@@ -120,49 +172,23 @@ Result<std::string> DescribeExtent(const std::shared_ptr<const storage::Table>& 
   }
   std::string out = fmt::format("table {} at snapshot {} has partitions {}", table->name,
                                 reader->snapshot()->snapshot_id, PartitionList(*partitions_out));
-  const auto& layout = reader->layout();
-  if (layout.offset) {
+  if (reader->layout().offset) {
     // Offsets per partition where a file holds one partition (identity
     // partitioned, or metrics lo == hi); otherwise across partitions.
-    const int32_t off_id = layout.offset->field_id();
-    const int32_t part_id = layout.partition ? layout.partition->field_id() : -1;
-    ASSIGN_OR_RAISE(auto scan, iceberg::TableScan::Make(table->io, &table->metadata, reader->snapshot(), {}));
-    scan.KeepMetricsFor({off_id, part_id});
-    ASSIGN_OR_RAISE(auto tasks, scan.PlanFiles());
+    ASSIGN_OR_RAISE(auto files, PlanFileBounds(table, *reader));
     std::map<int32_t, std::pair<int64_t, int64_t>> per;
     std::optional<std::pair<int64_t, int64_t>> mixed;
     bool unknown = false;
     auto widen = [](std::optional<std::pair<int64_t, int64_t>>& r, int64_t lo, int64_t hi) {
       r = r ? std::make_pair(std::min(r->first, lo), std::max(r->second, hi)) : std::make_pair(lo, hi);
     };
-    for (const auto& t : tasks) {
-      const auto& f = *t.file;
-      auto bound = [&](int32_t id) -> std::optional<std::pair<int64_t, int64_t>> {
-        auto l = f.lower_bounds.find(id), h = f.upper_bounds.find(id);
-        if (l == f.lower_bounds.end() || h == f.upper_bounds.end()) return std::nullopt;
-        auto lv = iceberg::DecodeIntegerBound(l->second), hv = iceberg::DecodeIntegerBound(h->second);
-        if (!lv || !hv) return std::nullopt;
-        return std::make_pair(*lv, *hv);
-      };
-      auto off = bound(off_id);
+    for (const auto& fb : files) {
+      const auto& off = fb.offsets;
       if (!off) {
         unknown = true;
         continue;
       }
-      std::optional<int32_t> part;
-      if (part_id < 0) part = 0;
-      if (!part && part_id >= 0) {
-        if (const auto* spec = table->metadata.SpecById(f.spec_id)) {
-          for (size_t i = 0; i < spec->fields.size() && i < f.partition.size(); ++i) {
-            if (spec->fields[i].source_id() == part_id &&
-                spec->fields[i].transform.kind == iceberg::TransformKind::kIdentity &&
-                f.partition[i].kind == iceberg::Datum::kInt) {
-              part = static_cast<int32_t>(f.partition[i].i);
-            }
-          }
-        }
-        if (auto pb = bound(part_id); !part && pb && pb->first == pb->second) part = static_cast<int32_t>(pb->first);
-      }
+      const auto& part = fb.partition;
       if (part) {
         std::optional<std::pair<int64_t, int64_t>> r;
         if (auto it = per.find(*part); it != per.end()) r = it->second;
@@ -190,6 +216,48 @@ Result<std::string> DescribeExtent(const std::shared_ptr<const storage::Table>& 
                        ts->second);
   }
   return out;
+}
+
+// The records a read will yield, for the progress bar: per planned file, its
+// record count scaled by the share of its offset range the range keeps (and
+// none for partitions not asked), capped by the reader's own plan (which
+// time ranges prune). `exact` when no file was cut, nothing is deleted and
+// nothing else filters.
+std::pair<int64_t, bool> EstimateRecords(const std::shared_ptr<const storage::Table>& table,
+                                         const records::RecordReader& reader, const records::ReadOptions& read,
+                                         bool filtered) {
+  const int64_t planned = reader.planned_records();
+  bool exact = !filtered && reader.scan_stats().delete_files == 0 && !read.from_time_ms && !read.to_time_ms;
+  auto files = PlanFileBounds(table, reader);
+  if (!files.ok() || files->empty()) {
+    return {planned, exact && !read.from_offset && !read.to_offset && read.start_offsets.empty()};
+  }
+  double est = 0;
+  for (const auto& f : *files) {
+    if (read.partitions && f.partition && !read.partitions->count(*f.partition)) continue;
+    if (read.partitions && !f.partition) exact = false;
+    if (!f.offsets || f.offsets->second < f.offsets->first) {
+      est += f.records;
+      exact = exact && !read.from_offset && !read.to_offset && read.start_offsets.empty();
+      continue;
+    }
+    int64_t lo = f.offsets->first, hi = f.offsets->second;  // inclusive
+    int64_t keep_lo = lo, keep_hi = hi;
+    if (read.from_offset) keep_lo = std::max(keep_lo, *read.from_offset);
+    if (read.to_offset) keep_hi = std::min(keep_hi, *read.to_offset - 1);
+    if (f.partition) {
+      if (auto it = read.start_offsets.find(*f.partition); it != read.start_offsets.end()) {
+        keep_lo = std::max(keep_lo, it->second);
+      }
+    } else if (!read.start_offsets.empty()) {
+      exact = false;
+    }
+    if (keep_hi < keep_lo) continue;
+    if (keep_lo != lo || keep_hi != hi) exact = false;
+    est += static_cast<double>(f.records) * static_cast<double>(keep_hi - keep_lo + 1) / static_cast<double>(hi - lo + 1);
+  }
+  const int64_t n = std::min<int64_t>(planned, static_cast<int64_t>(est + 0.5));
+  return {n, exact && n == static_cast<int64_t>(est + 0.5)};
 }
 
 // The range checked against the table before anything touches Kafka: asked
@@ -525,6 +593,11 @@ Result<ReplaySummary> RunReplayImpl(std::shared_ptr<const storage::Table> table,
   const records::RecordReader* pending_reader = first_reader.get();
   Progress progress;
   progress.estimated_records = first_reader->planned_records();
+  if (o.estimate_progress_total) {
+    auto [n, exact] = EstimateRecords(table, *first_reader, read, o.filter || !o.exclude.empty());
+    progress.estimated_records = n;
+    progress.estimate_exact = exact;
+  }
   auto last_report = Clock::now();
   const double bytes_per_sec = o.rate_mb_per_s * 1e6;
   int64_t rate_bytes = 0;

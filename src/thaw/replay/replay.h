@@ -62,6 +62,9 @@ struct ReplayOptions {
   // have, are errors (checked before anything touches Kafka); with
   // allow_empty they are warnings and an empty range replays nothing.
   bool allow_empty = false;
+  // Progress::estimated_records from the data files' offset bounds and the
+  // range (one more pass over the manifests; for a progress bar).
+  bool estimate_progress_total = false;
   std::set<std::pair<int32_t, int64_t>> exclude;  // (partition, offset) never replayed
   std::function<bool(const records::RecordBatch&, const records::Record&)> filter;  // --where
   std::string range_description;           // canonical text of the range flags (stored in the job)
@@ -130,9 +133,12 @@ struct ReplaySummary {
 
 struct Progress {
   int64_t records = 0, bytes = 0;
-  // The plan's record count (files the range may touch, before deletes):
-  // an upper bound, exact only for a whole table without deletes.
+  // The records the range selects: the plan's record count (files the range
+  // may touch, before deletes), or with estimate_progress_total that scaled
+  // by the share of each file's offsets the range keeps; exact only when
+  // `estimate_exact`.
   int64_t estimated_records = 0;
+  bool estimate_exact = false;
   int64_t skipped = 0;  // records read but not sent (--where, --exclude-offsets)
   double seconds = 0;
   std::map<int32_t, int64_t> next_offsets;  // source partition -> next offset to send
