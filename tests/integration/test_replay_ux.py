@@ -167,6 +167,34 @@ def test_ctrl_c_during_a_slow_replay(thaw, warehouse, kafka):
     assert p.returncode == 0, p.stderr.decode()
 
 
+def test_ctrl_c_while_a_commit_waits_on_a_frozen_broker(thaw, warehouse, kafka):
+    # The broker stops answering (SIGSTOP) while a transaction commits. Before:
+    # Ctrl-C waited out the commit's 30 s timeout.
+    from test_replay import inspect_records
+    topic, job = topic_name(), f"job-{os.getpid()}-{time.monotonic_ns()}"
+    kafka.create_topic(topic, 3)
+    cmd = [str(thaw.binary), *replay_args(warehouse, kafka.bootstrap, topic, "--job", job, "--exactly-once",
+                                          "--rate", "0.1", "--checkpoint-interval", "0.5")]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        time.sleep(4)
+        assert proc.poll() is None, proc.communicate()[1].decode()
+        os.kill(kafka.pid, signal.SIGSTOP)
+        time.sleep(1.5)  # the next commit is now waiting
+        proc.send_signal(signal.SIGINT)
+        t0 = time.monotonic()
+        out, err = proc.communicate(timeout=60)
+        took = time.monotonic() - t0
+    finally:
+        os.kill(kafka.pid, signal.SIGCONT)
+    assert proc.returncode == 130, err.decode()
+    assert took < 5, (took, err.decode())
+    # Nothing lost: the rerun completes the job, each record once.
+    p = thaw(*replay_args(warehouse, kafka.bootstrap, topic, "--job", job, "--exactly-once"), timeout=300)
+    assert p.returncode == 0, p.stderr.decode()
+    assert len(kafka.consume_all(topic)) == len(inspect_records(thaw, warehouse, NAME))
+
+
 # ---------------------------------------------------------------------------
 # --partitioner key: null keys as Kafka's default partitioner sends them
 
