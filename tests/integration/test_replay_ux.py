@@ -83,6 +83,16 @@ def test_allow_empty_warns_and_exits_0_creating_nothing(thaw, warehouse, kafka):
     assert not topic_exists(kafka, topic)
 
 
+def test_where_that_selects_nothing_warns_and_creates_nothing(thaw, warehouse, kafka):
+    # --where is a filter, not a range flag: no error, but nothing created.
+    topic = topic_name()
+    p = thaw(*replay_args(warehouse, kafka.bootstrap, topic, "--create-topic", "--where", "partition = 9"),
+             timeout=120)
+    assert p.returncode == 0, p.stderr.decode()
+    assert "warning: the range (where=partition = 9) selects no records" in p.stderr.decode()
+    assert not topic_exists(kafka, topic)
+
+
 def test_allow_empty_skips_unknown_partitions_and_replays_the_rest(thaw, warehouse, kafka):
     topic = topic_name()
     kafka.create_topic(topic, 3)

@@ -283,6 +283,7 @@ Status RunReplayCommand(const ReplayArgs& a) {
   if (!a.partitions.empty()) {
     ASSIGN_OR_RAISE(auto ps, ParsePartitions(a.partitions));
     o.read.partitions = ps;
+    o.asked_partitions = ps;
     range.push_back("partitions=" + a.partitions);
   }
   if (!a.from_offset.empty() && !a.from_time.empty()) return Status::Invalid("give --from-offset or --from-time, not both");
@@ -299,6 +300,8 @@ Status RunReplayCommand(const ReplayArgs& a) {
     return Status::Invalid("--from-time {} ({} ms) is after --to-time {} ({} ms) (the range is from-time <= "
                            "timestamp < to-time)", a.from_time, *o.read.from_time_ms, a.to_time, *o.read.to_time_ms);
   }
+  o.range_given = !a.partitions.empty() || !a.from_offset.empty() || !a.to_offset.empty() || !a.from_time.empty() ||
+                  !a.to_time.empty();
   if (!a.exclude_file.empty()) {
     ASSIGN_OR_RAISE(o.exclude, ReadExclusions(a.exclude_file));
     range.push_back(fmt::format("exclude={} offsets", o.exclude.size()));

@@ -278,9 +278,9 @@ Result<bool> CheckRange(const std::shared_ptr<const storage::Table>& table, cons
     }
   }
   std::set<int32_t> missing;
-  if (o.read.partitions) {
+  if (o.asked_partitions) {
     const auto got = reader.partitions();
-    for (int32_t p : *o.read.partitions) {
+    for (int32_t p : *o.asked_partitions) {
       if (!std::binary_search(got.begin(), got.end(), p)) missing.insert(p);
     }
   }
@@ -299,11 +299,12 @@ Result<bool> CheckRange(const std::shared_ptr<const storage::Table>& table, cons
     warnings->push_back(msg);
   }
   if (*pending || o.follow) return true;
-  const bool ranged = o.read.partitions || o.read.from_offset || o.read.to_offset || o.read.from_time_ms ||
-                      o.read.to_time_ms;
+  const bool ranged = o.range_given;
+  // Without range flags (a table without records, or a --where that implies
+  // an empty range) this is a warning: nothing is created or sent, exit 0.
   const std::string msg =
-      ranged ? fmt::format("the range ({}) selects no records: {}", o.range_description, extent)
-             : fmt::format("nothing to replay: {}", extent);
+      !o.range_description.empty() ? fmt::format("the range ({}) selects no records: {}", o.range_description, extent)
+                                   : fmt::format("nothing to replay: {}", extent);
   if (ranged && !o.allow_empty) return Status::Invalid("{}{}", msg, hint);
   warnings->push_back(msg);
   return false;

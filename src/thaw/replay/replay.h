@@ -62,6 +62,11 @@ struct ReplayOptions {
   // have, are errors (checked before anything touches Kafka); with
   // allow_empty they are warnings and an empty range replays nothing.
   bool allow_empty = false;
+  // What the user asked for explicitly (--partitions; any of --partitions,
+  // --from/--to-offset, --from/--to-time), as opposed to what --where implies
+  // in `read`: only these are held against the table.
+  std::optional<std::set<int32_t>> asked_partitions;
+  bool range_given = false;
   // Progress::estimated_records from the data files' offset bounds and the
   // range (one more pass over the manifests; for a progress bar).
   bool estimate_progress_total = false;
