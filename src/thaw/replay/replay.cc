@@ -292,11 +292,12 @@ Result<bool> CheckRange(const std::shared_ptr<const storage::Table>& table, cons
     if (!table_parts.count(p)) unknown.insert(p);
   }
   const std::string hint = o.allow_empty ? "" : "; ask for what the table holds, or pass --allow-empty";
-  if (!unknown.empty() && !o.follow) {
+  if (!unknown.empty()) {
     std::string msg = fmt::format("--partitions: partition{} {} not in the table ({})", unknown.size() > 1 ? "s" : "",
                                   PartitionList(unknown), extent);
-    if (!o.allow_empty) return Status::Invalid("{}{}", msg, hint);
-    warnings->push_back(msg);
+    // --follow waits for appends, which may bring the partition.
+    if (!o.allow_empty && !o.follow) return Status::Invalid("{}{}", msg, hint);
+    warnings->push_back(o.follow ? msg + "; following until it appears" : msg);
   }
   if (*pending || o.follow) return true;
   const bool ranged = o.range_given;
