@@ -150,18 +150,22 @@ bool IsFencing(rd_kafka_resp_err_t err) {
          err == RD_KAFKA_RESP_ERR_INVALID_PRODUCER_EPOCH || err == RD_KAFKA_RESP_ERR_INVALID_TXN_STATE;
 }
 
-// rd_kafka_metadata in short slices until `timeout_ms` or a stop.
+// rd_kafka_metadata in slices until `timeout_ms` or a stop (metadata is
+// never needed for a last checkpoint: a stop ends the wait at once). Each
+// slice is a new request, so slices grow (0.5 s, then 1 s) to let a slow
+// broker answer.
 rd_kafka_resp_err_t SlicedMetadata(rd_kafka_t* rk, rd_kafka_topic_t* rkt, const rd_kafka_metadata_t** md,
                                    int timeout_ms, StopWatch* stop, bool* interrupted) {
   const int64_t deadline = SteadyMs() + timeout_ms;
+  int64_t slice = 500;
   while (true) {
     const int64_t left = deadline - SteadyMs();
-    rd_kafka_resp_err_t err =
-        rd_kafka_metadata(rk, 0, rkt, md, static_cast<int>(std::clamp<int64_t>(left, 1, 500)));
+    rd_kafka_resp_err_t err = rd_kafka_metadata(rk, 0, rkt, md, static_cast<int>(std::clamp<int64_t>(left, 1, slice)));
+    slice = 1000;
     rd_kafka_poll(rk, 0);  // serves error_cb (what the connection attempts met)
     if (err != RD_KAFKA_RESP_ERR__TIMED_OUT && err != RD_KAFKA_RESP_ERR__TRANSPORT) return err;
     if (SteadyMs() >= deadline) return err;
-    if (!stop->Continue()) {
+    if (stop->stopping()) {
       *interrupted = true;
       return err;
     }
