@@ -13,6 +13,7 @@
 
 #include "thaw/cli/kafka_args.h"
 #include "thaw/cli/table_args.h"
+#include "thaw/common/log.h"
 #include "thaw/common/time_parse.h"
 #include "thaw/records/read_summary.h"
 #include "thaw/records/record_filter.h"
@@ -33,7 +34,8 @@ struct ReplayArgs {
   std::string partitioner = "same", link_headers = "on", job, checkpoint_topic = "thaw-replay-jobs";
   std::vector<std::string> props;
   bool create_topic = false, exactly_once = false, dry_run = false, status = false, quiet = false, json = false;
-  bool follow = false, force = false, verify = false;
+  bool follow = false, force = false, verify = false, allow_empty = false, verbose = false;
+  double progress_interval = 10;
   std::vector<std::string> topic_configs;
   std::string timestamps = "original";
   double checkpoint_interval = 0;
@@ -120,11 +122,53 @@ Status VerifyFailed(const replay::VerifyResult& v, const std::string& topic) {
                          v.out_of_order, v.unexpected, v.first_problem);
 }
 
+// The progress bar on a terminal. The total is the records the range
+// selects as estimated from the plan (replay::Progress), scaled by the share
+// of records --where / --exclude-offsets let through so far; "~N" unless
+// exact.
+void DrawBar(const replay::Progress& p) {
+  double rate = p.seconds > 0 ? p.bytes / p.seconds / 1e6 : 0;
+  double total = static_cast<double>(p.estimated_records);
+  const int64_t seen = p.records + p.skipped;
+  if (p.skipped > 0 && seen > 0) total = total * p.records / seen;
+  total = std::max(total, static_cast<double>(p.records));
+  double frac = total > 0 ? std::min(1.0, p.records / total) : 0;
+  double eta = frac > 0 ? p.seconds / frac - p.seconds : 0;
+  int filled = static_cast<int>(frac * 30);
+  std::fprintf(stderr, "\r[%-30s] %lld / %s%lld records  %s  %.1f MB/s  ETA %.0fs ", std::string(filled, '#').c_str(),
+               static_cast<long long>(p.records), p.estimate_exact ? "" : "~", static_cast<long long>(total),
+               Mb(p.bytes).c_str(), rate, eta);
+}
+
+// Progress when stderr is not a terminal (container logs): one line per
+// --progress-interval seconds.
+void PrintProgressLine(const replay::Progress& p) {
+  double rate = p.seconds > 0 ? p.bytes / p.seconds / 1e6 : 0;
+  double rps = p.seconds > 0 ? p.records / p.seconds : 0;
+  std::string pos;
+  int shown = 0;
+  for (const auto& [part, off] : p.next_offsets) {
+    if (shown++ == 16) {
+      pos += fmt::format(" (+{} more)", p.next_offsets.size() - 16);
+      break;
+    }
+    pos += fmt::format("{}{}:{}", pos.empty() ? "" : " ", part, off);
+  }
+  std::fprintf(stderr, "thaw replay: progress: %lld records, %s, %.1f MB/s, %.0f records/s in %.0fs; next offsets %s\n",
+               static_cast<long long>(p.records), Mb(p.bytes).c_str(), rate, rps, p.seconds,
+               pos.empty() ? "none yet" : pos.c_str());
+  std::fflush(stderr);
+}
+
 Status RunReplayCommand(const ReplayArgs& a) {
+  thaw::log::Init("replay", a.verbose);
   if (a.brokers.empty()) return Status::Invalid("--brokers HOST:PORT is required");
   if (a.topic.empty() && !a.status && !(a.verify && !a.job.empty())) return Status::Invalid("--topic TARGET is required");
   replay::ReplayOptions o;
   o.kafka.brokers = a.brokers;
+  o.kafka.stop = &g_stop;
+  o.allow_empty = a.allow_empty;
+  if (!(a.progress_interval > 0)) return Status::Invalid("--progress-interval must be a positive number of seconds");
   for (const auto& p : a.props) RETURN_NOT_OK(replay::ParseProperty(p, &o.kafka.properties));
   o.checkpoint_topic = a.checkpoint_topic;
   o.job = a.job;
@@ -212,6 +256,7 @@ Status RunReplayCommand(const ReplayArgs& a) {
   if (!a.partitions.empty()) {
     ASSIGN_OR_RAISE(auto ps, ParsePartitions(a.partitions));
     o.read.partitions = ps;
+    o.asked_partitions = ps;
   }
   if (!a.from_offset.empty() && !a.from_time.empty()) return Status::Invalid("give --from-offset or --from-time, not both");
   if (!a.to_offset.empty() && !a.to_time.empty()) return Status::Invalid("give --to-offset or --to-time, not both");
@@ -219,6 +264,16 @@ Status RunReplayCommand(const ReplayArgs& a) {
   if (!a.to_offset.empty()) { ASSIGN_OR_RAISE(o.read.to_offset, ParseOffset(a.to_offset, "--to-offset")); }
   if (!a.from_time.empty()) { ASSIGN_OR_RAISE(o.read.from_time_ms, ParseTimeMs(a.from_time, "--from-time")); }
   if (!a.to_time.empty()) { ASSIGN_OR_RAISE(o.read.to_time_ms, ParseTimeMs(a.to_time, "--to-time")); }
+  if (o.read.from_offset && o.read.to_offset && *o.read.from_offset > *o.read.to_offset) {
+    return Status::Invalid("--from-offset {} is after --to-offset {} (the range is from-offset <= offset < to-offset)",
+                           *o.read.from_offset, *o.read.to_offset);
+  }
+  if (o.read.from_time_ms && o.read.to_time_ms && *o.read.from_time_ms > *o.read.to_time_ms) {
+    return Status::Invalid("--from-time {} ({} ms) is after --to-time {} ({} ms) (the range is from-time <= "
+                           "timestamp < to-time)", a.from_time, *o.read.from_time_ms, a.to_time, *o.read.to_time_ms);
+  }
+  o.range_given = !a.partitions.empty() || !a.from_offset.empty() || !a.to_offset.empty() || !a.from_time.empty() ||
+                  !a.to_time.empty();
   if (!a.exclude_file.empty()) {
     ASSIGN_OR_RAISE(o.exclude, ReadExclusions(a.exclude_file));
   }
@@ -230,7 +285,9 @@ Status RunReplayCommand(const ReplayArgs& a) {
   o.poll_interval_ms = static_cast<int>(a.poll_interval * 1000);
   o.reload = [&a]() { return a.table.Load(); };
   o.stop = &g_stop;
-  o.report = [](const std::string& msg) { std::fprintf(stderr, "thaw replay: note: %s\n", msg.c_str()); };
+  o.report = [](const std::string& msg) {
+    std::fprintf(stderr, "thaw replay: %s%s\n", msg.rfind("warning", 0) == 0 ? "" : "note: ", msg.c_str());
+  };
 
   std::signal(SIGINT, OnSignal);
   std::signal(SIGTERM, OnSignal);
@@ -256,14 +313,16 @@ Status RunReplayCommand(const ReplayArgs& a) {
     return Status::OK();
   }
   const bool tty = isatty(2) && !a.quiet && !a.json;
+  const bool lines = !isatty(2) && !a.quiet;
+  o.estimate_progress_total = tty;
+  double next_line = a.progress_interval;
   auto progress = [&](const replay::Progress& p) {
-    if (!tty) return;
-    double rate = p.seconds > 0 ? p.bytes / p.seconds / 1e6 : 0;
-    double frac = p.estimated_records > 0 ? std::min(1.0, double(p.records) / p.estimated_records) : 0;
-    double eta = frac > 0 ? p.seconds / frac - p.seconds : 0;
-    int filled = static_cast<int>(frac * 30);
-    std::fprintf(stderr, "\r[%-30s] %lld records  %s  %.1f MB/s  ETA %.0fs ",
-                 std::string(filled, '#').c_str(), static_cast<long long>(p.records), Mb(p.bytes).c_str(), rate, eta);
+    if (tty) {
+      DrawBar(p);
+    } else if (lines && p.seconds >= next_line) {
+      PrintProgressLine(p);
+      while (next_line <= p.seconds) next_line += a.progress_interval;
+    }
   };
   ASSIGN_OR_RAISE(auto sum, replay::RunReplay(table, o, progress));
   if (tty) std::fprintf(stderr, "\r%80s\r", "");
@@ -356,7 +415,13 @@ void RegisterReplay(CLI::App* app, int* exit_code) {
   cmd->add_option("--rate", a->rate, "Limit to this many MB/s");
   cmd->add_option("--link-headers", a->link_headers, "on|off: add thaw.source.* headers");
   cmd->add_flag("--dry-run", a->dry_run, "Print the plan and exit");
-  cmd->add_flag("--quiet", a->quiet, "No progress bar");
+  cmd->add_flag("--quiet", a->quiet, "No progress (bar on a terminal, else a line every --progress-interval)");
+  cmd->add_option("--progress-interval", a->progress_interval,
+                  "Seconds between progress lines when stderr is not a terminal (default 10)");
+  cmd->add_flag("--allow-empty", a->allow_empty,
+                "A range that selects no records (or partitions the table lacks) is a warning and exit 0, not an "
+                "error");
+  cmd->add_flag("--verbose", a->verbose, "Debug logging, including librdkafka's own log lines");
   cmd->add_flag("--json", a->json, "JSON summary");
   cmd->callback([a, exit_code]() {
     auto kafka = a->kafka.Resolve();
@@ -367,6 +432,12 @@ void RegisterReplay(CLI::App* app, int* exit_code) {
     Status st = RunReplayCommand(*a);
     if (st.ok() && g_stop.load() && !a->follow) {
       // Interrupted before the range was done: not every record was sent.
+      *exit_code = 130;
+      return;
+    }
+    if (!st.ok() && g_stop.load()) {
+      // Interrupted while waiting (e.g. on a broker that does not answer).
+      std::fprintf(stderr, "thaw replay: interrupted: %s\n", st.message().c_str());
       *exit_code = 130;
       return;
     }

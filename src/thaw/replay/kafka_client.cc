@@ -2,13 +2,51 @@
 
 #include <librdkafka/rdkafka.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <thread>
 
+#include "thaw/common/log.h"
+
 namespace thaw::replay {
 
 namespace {
+
+using SteadyClock = std::chrono::steady_clock;
+// Waits on the broker are cut in slices this long, to notice Ctrl-C.
+constexpr int kSliceMs = 200;
+
+int64_t SteadyMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(SteadyClock::now().time_since_epoch()).count();
+}
+
+Status Interrupted(const std::string& brokers, const std::string& what) {
+  return Status::IOError("interrupted while waiting for '{}' ({})", brokers, what);
+}
+
+// librdkafka's log lines: Thaw's logger at debug (shown with --verbose), in
+// librdkafka's own "LEVEL|FACILITY|CLIENT| message" form.
+void LogLine(const rd_kafka_t* rk, int level, const char* fac, const char* buf) {
+  thaw::log::Debug("librdkafka: {}|{}|{}| {}", level, fac, rk ? rd_kafka_name(rk) : "", buf);
+}
+
+// librdkafka's error events: kept (the first connection problem explains a
+// later timeout), logged at debug; never printed raw.
+void NoteError(ClientErrors* errors, int err, const char* reason) {
+  const auto code = static_cast<rd_kafka_resp_err_t>(err);
+  thaw::log::Debug("librdkafka error: {}: {}", rd_kafka_err2name(code), reason ? reason : "");
+  if (!errors || !reason) return;
+  if (code == RD_KAFKA_RESP_ERR__TRANSPORT || code == RD_KAFKA_RESP_ERR__RESOLVE ||
+      code == RD_KAFKA_RESP_ERR__AUTHENTICATION || code == RD_KAFKA_RESP_ERR__SSL) {
+    std::lock_guard<std::mutex> lock(errors->mu);
+    if (errors->first_transport.empty()) errors->first_transport = reason;
+  }
+}
+
+void SetLogCallbacks(rd_kafka_conf_t* conf) {
+  rd_kafka_conf_set_log_cb(conf, LogLine);
+}
 
 // Properties whose values must never reach a log or an error message.
 bool IsSecret(const std::string& name) {
@@ -24,9 +62,15 @@ Status Configure(rd_kafka_conf_t* conf, const std::string& name, const std::stri
   return Status::OK();
 }
 
-Status BrokerError(const std::string& brokers, rd_kafka_resp_err_t err, const std::string& what) {
+// `cause`: what librdkafka reported about the connection, if anything.
+Status BrokerError(const std::string& brokers, rd_kafka_resp_err_t err, const std::string& what,
+                   const std::string& cause = "") {
   if (err == RD_KAFKA_RESP_ERR__TRANSPORT || err == RD_KAFKA_RESP_ERR__TIMED_OUT ||
       err == RD_KAFKA_RESP_ERR__ALL_BROKERS_DOWN || err == RD_KAFKA_RESP_ERR__RESOLVE) {
+    if (!cause.empty()) {
+      return Status::IOError("cannot reach Kafka brokers '{}': {} ({}: {}): check --brokers and that the brokers "
+                             "are running and reachable", brokers, cause, what, rd_kafka_err2str(err));
+    }
     return Status::IOError("cannot reach Kafka brokers '{}' ({}: {}): check --brokers and that the brokers are "
                            "running and reachable", brokers, what, rd_kafka_err2str(err));
   }
@@ -106,7 +150,41 @@ bool IsFencing(rd_kafka_resp_err_t err) {
          err == RD_KAFKA_RESP_ERR_INVALID_PRODUCER_EPOCH || err == RD_KAFKA_RESP_ERR_INVALID_TXN_STATE;
 }
 
+// rd_kafka_metadata in slices until `timeout_ms` or a stop (metadata is
+// never needed for a last checkpoint: a stop ends the wait at once). Each
+// slice is a new request, so slices grow (0.5 s, then 1 s) to let a slow
+// broker answer.
+rd_kafka_resp_err_t SlicedMetadata(rd_kafka_t* rk, rd_kafka_topic_t* rkt, const rd_kafka_metadata_t** md,
+                                   int timeout_ms, StopWatch* stop, bool* interrupted) {
+  const int64_t deadline = SteadyMs() + timeout_ms;
+  int64_t slice = 500;
+  while (true) {
+    const int64_t left = deadline - SteadyMs();
+    rd_kafka_resp_err_t err = rd_kafka_metadata(rk, 0, rkt, md, static_cast<int>(std::clamp<int64_t>(left, 1, slice)));
+    slice = 1000;
+    rd_kafka_poll(rk, 0);  // serves error_cb (what the connection attempts met)
+    if (err != RD_KAFKA_RESP_ERR__TIMED_OUT && err != RD_KAFKA_RESP_ERR__TRANSPORT) return err;
+    if (SteadyMs() >= deadline) return err;
+    if (stop->stopping()) {
+      *interrupted = true;
+      return err;
+    }
+  }
+}
+
 }  // namespace
+
+std::string ClientErrors::Describe() const {
+  std::lock_guard<std::mutex> lock(mu);
+  return first_transport;
+}
+
+bool StopWatch::Continue() {
+  if (!stop_ || !stop_->load()) return true;
+  const int64_t now = SteadyMs();
+  if (seen_ms_ < 0) seen_ms_ = now;
+  return now - seen_ms_ < kStopGraceMs;
+}
 
 Status ParseProperty(const std::string& text, std::map<std::string, std::string>* out) {
   auto eq = text.find('=');
@@ -135,8 +213,9 @@ Result<std::unique_ptr<KafkaProducer>> KafkaProducer::Make(const KafkaConfig& co
       {"queue.buffering.max.kbytes", "262144"},  // bounds Thaw's memory
       {"linger.ms", "20"},
       {"batch.size", "1000000"},
-      {"log_level", "3"},
+      {"log_level", thaw::log::Verbose() ? "7" : "3"},
   };
+  p->stop_ = StopWatch(config.stop);
   if (!transactional_id.empty()) props["transactional.id"] = transactional_id;
   for (const auto& [k, v] : config.properties) props[k] = v;
   if (auto it = props.find("transaction.timeout.ms"); it != props.end()) {
@@ -154,6 +233,10 @@ Result<std::unique_ptr<KafkaProducer>> KafkaProducer::Make(const KafkaConfig& co
     OnDelivery(rk, m, opaque);
   });
   rd_kafka_conf_set_opaque(conf, p.get());
+  SetLogCallbacks(conf);
+  rd_kafka_conf_set_error_cb(conf, [](rd_kafka_t*, int err, const char* reason, void* opaque) {
+    NoteError(&static_cast<KafkaProducer*>(opaque)->errors_, err, reason);
+  });
   rd_kafka_conf_interceptor_add_on_new(conf, "thaw", InstallInterceptors, nullptr);
   char err[512];
   p->rk_ = rd_kafka_new(RD_KAFKA_PRODUCER, conf, err, sizeof(err));
@@ -163,7 +246,13 @@ Result<std::unique_ptr<KafkaProducer>> KafkaProducer::Make(const KafkaConfig& co
 
 KafkaProducer::~KafkaProducer() {
   if (!rk_) return;
-  rd_kafka_flush(rk_, 5000);
+  if (stop_.stopping()) {
+    // Interrupted: what was not acknowledged is redone by a rerun.
+    rd_kafka_purge(rk_, RD_KAFKA_PURGE_F_QUEUE | RD_KAFKA_PURGE_F_INFLIGHT);
+    rd_kafka_flush(rk_, 100);
+  } else {
+    rd_kafka_flush(rk_, 5000);
+  }
   for (auto& [name, t] : topics_) rd_kafka_topic_destroy(t);
   rd_kafka_destroy(rk_);
 }
@@ -233,10 +322,27 @@ Status KafkaProducer::FatalError() const {
   return Status::IOError("Kafka producer on '{}' failed fatally: {} ({})", brokers_, err, rd_kafka_err2name(code));
 }
 
+Status KafkaProducer::BrokerFailure(int err, const std::string& what) const {
+  rd_kafka_poll(rk_, 0);  // serves error_cb
+  return BrokerError(brokers_, static_cast<rd_kafka_resp_err_t>(err), what, errors_.Describe());
+}
+
+void* KafkaProducer::PollAdmin(void* queue, int timeout_ms) {
+  const int64_t deadline = SteadyMs() + timeout_ms;
+  while (true) {
+    const int64_t left = deadline - SteadyMs();
+    rd_kafka_event_t* ev = rd_kafka_queue_poll(static_cast<rd_kafka_queue_t*>(queue),
+                                               static_cast<int>(std::clamp<int64_t>(left, 0, kSliceMs)));
+    if (ev || left <= 0 || !stop_.Continue()) return ev;
+  }
+}
+
 Result<int32_t> KafkaProducer::BrokerCount(int timeout_ms) {
   const rd_kafka_metadata_t* md = nullptr;
-  rd_kafka_resp_err_t err = rd_kafka_metadata(rk_, 0, nullptr, &md, timeout_ms);
-  if (err != RD_KAFKA_RESP_ERR_NO_ERROR) return BrokerError(brokers_, err, "cluster metadata");
+  bool interrupted = false;
+  rd_kafka_resp_err_t err = SlicedMetadata(rk_, nullptr, &md, timeout_ms, &stop_, &interrupted);
+  if (interrupted) return Interrupted(brokers_, "cluster metadata");
+  if (err != RD_KAFKA_RESP_ERR_NO_ERROR) return BrokerFailure(err, "cluster metadata");
   int32_t n = md->broker_cnt;
   rd_kafka_metadata_destroy(md);
   return n;
@@ -247,11 +353,13 @@ Result<std::map<std::string, std::string>> KafkaProducer::DescribeTopicConfigs(c
   rd_kafka_ConfigResource_t* res = rd_kafka_ConfigResource_new(RD_KAFKA_RESOURCE_TOPIC, topic.c_str());
   rd_kafka_queue_t* q = rd_kafka_queue_new(rk_);
   rd_kafka_DescribeConfigs(rk_, &res, 1, nullptr, q);
-  rd_kafka_event_t* ev = rd_kafka_queue_poll(q, timeout_ms);
+  auto* ev = static_cast<rd_kafka_event_t*>(PollAdmin(q, timeout_ms));
   std::map<std::string, std::string> out;
   Status st;
-  if (!ev) {
-    st = BrokerError(brokers_, RD_KAFKA_RESP_ERR__TIMED_OUT, "configs of topic " + topic);
+  if (!ev && stop_.stopping()) {
+    st = Interrupted(brokers_, "configs of topic " + topic);
+  } else if (!ev) {
+    st = BrokerFailure(RD_KAFKA_RESP_ERR__TIMED_OUT, "configs of topic " + topic);
   } else if (rd_kafka_event_error(ev)) {
     st = BrokerError(brokers_, rd_kafka_event_error(ev), "configs of topic " + topic);
   } else {
@@ -284,9 +392,11 @@ void KafkaProducer::Poll(int timeout_ms) { rd_kafka_poll(rk_, timeout_ms); }
 Result<TopicInfo> KafkaProducer::DescribeTopic(const std::string& topic, int timeout_ms) {
   rd_kafka_topic_t* rkt = rd_kafka_topic_new(rk_, topic.c_str(), nullptr);
   const rd_kafka_metadata_t* md = nullptr;
-  rd_kafka_resp_err_t err = rd_kafka_metadata(rk_, 0, rkt, &md, timeout_ms);
+  bool interrupted = false;
+  rd_kafka_resp_err_t err = SlicedMetadata(rk_, rkt, &md, timeout_ms, &stop_, &interrupted);
   rd_kafka_topic_destroy(rkt);
-  if (err != RD_KAFKA_RESP_ERR_NO_ERROR) return BrokerError(brokers_, err, "metadata for topic " + topic);
+  if (interrupted) return Interrupted(brokers_, "metadata for topic " + topic);
+  if (err != RD_KAFKA_RESP_ERR_NO_ERROR) return BrokerFailure(err, "metadata for topic " + topic);
   TopicInfo info;
   info.name = topic;
   rd_kafka_resp_err_t terr = md->topic_cnt > 0 ? md->topics[0].err : RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART;
@@ -308,10 +418,12 @@ Status KafkaProducer::CreateTopic(const std::string& topic, int32_t partitions, 
   for (const auto& [k, v] : configs) rd_kafka_NewTopic_set_config(nt, k.c_str(), v.c_str());
   rd_kafka_queue_t* q = rd_kafka_queue_new(rk_);
   rd_kafka_CreateTopics(rk_, &nt, 1, nullptr, q);
-  rd_kafka_event_t* ev = rd_kafka_queue_poll(q, timeout_ms);
+  auto* ev = static_cast<rd_kafka_event_t*>(PollAdmin(q, timeout_ms));
   Status st;
-  if (!ev) {
-    st = BrokerError(brokers_, RD_KAFKA_RESP_ERR__TIMED_OUT, "creating topic " + topic);
+  if (!ev && stop_.stopping()) {
+    st = Interrupted(brokers_, "creating topic " + topic);
+  } else if (!ev) {
+    st = BrokerFailure(RD_KAFKA_RESP_ERR__TIMED_OUT, "creating topic " + topic);
   } else if (rd_kafka_event_error(ev)) {
     st = BrokerError(brokers_, rd_kafka_event_error(ev), "creating topic " + topic);
   } else {
@@ -329,6 +441,33 @@ Status KafkaProducer::CreateTopic(const std::string& topic, int32_t partitions, 
   if (ev) rd_kafka_event_destroy(ev);
   rd_kafka_queue_destroy(q);
   rd_kafka_NewTopic_destroy(nt);
+  return st;
+}
+
+Status KafkaProducer::DeleteTopic(const std::string& topic, int timeout_ms) {
+  rd_kafka_DeleteTopic_t* dt = rd_kafka_DeleteTopic_new(topic.c_str());
+  rd_kafka_queue_t* q = rd_kafka_queue_new(rk_);
+  rd_kafka_DeleteTopics(rk_, &dt, 1, nullptr, q);
+  auto* ev = static_cast<rd_kafka_event_t*>(PollAdmin(q, timeout_ms));
+  Status st;
+  if (!ev) {
+    st = BrokerFailure(RD_KAFKA_RESP_ERR__TIMED_OUT, "deleting topic " + topic);
+  } else if (rd_kafka_event_error(ev)) {
+    st = BrokerFailure(rd_kafka_event_error(ev), "deleting topic " + topic);
+  } else {
+    size_t n = 0;
+    const rd_kafka_topic_result_t** results =
+        rd_kafka_DeleteTopics_result_topics(rd_kafka_event_DeleteTopics_result(ev), &n);
+    for (size_t i = 0; i < n; ++i) {
+      rd_kafka_resp_err_t e = rd_kafka_topic_result_error(results[i]);
+      if (e != RD_KAFKA_RESP_ERR_NO_ERROR) {
+        st = Status::IOError("cannot delete topic '{}' on '{}': {}", topic, brokers_, rd_kafka_err2str(e));
+      }
+    }
+  }
+  if (ev) rd_kafka_event_destroy(ev);
+  rd_kafka_queue_destroy(q);
+  rd_kafka_DeleteTopic_destroy(dt);
   return st;
 }
 
@@ -379,7 +518,9 @@ Status KafkaProducer::Produce(const std::string& topic, int32_t partition, const
     }
     if (err == RD_KAFKA_RESP_ERR__QUEUE_FULL) {
       rd_kafka_poll(rk_, 50);
-      continue;
+      if (stop_.Continue()) continue;
+      rd_kafka_headers_destroy(hdrs);
+      return Interrupted(brokers_, "room in the producer queue");
     }
     rd_kafka_headers_destroy(hdrs);
     if (err == RD_KAFKA_RESP_ERR_MSG_SIZE_TOO_LARGE) {
@@ -404,16 +545,27 @@ Status KafkaProducer::ProduceRaw(const std::string& topic, int32_t partition, st
     if (err == RD_KAFKA_RESP_ERR_NO_ERROR) return Status::OK();
     if (err == RD_KAFKA_RESP_ERR__QUEUE_FULL) {
       rd_kafka_poll(rk_, 50);
-      continue;
+      if (stop_.Continue()) continue;
+      return Interrupted(brokers_, "room in the producer queue");
     }
     return BrokerError(brokers_, err, "producing to " + topic);
   }
 }
 
 Status KafkaProducer::Flush(int timeout_ms) {
-  rd_kafka_resp_err_t err = rd_kafka_flush(rk_, timeout_ms);
+  const int64_t deadline = SteadyMs() + timeout_ms;
+  rd_kafka_resp_err_t err;
+  while (true) {
+    const int64_t left = deadline - SteadyMs();
+    err = rd_kafka_flush(rk_, static_cast<int>(std::clamp<int64_t>(left, 0, kSliceMs)));
+    if (err != RD_KAFKA_RESP_ERR__TIMED_OUT || left <= 0) break;
+    if (!stop_.Continue()) {
+      RETURN_NOT_OK(DeliveryStatus());
+      return Interrupted(brokers_, "acknowledgements");
+    }
+  }
   RETURN_NOT_OK(DeliveryStatus());
-  if (err != RD_KAFKA_RESP_ERR_NO_ERROR) return BrokerError(brokers_, err, "waiting for acknowledgements");
+  if (err != RD_KAFKA_RESP_ERR_NO_ERROR) return BrokerFailure(err, "waiting for acknowledgements");
   return Status::OK();
 }
 
@@ -447,22 +599,38 @@ Status KafkaProducer::TxnError(const char* what, void* error_ptr) {
                            rd_kafka_err2name(code));
   }
   if (code == RD_KAFKA_RESP_ERR__TRANSPORT || code == RD_KAFKA_RESP_ERR__TIMED_OUT) {
-    return BrokerError(brokers_, code, what);
+    return BrokerFailure(code, what);
   }
   return Status::IOError("Kafka transaction on '{}': {}: {} ({})", brokers_, what, msg, rd_kafka_err2name(code));
 }
 
+// `fn(slice_ms)` makes the call with a short timeout: librdkafka's init,
+// commit and abort go on in the background after a timeout and are resumed
+// by calling again, so a slice that times out is simply called again (until
+// `timeout_ms`), checking for Ctrl-C in between.
 template <typename Fn>
-Status KafkaProducer::TxnCall(const char* what, Fn&& fn) {
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(kRetryBudgetMs);
+Status KafkaProducer::TxnCall(const char* what, Fn&& fn, int timeout_ms) {
+  const int64_t start = SteadyMs();
+  const int64_t retry_deadline = start + kRetryBudgetMs;
+  const int64_t call_deadline = start + timeout_ms;
   int backoff_ms = 100;
   while (true) {
-    rd_kafka_error_t* e = fn();
+    const int slice = static_cast<int>(std::clamp<int64_t>(call_deadline - SteadyMs(), 1, 500));
+    rd_kafka_error_t* e = fn(slice);
     if (!e) return Status::OK();
-    if (rd_kafka_error_is_retriable(e) && !rd_kafka_error_txn_requires_abort(e) && !rd_kafka_error_is_fatal(e) &&
-        std::chrono::steady_clock::now() + std::chrono::milliseconds(backoff_ms) < deadline) {
+    const bool retriable =
+        rd_kafka_error_is_retriable(e) && !rd_kafka_error_txn_requires_abort(e) && !rd_kafka_error_is_fatal(e);
+    if (retriable && rd_kafka_error_code(e) == RD_KAFKA_RESP_ERR__TIMED_OUT && SteadyMs() < call_deadline) {
       rd_kafka_error_destroy(e);
-      std::this_thread::sleep_for(std::chrono::milliseconds(backoff_ms));
+      if (!stop_.Continue()) return Interrupted(brokers_, what);
+      continue;  // the slice ended; the call goes on
+    }
+    if (retriable && SteadyMs() + backoff_ms < retry_deadline) {
+      rd_kafka_error_destroy(e);
+      for (int waited = 0; waited < backoff_ms; waited += 50) {
+        if (!stop_.Continue()) return Interrupted(brokers_, what);
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      }
       backoff_ms = std::min(backoff_ms * 2, 2000);
       continue;
     }
@@ -471,23 +639,25 @@ Status KafkaProducer::TxnCall(const char* what, Fn&& fn) {
 }
 
 Status KafkaProducer::InitTransactions(int timeout_ms) {
-  return TxnCall("init transactions", [&] { return rd_kafka_init_transactions(rk_, timeout_ms); });
+  return TxnCall("init transactions", [&](int ms) { return rd_kafka_init_transactions(rk_, ms); }, timeout_ms);
 }
 Status KafkaProducer::BeginTransaction() {
-  return TxnCall("begin transaction", [&] { return rd_kafka_begin_transaction(rk_); });
+  return TxnCall("begin transaction", [&](int) { return rd_kafka_begin_transaction(rk_); }, 0);
 }
 Status KafkaProducer::CommitTransaction(int timeout_ms) {
   // Every record of the transaction must be proven written before the commit:
   // librdkafka would commit past a record it counted as implicitly
   // acknowledged. Flush, check, then commit.
-  rd_kafka_flush(rk_, timeout_ms);
+  Status flushed = Flush(timeout_ms);
   Status delivery = DeliveryStatus();
   if (!delivery.ok()) return delivery;
+  if (!flushed.ok() && stop_.stopping()) return flushed;
   if (rd_kafka_outq_len(rk_) > 0) {
     return Status::Aborted("records were still unacknowledged by '{}' after {} ms; the transaction is aborted and "
                            "redone", brokers_, timeout_ms);
   }
-  Status st = TxnCall("commit transaction", [&] { return rd_kafka_commit_transaction(rk_, timeout_ms); });
+  Status st =
+      TxnCall("commit transaction", [&](int ms) { return rd_kafka_commit_transaction(rk_, ms); }, timeout_ms);
   if (!st.ok()) {
     // A failed delivery explains a failed commit better than the commit does.
     delivery = DeliveryStatus();
@@ -496,7 +666,8 @@ Status KafkaProducer::CommitTransaction(int timeout_ms) {
   return st;
 }
 Status KafkaProducer::AbortTransaction(int timeout_ms) {
-  RETURN_NOT_OK(TxnCall("abort transaction", [&] { return rd_kafka_abort_transaction(rk_, timeout_ms); }));
+  RETURN_NOT_OK(
+      TxnCall("abort transaction", [&](int ms) { return rd_kafka_abort_transaction(rk_, ms); }, timeout_ms));
   // Serve the delivery reports of the purged records, then forget them: the
   // aborted transaction is redone from the last commit.
   for (int i = 0; i < 100 && rd_kafka_outq_len(rk_) > 0; ++i) rd_kafka_poll(rk_, 10);
@@ -512,7 +683,7 @@ Status ScanTopic(const KafkaConfig& config, const std::string& topic, int timeou
       {"bootstrap.servers", config.brokers}, {"group.id", "thaw-reader"},
       {"enable.auto.commit", "false"},       {"isolation.level", "read_committed"},
       {"enable.partition.eof", "true"},      {"auto.offset.reset", "earliest"},
-      {"allow.auto.create.topics", "false"}, {"log_level", "3"}};
+      {"allow.auto.create.topics", "false"}, {"log_level", thaw::log::Verbose() ? "7" : "3"}};
   for (const auto& [k, v] : config.properties) {
     // Producer-only settings make a consumer fail; pass on the connection ones.
     if (k.rfind("security.", 0) == 0 || k.rfind("sasl.", 0) == 0 || k.rfind("ssl.", 0) == 0 ||
@@ -527,6 +698,13 @@ Status ScanTopic(const KafkaConfig& config, const std::string& topic, int timeou
       return st;
     }
   }
+  ClientErrors errors;
+  StopWatch stop(config.stop);
+  rd_kafka_conf_set_opaque(conf, &errors);
+  SetLogCallbacks(conf);
+  rd_kafka_conf_set_error_cb(conf, [](rd_kafka_t*, int err, const char* reason, void* opaque) {
+    NoteError(static_cast<ClientErrors*>(opaque), err, reason);
+  });
   char err[512];
   rd_kafka_t* rk = rd_kafka_new(RD_KAFKA_CONSUMER, conf, err, sizeof(err));
   if (!rk) {
@@ -536,11 +714,14 @@ Status ScanTopic(const KafkaConfig& config, const std::string& topic, int timeou
   Status status;
   rd_kafka_topic_t* rkt = rd_kafka_topic_new(rk, topic.c_str(), nullptr);
   const rd_kafka_metadata_t* md = nullptr;
-  rd_kafka_resp_err_t merr = rd_kafka_metadata(rk, 0, rkt, &md, timeout_ms);
+  bool interrupted = false;
+  rd_kafka_resp_err_t merr = SlicedMetadata(rk, rkt, &md, timeout_ms, &stop, &interrupted);
   rd_kafka_topic_destroy(rkt);
   int32_t parts = 0;
-  if (merr != RD_KAFKA_RESP_ERR_NO_ERROR) {
-    status = BrokerError(config.brokers, merr, "metadata for topic " + topic);
+  if (interrupted) {
+    status = Interrupted(config.brokers, "metadata for topic " + topic);
+  } else if (merr != RD_KAFKA_RESP_ERR_NO_ERROR) {
+    status = BrokerError(config.brokers, merr, "metadata for topic " + topic, errors.Describe());
   } else {
     if (md->topic_cnt > 0 && md->topics[0].err == RD_KAFKA_RESP_ERR_NO_ERROR) parts = md->topics[0].partition_cnt;
     rd_kafka_metadata_destroy(md);
@@ -557,6 +738,10 @@ Status ScanTopic(const KafkaConfig& config, const std::string& topic, int timeou
     auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
     TopicMessage tm;
     while (eofs < parts) {
+      if (!stop.Continue()) {
+        status = Interrupted(config.brokers, "reading topic " + topic);
+        break;
+      }
       if (std::chrono::steady_clock::now() > deadline) {
         status = Status::IOError("reading topic '{}' on '{}' made no progress for {} ms (an open transaction holds "
                                  "it?)", topic, config.brokers, timeout_ms);

@@ -26,6 +26,37 @@ namespace thaw::replay {
 struct KafkaConfig {
   std::string brokers;
   std::map<std::string, std::string> properties;  // -X name=value passthrough
+  // Set by SIGINT/SIGTERM. Every wait on the broker (metadata, admin calls,
+  // flush, transactions, a full queue) checks it between short slices and
+  // gives up within kStopGraceMs of it being set, so Ctrl-C is prompt even
+  // when the broker does not answer.
+  const std::atomic<bool>* stop = nullptr;
+};
+
+// How long waits on the broker continue once a stop was asked: time for a
+// final checkpoint to a healthy broker, no more.
+inline constexpr int kStopGraceMs = 1500;
+
+// Connection problems librdkafka reported (its error_cb), kept to explain a
+// later failure in one line instead of printing its raw log lines.
+struct ClientErrors {
+  mutable std::mutex mu;
+  std::string first_transport;  // e.g. "127.0.0.1:1/bootstrap: Connect to ipv4#127.0.0.1:1 failed: Connection refused"
+  std::string Describe() const;
+};
+
+// Ends waits on the broker: false once the stop flag has been set for longer
+// than kStopGraceMs.
+class StopWatch {
+ public:
+  explicit StopWatch(const std::atomic<bool>* stop) : stop_(stop) {}
+  // True while waiting may go on.
+  bool Continue();
+  bool stopping() const { return stop_ && stop_->load(); }
+
+ private:
+  const std::atomic<bool>* stop_;
+  int64_t seen_ms_ = -1;
 };
 
 // Parses "name=value" (-X) into the map.
@@ -106,6 +137,10 @@ class KafkaProducer {
 
   const std::string& brokers() const { return brokers_; }
 
+  // Deletes a topic (undoing --create-topic when a check fails before
+  // anything was produced).
+  Status DeleteTopic(const std::string& topic, int timeout_ms);
+
  private:
   KafkaProducer() = default;
   static void OnDelivery(rd_kafka_s* rk, const void* msg, void* opaque);
@@ -115,10 +150,18 @@ class KafkaProducer {
   Status Fenced(const std::string& what) const;
   // Runs a transactional call, retrying retriable errors within the budget.
   template <typename Fn>
-  Status TxnCall(const char* what, Fn&& fn);
+  Status TxnCall(const char* what, Fn&& fn, int timeout_ms);
+
+  // The error for a failed request to the brokers, with what librdkafka
+  // reported about the connection.
+  Status BrokerFailure(int err, const std::string& what) const;
+  // Waits for one admin result on `queue` in short slices (Ctrl-C).
+  void* PollAdmin(void* queue, int timeout_ms);
 
   rd_kafka_s* rk_ = nullptr;
   std::string brokers_;
+  ClientErrors errors_;
+  StopWatch stop_{nullptr};
   std::map<std::string, rd_kafka_topic_s*> topics_;
   mutable std::mutex mu_;
   Status first_error_;

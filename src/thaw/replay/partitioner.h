@@ -7,6 +7,10 @@
 
 namespace thaw::replay {
 
+// kKey is Kafka's default partitioner as librdkafka's `murmur2_random`
+// implements it: a non-null key (empty included) -> JavaKeyPartition; a null
+// key -> a random partition per record (replay.cc). The Java client's sticky
+// partitioner also spreads null keys, one batch at a time.
 enum class Partitioner { kSame, kKey, kRandom };
 
 // Kafka's murmur2 (the Java client's DefaultPartitioner / BuiltInPartitioner

@@ -4,7 +4,11 @@
 #include <random>
 #include <thread>
 
+#include <fmt/chrono.h>
 #include <nlohmann/json.hpp>
+
+#include "thaw/iceberg/manifest.h"
+#include "thaw/iceberg/table_scan.h"
 
 namespace thaw::replay {
 
@@ -79,11 +83,248 @@ int64_t RecordBytes(const records::RecordBatch& b, const records::Record& r) {
   return n;
 }
 
+// "0-2,5"
+std::string PartitionList(const std::set<int32_t>& parts) {
+  std::string out;
+  for (auto it = parts.begin(); it != parts.end();) {
+    int32_t lo = *it, hi = *it;
+    for (++it; it != parts.end() && *it == hi + 1; ++it) hi = *it;
+    out += (out.empty() ? "" : ",") + (lo == hi ? std::to_string(lo) : fmt::format("{}-{}", lo, hi));
+  }
+  return out.empty() ? "none" : out;
+}
+
+std::string IsoMs(int64_t ms) {
+  const auto tp = std::chrono::sys_time<std::chrono::milliseconds>(std::chrono::milliseconds(ms));
+  return fmt::format("{:%Y-%m-%dT%H:%M:%S}Z", std::chrono::floor<std::chrono::seconds>(tp));
+}
+
+// A data file's Kafka partition (when it holds one) and offset bounds, from
+// its partition values and column metrics.
+struct FileBounds {
+  std::optional<int32_t> partition;
+  std::optional<std::pair<int64_t, int64_t>> offsets;
+  int64_t records = 0;
+};
+
+// The live data files of the reader's snapshot with their bounds (manifests
+// only; no data read). Empty for a table without an offset column.
+Result<std::vector<FileBounds>> PlanFileBounds(const std::shared_ptr<const storage::Table>& table,
+                                               const records::RecordReader& reader) {
+  std::vector<FileBounds> out;
+  const auto& layout = reader.layout();
+  if (!layout.offset || !reader.snapshot()) return out;
+  const int32_t off_id = layout.offset->field_id();
+  const int32_t part_id = layout.partition ? layout.partition->field_id() : -1;
+  ASSIGN_OR_RAISE(auto scan, iceberg::TableScan::Make(table->io, &table->metadata, reader.snapshot(), {}));
+  scan.KeepMetricsFor({off_id, part_id});
+  ASSIGN_OR_RAISE(auto tasks, scan.PlanFiles());
+  for (const auto& t : tasks) {
+    const auto& f = *t.file;
+    auto bound = [&](int32_t id) -> std::optional<std::pair<int64_t, int64_t>> {
+      auto l = f.lower_bounds.find(id), h = f.upper_bounds.find(id);
+      if (l == f.lower_bounds.end() || h == f.upper_bounds.end()) return std::nullopt;
+      auto lv = iceberg::DecodeIntegerBound(l->second), hv = iceberg::DecodeIntegerBound(h->second);
+      if (!lv || !hv) return std::nullopt;
+      return std::make_pair(*lv, *hv);
+    };
+    FileBounds b;
+    b.records = f.record_count;
+    b.offsets = bound(off_id);
+    if (part_id < 0) b.partition = 0;
+    if (!b.partition) {
+      if (const auto* spec = table->metadata.SpecById(f.spec_id)) {
+        for (size_t i = 0; i < spec->fields.size() && i < f.partition.size(); ++i) {
+          if (spec->fields[i].source_id() == part_id &&
+              spec->fields[i].transform.kind == iceberg::TransformKind::kIdentity &&
+              f.partition[i].kind == iceberg::Datum::kInt) {
+            b.partition = static_cast<int32_t>(f.partition[i].i);
+          }
+        }
+      }
+      if (auto pb = bound(part_id); !b.partition && pb && pb->first == pb->second) {
+        b.partition = static_cast<int32_t>(pb->first);
+      }
+    }
+    out.push_back(b);
+  }
+  return out;
+}
+
+// What the table (at the snapshot `read` selects) holds, for an error about
+// a range: its partitions, offsets per partition and timestamps, from the
+// data files' column metrics (no data is read).
+Result<std::string> DescribeExtent(const std::shared_ptr<const storage::Table>& table,
+                                   const records::ReadOptions& read, std::set<int32_t>* partitions_out) {
+  records::ReadOptions all = read;
+  all.partitions.reset();
+  all.from_offset.reset();
+  all.to_offset.reset();
+  all.from_time_ms.reset();
+  all.to_time_ms.reset();
+  all.start_offsets.clear();
+  ASSIGN_OR_RAISE(auto reader, records::RecordReader::Make(table, all));
+  const auto parts = reader->partitions();
+  *partitions_out = std::set<int32_t>(parts.begin(), parts.end());
+  if (!reader->snapshot()) return fmt::format("table {} has no snapshot (no records)", table->name);
+  if (parts.empty()) {
+    return fmt::format("table {} has no records at snapshot {}", table->name, reader->snapshot()->snapshot_id);
+  }
+  std::string out = fmt::format("table {} at snapshot {} has partitions {}", table->name,
+                                reader->snapshot()->snapshot_id, PartitionList(*partitions_out));
+  if (reader->layout().offset) {
+    // Offsets per partition where a file holds one partition (identity
+    // partitioned, or metrics lo == hi); otherwise across partitions.
+    ASSIGN_OR_RAISE(auto files, PlanFileBounds(table, *reader));
+    std::map<int32_t, std::pair<int64_t, int64_t>> per;
+    std::optional<std::pair<int64_t, int64_t>> mixed;
+    bool unknown = false;
+    auto widen = [](std::optional<std::pair<int64_t, int64_t>>& r, int64_t lo, int64_t hi) {
+      r = r ? std::make_pair(std::min(r->first, lo), std::max(r->second, hi)) : std::make_pair(lo, hi);
+    };
+    for (const auto& fb : files) {
+      const auto& off = fb.offsets;
+      if (!off) {
+        unknown = true;
+        continue;
+      }
+      const auto& part = fb.partition;
+      if (part) {
+        std::optional<std::pair<int64_t, int64_t>> r;
+        if (auto it = per.find(*part); it != per.end()) r = it->second;
+        widen(r, off->first, off->second);
+        per[*part] = *r;
+      } else {
+        widen(mixed, off->first, off->second);
+      }
+    }
+    std::string offs;
+    if (!mixed && !unknown) {
+      for (const auto& [p, r] : per) {
+        if (!partitions_out->count(p)) continue;
+        offs += fmt::format("{}partition {}: {}..{}", offs.empty() ? "" : ", ", p, r.first, r.second);
+      }
+    } else if (!unknown) {
+      std::optional<std::pair<int64_t, int64_t>> r = mixed;
+      for (const auto& [p, pr] : per) widen(r, pr.first, pr.second);
+      if (r) offs = fmt::format("{}..{} across partitions", r->first, r->second);
+    }
+    if (!offs.empty()) out += fmt::format("; offsets {}", offs);
+  }
+  if (auto ts = reader->planned_timestamp_range_ms()) {
+    out += fmt::format("; timestamps {} .. {} ({} .. {} ms)", IsoMs(ts->first), IsoMs(ts->second), ts->first,
+                       ts->second);
+  }
+  return out;
+}
+
+// The records a read will yield, for the progress bar: per planned file, its
+// record count scaled by the share of its offset range the range keeps (and
+// none for partitions not asked), capped by the reader's own plan (which
+// time ranges prune). `exact` when no file was cut, nothing is deleted and
+// nothing else filters.
+std::pair<int64_t, bool> EstimateRecords(const std::shared_ptr<const storage::Table>& table,
+                                         const records::RecordReader& reader, const records::ReadOptions& read,
+                                         bool filtered) {
+  const int64_t planned = reader.planned_records();
+  bool exact = !filtered && reader.scan_stats().delete_files == 0 && !read.from_time_ms && !read.to_time_ms;
+  auto files = PlanFileBounds(table, reader);
+  if (!files.ok() || files->empty()) {
+    return {planned, exact && !read.from_offset && !read.to_offset && read.start_offsets.empty()};
+  }
+  double est = 0;
+  for (const auto& f : *files) {
+    if (read.partitions && f.partition && !read.partitions->count(*f.partition)) continue;
+    if (read.partitions && !f.partition) exact = false;
+    if (!f.offsets || f.offsets->second < f.offsets->first) {
+      est += f.records;
+      exact = exact && !read.from_offset && !read.to_offset && read.start_offsets.empty();
+      continue;
+    }
+    int64_t lo = f.offsets->first, hi = f.offsets->second;  // inclusive
+    int64_t keep_lo = lo, keep_hi = hi;
+    if (read.from_offset) keep_lo = std::max(keep_lo, *read.from_offset);
+    if (read.to_offset) keep_hi = std::min(keep_hi, *read.to_offset - 1);
+    if (f.partition) {
+      if (auto it = read.start_offsets.find(*f.partition); it != read.start_offsets.end()) {
+        keep_lo = std::max(keep_lo, it->second);
+      }
+    } else if (!read.start_offsets.empty()) {
+      exact = false;
+    }
+    if (keep_hi < keep_lo) continue;
+    if (keep_lo != lo || keep_hi != hi) exact = false;
+    est += static_cast<double>(f.records) * static_cast<double>(keep_hi - keep_lo + 1) / static_cast<double>(hi - lo + 1);
+  }
+  const int64_t n = std::min<int64_t>(planned, static_cast<int64_t>(est + 0.5));
+  return {n, exact && n == static_cast<int64_t>(est + 0.5)};
+}
+
+// The range checked against the table before anything touches Kafka: asked
+// partitions the table does not have, and a range that selects nothing, are
+// errors naming the table's extent (warnings with --allow-empty). Reads
+// `reader` up to its first record (into `batch`, *pending = true) to know
+// the range is not empty. Returns false if there is nothing to replay.
+Result<bool> CheckRange(const std::shared_ptr<const storage::Table>& table, const ReplayOptions& o,
+                        records::RecordReader& reader, records::RecordBatch* batch, bool* pending,
+                        std::vector<std::string>* warnings) {
+  *pending = false;
+  while (true) {
+    ASSIGN_OR_RAISE(bool more, reader.Next(batch));
+    if (!more) break;
+    if (!batch->records.empty()) {
+      *pending = true;
+      break;
+    }
+  }
+  std::set<int32_t> missing;
+  if (o.asked_partitions) {
+    const auto got = reader.partitions();
+    for (int32_t p : *o.asked_partitions) {
+      if (!std::binary_search(got.begin(), got.end(), p)) missing.insert(p);
+    }
+  }
+  if (missing.empty() && *pending) return true;
+  std::set<int32_t> table_parts;
+  ASSIGN_OR_RAISE(std::string extent, DescribeExtent(table, o.read, &table_parts));
+  std::set<int32_t> unknown;
+  for (int32_t p : missing) {
+    if (!table_parts.count(p)) unknown.insert(p);
+  }
+  const std::string hint = o.allow_empty ? "" : "; ask for what the table holds, or pass --allow-empty";
+  if (!unknown.empty()) {
+    std::string msg = fmt::format("--partitions: partition{} {} not in the table ({})", unknown.size() > 1 ? "s" : "",
+                                  PartitionList(unknown), extent);
+    // --follow waits for appends, which may bring the partition.
+    if (!o.allow_empty && !o.follow) return Status::Invalid("{}{}", msg, hint);
+    warnings->push_back(o.follow ? msg + "; following until it appears" : msg);
+  }
+  if (*pending || o.follow) return true;
+  const bool ranged = o.range_given;
+  // Without range flags (a table without records, or a --where that implies
+  // an empty range) this is a warning: nothing is created or sent, exit 0.
+  const std::string msg =
+      !o.range_description.empty() ? fmt::format("the range ({}) selects no records: {}", o.range_description, extent)
+                                   : fmt::format("nothing to replay: {}", extent);
+  if (ranged && !o.allow_empty) return Status::Invalid("{}{}", msg, hint);
+  warnings->push_back(msg);
+  return false;
+}
+
 }  // namespace
 
 Result<std::string> DescribePlan(std::shared_ptr<const storage::Table> table, const ReplayOptions& o) {
-  ASSIGN_OR_RAISE(auto reader, records::RecordReader::Make(table, o.read));
   std::string out;
+  {
+    // The same checks as a replay, so --dry-run tells of a bad range.
+    ASSIGN_OR_RAISE(auto reader, records::RecordReader::Make(table, o.read));
+    records::RecordBatch batch;
+    bool pending = false;
+    std::vector<std::string> warnings;
+    RETURN_NOT_OK(CheckRange(table, o, *reader, &batch, &pending, &warnings).status());
+    for (const auto& w : warnings) out += fmt::format("warning     {}\n", w);
+  }
+  ASSIGN_OR_RAISE(auto reader, records::RecordReader::Make(table, o.read));
   const auto* snap = reader->snapshot();
   out += fmt::format("table       {}\n", table->name);
   out += fmt::format("snapshot    {}\n", snap ? std::to_string(snap->snapshot_id) : std::string("none (empty table)"));
@@ -133,6 +374,7 @@ Result<ReplaySummary> RunReplayImpl(std::shared_ptr<const storage::Table> table,
   auto note = [&](const std::string& msg) {
     if (o.report) o.report(msg);
   };
+  auto stopping_early = [&] { return o.stop && o.stop->load(); };
   // --verify against the job's range at the snapshot it replayed.
   auto verify_at = [&](int64_t snapshot_id) -> Result<VerifyResult> {
     ReplayOptions vo = o;
@@ -140,6 +382,22 @@ Result<ReplaySummary> RunReplayImpl(std::shared_ptr<const storage::Table> table,
     vo.read.snapshot.snapshot_id = snapshot_id;
     return VerifyReplay(table, table->name, vo, -1);
   };
+
+  // 0. The range, checked against the table before anything touches Kafka.
+  records::RecordBatch batch;
+  bool pending_batch = false;  // `batch` holds the first records of `first_reader`, not yet produced
+  ASSIGN_OR_RAISE(auto first_reader, records::RecordReader::Make(table, read));
+  {
+    ASSIGN_OR_RAISE(bool any, CheckRange(table, o, *first_reader, &batch, &pending_batch, &sum.warnings));
+    for (const auto& w : sum.warnings) note("warning: " + w);
+    if (!any) {
+      // --allow-empty (or a table without records): nothing created, nothing sent.
+      const auto* s0 = first_reader->snapshot();
+      sum.snapshot_id = s0 ? s0->snapshot_id : 0;
+      sum.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+      return sum;
+    }
+  }
 
   // 1. The producer. With --exactly-once it fences any earlier instance of
   // the job (InitTransactions) *before* the checkpoint is read, so a commit
@@ -180,10 +438,12 @@ Result<ReplaySummary> RunReplayImpl(std::shared_ptr<const storage::Table> table,
       read.snapshot.snapshot_id = cp->snapshot_id;
       read.start_offsets = cp->next_offsets;
       sum.resumed = true;
+      // The job's own snapshot and positions: a new reader.
+      pending_batch = false;
+      ASSIGN_OR_RAISE(first_reader, records::RecordReader::Make(table, read));
     }
   }
 
-  ASSIGN_OR_RAISE(auto first_reader, records::RecordReader::Make(table, read));
   const auto* snap = first_reader->snapshot();
   sum.snapshot_id = snap ? snap->snapshot_id : 0;
 
@@ -192,16 +452,47 @@ Result<ReplaySummary> RunReplayImpl(std::shared_ptr<const storage::Table> table,
   const auto partitions = first_reader->partitions();
   const int32_t needed = partitions.empty() ? 1 : partitions.back() + 1;
   auto topic = producer->DescribeTopic(o.topic, o.timeout_ms);
+  bool created = false;
   if (!topic.ok() && topic.status().code() == StatusCode::kNotFound && o.create_topic) {
-    RETURN_NOT_OK(producer->CreateTopic(o.topic, o.target_partitions.value_or(needed), -1,
-                                        CreatedTopicConfigs(o.topic_configs), o.timeout_ms));
-    for (int i = 0; i < 50; ++i) {  // metadata propagates asynchronously
+    // Everything that can be checked before the topic exists is, so that a
+    // refusal leaves nothing behind.
+    const int32_t create_parts = o.target_partitions.value_or(needed);
+    if (o.partitioner == Partitioner::kSame && needed > create_parts) {
+      return Status::Invalid("--target-partitions {} is too few: the source has partition {} and --partitioner same "
+                             "maps partition p to p; give --target-partitions {} or more, or use --partitioner key "
+                             "(topic '{}' was not created)", create_parts, needed - 1, needed, o.topic);
+    }
+    {
+      ASSIGN_OR_RAISE(auto planned_limits, TopicLimits::FromConfigs(CreatedTopicConfigs(o.topic_configs)));
+      PlannedRecords planned;
+      planned.timestamp_range_ms = first_reader->planned_timestamp_range_ms();
+      planned.bytes = first_reader->planned_file_bytes();
+      planned.target_partitions = create_parts;
+      std::vector<std::string> ignored;  // warnings come from the check of the created topic below
+      Status st = CheckTopic(o.topic, planned_limits, planned, o.timestamps, o.force, NowMs(), &ignored);
+      if (!st.ok()) return st.WithContext(fmt::format("--topic-config (topic '{}' was not created)", o.topic));
+    }
+    RETURN_NOT_OK(producer->CreateTopic(o.topic, create_parts, -1, CreatedTopicConfigs(o.topic_configs),
+                                        o.timeout_ms));
+    created = true;
+    for (int i = 0; i < 50 && !stopping_early(); ++i) {  // metadata propagates asynchronously
       topic = producer->DescribeTopic(o.topic, o.timeout_ms);
       if (topic.ok() && topic->partitions > 0) break;
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
     }
   }
-  if (!topic.ok()) return topic.status();
+  // A check that fails after --create-topic made the topic deletes it again
+  // (nothing was produced to it).
+  auto undo_create = [&](Status st) -> Status {
+    if (created && !st.ok()) {
+      Status del = producer->DeleteTopic(o.topic, o.timeout_ms);
+      if (del.ok()) return st.WithContext(fmt::format("topic '{}' was created and deleted again", o.topic));
+      return st.WithContext(fmt::format("topic '{}' was created and could not be deleted again: {}", o.topic,
+                                        del.message()));
+    }
+    return st;
+  };
+  if (!topic.ok()) return undo_create(topic.status());
   const int32_t target_parts = topic->partitions;
   if (o.partitioner == Partitioner::kSame && needed > target_parts) {
     return Status::Invalid("topic '{}' has {} partitions but the source has partition {}: --partitioner same maps "
@@ -209,18 +500,21 @@ Result<ReplaySummary> RunReplayImpl(std::shared_ptr<const storage::Table> table,
                            "--create-topic, or use --partitioner key",
                            o.topic, target_parts, needed - 1, needed);
   }
-  ASSIGN_OR_RAISE(auto topic_configs, producer->DescribeTopicConfigs(o.topic, o.timeout_ms));
-  auto limits = TopicLimits::FromConfigs(topic_configs);
-  if (!limits.ok()) return limits.status().WithContext(fmt::format("topic '{}'", o.topic));
+  auto topic_configs = producer->DescribeTopicConfigs(o.topic, o.timeout_ms);
+  if (!topic_configs.ok()) return undo_create(topic_configs.status());
+  auto limits = TopicLimits::FromConfigs(*topic_configs);
+  if (!limits.ok()) return undo_create(limits.status().WithContext(fmt::format("topic '{}'", o.topic)));
   {
     PlannedRecords planned;
     planned.timestamp_range_ms = first_reader->planned_timestamp_range_ms();
     planned.bytes = first_reader->planned_file_bytes();
     planned.target_partitions = target_parts;
-    RETURN_NOT_OK(CheckTopic(o.topic, *limits, planned, o.timestamps, o.force, NowMs(), &sum.warnings));
-    for (const auto& w : sum.warnings) note("warning (--force): " + w);
+    std::vector<std::string> forced;
+    RETURN_NOT_OK(undo_create(CheckTopic(o.topic, *limits, planned, o.timestamps, o.force, NowMs(), &forced)));
+    for (const auto& w : forced) note("warning (--force): " + w);
+    sum.warnings.insert(sum.warnings.end(), forced.begin(), forced.end());
   }
-  if (!o.job.empty()) RETURN_NOT_OK(EnsureCheckpointTopic(*producer, o.checkpoint_topic, o.timeout_ms));
+  if (!o.job.empty()) RETURN_NOT_OK(undo_create(EnsureCheckpointTopic(*producer, o.checkpoint_topic, o.timeout_ms)));
 
   // 4. Produce. `state` is what has been sent; `committed` what the last
   // checkpoint made durable. Work that is not proven durable is redone from
@@ -290,6 +584,7 @@ Result<ReplaySummary> RunReplayImpl(std::shared_ptr<const storage::Table> table,
       if (!producer->FatalError().ok()) RETURN_NOT_OK(open_producer());
     }
     state = committed;
+    pending_batch = false;
     start_window();
     return Status::OK();
   };
@@ -297,14 +592,29 @@ Result<ReplaySummary> RunReplayImpl(std::shared_ptr<const storage::Table> table,
   const std::string source_topic = table->metadata.Property("thaw.source.topic");
   std::vector<ExtraHeader> extra;
   std::mt19937 rng(std::random_device{}());
-  records::RecordBatch batch;
+  const records::RecordReader* pending_reader = first_reader.get();
   Progress progress;
   progress.estimated_records = first_reader->planned_records();
+  if (o.estimate_progress_total) {
+    auto [n, exact] = EstimateRecords(table, *first_reader, read, o.filter || !o.exclude.empty());
+    progress.estimated_records = n;
+    progress.estimate_exact = exact;
+  }
   auto last_report = Clock::now();
   const double bytes_per_sec = o.rate_mb_per_s * 1e6;
   int64_t rate_bytes = 0;
   const auto rate_t0 = Clock::now();
   auto stopping = [&] { return o.stop && o.stop->load(); };
+  auto report_progress = [&] {
+    if (!on_progress || Clock::now() - last_report < std::chrono::milliseconds(500)) return;
+    progress.records = state.records - records_at_start;
+    progress.bytes = sum.bytes;
+    progress.skipped = sum.filtered + sum.excluded;
+    progress.next_offsets = state.next_offsets;
+    progress.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+    on_progress(progress);
+    last_report = Clock::now();
+  };
   const bool now_timestamps = o.timestamps == TimestampMode::kNow;
 
   // Produces everything `r` yields; returns false if stopped by a signal.
@@ -312,8 +622,12 @@ Result<ReplaySummary> RunReplayImpl(std::shared_ptr<const storage::Table> table,
     const std::string snapshot_text = std::to_string(r.snapshot() ? r.snapshot()->snapshot_id : 0);
     while (true) {
       if (stopping()) return false;
-      ASSIGN_OR_RAISE(bool more, r.Next(&batch));
-      if (!more) return true;
+      if (pending_batch && &r == pending_reader) {
+        pending_batch = false;  // the records CheckRange read first
+      } else {
+        ASSIGN_OR_RAISE(bool more, r.Next(&batch));
+        if (!more) return true;
+      }
       const int64_t now_ms = NowMs();  // for the topic's time bounds; a batch is produced in moments
       for (const auto& rec : batch.records) {
         if (!o.exclude.empty() && o.exclude.count({rec.partition, rec.offset})) {
@@ -374,6 +688,7 @@ Result<ReplaySummary> RunReplayImpl(std::shared_ptr<const storage::Table> table,
             producer->Poll(0);
             RETURN_NOT_OK(producer->DeliveryStatus());
             if (checkpoint_due()) RETURN_NOT_OK(checkpoint(false));
+            report_progress();
           }
         }
         if (checkpoint_due()) {
@@ -383,13 +698,7 @@ Result<ReplaySummary> RunReplayImpl(std::shared_ptr<const storage::Table> table,
       }
       producer->Poll(0);
       RETURN_NOT_OK(producer->DeliveryStatus());
-      if (on_progress && Clock::now() - last_report > std::chrono::milliseconds(500)) {
-        progress.records = state.records - records_at_start;
-        progress.bytes = sum.bytes;
-        progress.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
-        on_progress(progress);
-        last_report = Clock::now();
-      }
+      report_progress();
     }
   };
 

@@ -58,6 +58,18 @@ struct ReplayOptions {
   // After a completed (non-follow) run, read the target topic back and check
   // every source offset arrived once and in order (VerifyReplay).
   bool verify = false;
+  // A range that selects no records, or asked partitions the table does not
+  // have, are errors (checked before anything touches Kafka); with
+  // allow_empty they are warnings and an empty range replays nothing.
+  bool allow_empty = false;
+  // What the user asked for explicitly (--partitions; any of --partitions,
+  // --from/--to-offset, --from/--to-time), as opposed to what --where implies
+  // in `read`: only these are held against the table.
+  std::optional<std::set<int32_t>> asked_partitions;
+  bool range_given = false;
+  // Progress::estimated_records from the data files' offset bounds and the
+  // range (one more pass over the manifests; for a progress bar).
+  bool estimate_progress_total = false;
   std::set<std::pair<int32_t, int64_t>> exclude;  // (partition, offset) never replayed
   std::function<bool(const records::RecordBatch&, const records::Record&)> filter;  // --where
   std::string range_description;           // canonical text of the range flags (stored in the job)
@@ -125,8 +137,16 @@ struct ReplaySummary {
 };
 
 struct Progress {
-  int64_t records = 0, bytes = 0, estimated_records = 0;
+  int64_t records = 0, bytes = 0;
+  // The records the range selects: the plan's record count (files the range
+  // may touch, before deletes), or with estimate_progress_total that scaled
+  // by the share of each file's offsets the range keeps; exact only when
+  // `estimate_exact`.
+  int64_t estimated_records = 0;
+  bool estimate_exact = false;
+  int64_t skipped = 0;  // records read but not sent (--where, --exclude-offsets)
   double seconds = 0;
+  std::map<int32_t, int64_t> next_offsets;  // source partition -> next offset to send
 };
 
 // Loads the last committed checkpoint of a job; nullopt if none.

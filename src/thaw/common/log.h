@@ -1,0 +1,34 @@
+// Thaw's logger: diagnostic lines on stderr, "thaw COMMAND: LEVEL: message",
+// written through spdlog (thread-safe: librdkafka's threads log here too).
+// Library log lines (librdkafka's) arrive at debug level, shown with
+// --verbose. spdlog stays inside log.cc, so its compile settings do not
+// spread to every file that logs.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <utility>
+
+#include <fmt/format.h>
+
+namespace thaw::log {
+
+enum class Level { kDebug, kInfo, kWarn, kError };
+
+// Names the command in each line ("thaw replay: ...") and sets the level:
+// debug with `verbose`, info otherwise. Call once, before any client starts.
+void Init(const std::string& command, bool verbose);
+bool Verbose();
+bool Enabled(Level level);
+void Write(Level level, std::string_view message);
+
+template <typename... Args>
+void Debug(fmt::format_string<Args...> f, Args&&... args) {
+  if (Enabled(Level::kDebug)) Write(Level::kDebug, fmt::format(f, std::forward<Args>(args)...));
+}
+template <typename... Args>
+void Warn(fmt::format_string<Args...> f, Args&&... args) {
+  if (Enabled(Level::kWarn)) Write(Level::kWarn, fmt::format(f, std::forward<Args>(args)...));
+}
+
+}  // namespace thaw::log
