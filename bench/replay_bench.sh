@@ -9,6 +9,9 @@
 #   (c) bench/replay_user_script.py: the script a user would otherwise write,
 #       a pyiceberg scan feeding a confluent-kafka producer, same table.
 #
+# The 1 KiB case also replays bench.unpart (the same records, unpartitioned:
+# every row group holds all 16 partitions) as a fourth interleaved phase.
+#
 #   bench/replay_bench.sh            (also run by scripts/bench.sh)
 #
 # Environment:
@@ -156,7 +159,21 @@ finish_phase warmup 200000
 
 cpu_s() { awk -F': ' '/User time/ {u=$2} /System time/ {s=$2} END {printf "%.2f", u + s}' "$1"; }
 
-# run_case NAME TABLE RECORDS VALUE_SIZE THAW_ARGS...: the three producers,
+# thaw_phase CASE TOOL TABLE TOPIC RECORDS THAW_ARGS...: one thaw replay.
+thaw_phase() {
+  local name="$1" tool="$2" table="$3" topic="$4" n="$5"; shift 5
+  echo "[replay-bench] $name: thaw replay of $table"
+  admin create "$topic"
+  /usr/bin/time -v -o "$tmp/thaw.time" "$thaw" replay --catalog "$uri" --table "$table" \
+    --brokers "$bootstrap" --topic "$topic" --quiet --json "$@" >"$tmp/thaw.out" 2>"$tmp/thaw.err" \
+    || { cat "$tmp/thaw.err" >&2; exit 1; }
+  "$py" -c 'import json,sys; j=json.load(open(sys.argv[3])); print(json.dumps({"case":sys.argv[1],"tool":sys.argv[2],"records":j["records"],"bytes":j["bytes"],"seconds":j["seconds"],"peak_rss_mib":float(sys.argv[4]),"cpu_s":float(sys.argv[5])}))' \
+    "$name" "$tool" "$tmp/thaw.out" "$(maxrss_mib "$tmp/thaw.time")" "$(cpu_s "$tmp/thaw.time")" >>"$tmp/results"
+  finish_phase "$topic" "$n"
+}
+
+# run_case NAME TABLE RECORDS VALUE_SIZE THAW_ARGS...: the three producers
+# (and thaw replay of $also_table, when set),
 # interleaved, REPLAY_BENCH_RUNS times; appends one JSON line per run to
 # $tmp/results (fields: case, tool, records, bytes, seconds, peak_rss_mib, cpu_s).
 run_case() {
@@ -174,14 +191,8 @@ run_case() {
       "$name" "$n" "$size" "$rps" "$(maxrss_mib "$tmp/perf.time")" "$(cpu_s "$tmp/perf.time")" >>"$tmp/results"
     finish_phase "perf-$name-$i" "$n"
 
-    echo "[replay-bench] $name run $i/$runs: thaw replay"
-    admin create "thaw-$name-$i"
-    /usr/bin/time -v -o "$tmp/thaw.time" "$thaw" replay --catalog "$uri" --table "$table" \
-      --brokers "$bootstrap" --topic "thaw-$name-$i" --quiet --json "$@" >"$tmp/thaw.out" 2>"$tmp/thaw.err" \
-      || { cat "$tmp/thaw.err" >&2; exit 1; }
-    "$py" -c 'import json,sys; j=json.load(open(sys.argv[2])); print(json.dumps({"case":sys.argv[1],"tool":"thaw","records":j["records"],"bytes":j["bytes"],"seconds":j["seconds"],"peak_rss_mib":float(sys.argv[3]),"cpu_s":float(sys.argv[4])}))' \
-      "$name" "$tmp/thaw.out" "$(maxrss_mib "$tmp/thaw.time")" "$(cpu_s "$tmp/thaw.time")" >>"$tmp/results"
-    finish_phase "thaw-$name-$i" "$n"
+    thaw_phase "$name" thaw "$table" "thaw-$name-$i" "$n" "$@"
+    if [[ -n "$also_table" ]]; then thaw_phase "$name" thaw-also "$also_table" "thaw-also-$name-$i" "$n" "$@"; fi
 
     echo "[replay-bench] $name run $i/$runs: pyiceberg + confluent-kafka script${limit:+ (first $limit records)}"
     admin create "script-$name-$i"
@@ -194,7 +205,12 @@ run_case() {
   done
 }
 
-run_case 1KiB bench.records 2000000 1024
+# The 1 KiB case also replays bench.unpart: the same records in an
+# unpartitioned table (every row group holds all 16 partitions), which must
+# replay at >= 0.9x the partitioned table's rate (each row group is decoded
+# once, not once per partition).
+also_table=bench.unpart run_case 1KiB bench.records 2000000 1024
+also_table=
 # The 100-byte case compares the producers' cost per record: the perf-test
 # sends bare 100-byte values, so Thaw replays without its link headers (they
 # would add ~120 bytes to every 100-byte record).
@@ -206,6 +222,8 @@ load_after="$(cut -d' ' -f1 /proc/loadavg)"
 import json, sys
 disk_mb, limit, load_before, load_after, path = sys.argv[1:6]
 rows = [json.loads(l) for l in open(path)]
+also = [r for r in rows if r["tool"] == "thaw-also"]
+rows = [r for r in rows if r["tool"] != "thaw-also"]
 def median(rs):
     return sorted(rs, key=lambda r: r["seconds"])[len(rs) // 2]
 def rate(r):
@@ -231,6 +249,14 @@ for case in dict.fromkeys(r["case"] for r in rows):
     print(f"  thaw / perf-test: {tm / pm:.2f}x MB/s, {tr / pr:.2f}x records/s   (target >= 0.9x)")
     print(f"  thaw / script:    {tm / sm:.2f}x MB/s, {tr / sr:.2f}x records/s;  CPU per GB "
           f"{cpu_per_gb(med['thaw']) / cpu_per_gb(med['script']):.2f}x the script's (target <= 0.2x)")
+    if any(r["case"] == case for r in also):
+        u = median([r for r in also if r["case"] == case])
+        um, _ = rate(u)
+        print(f"  {'thaw replay, unpartitioned table':34}{um:8.1f} {u['records'] / u['seconds']:12,.0f} "
+              f"{u['seconds']:8.1f} {u['peak_rss_mib']:6.0f} MiB {u['cpu_s']:7.1f} {cpu_per_gb(u):9.1f}   "
+              f"same records, all 16 partitions in every row group")
+        print(f"  unpartitioned / partitioned: {um / tm:.2f}x MB/s   (target >= 0.9x; all runs "
+              f"{[round(r['seconds'], 1) for r in also if r['case'] == case]} s)")
     print(f"  thaw peak RSS:    {med['thaw']['peak_rss_mib']:.0f} MiB   (max over runs "
           f"{max(r['peak_rss_mib'] for r in rs if r['tool'] == 'thaw'):.0f} MiB)")
     print(f"  (medians of {runs} interleaved runs, by seconds; all runs: "

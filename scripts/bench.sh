@@ -62,7 +62,6 @@ line("unpartitioned (16 in each row group)", u)
 print(f"  ratio unpartitioned/partitioned {p['seconds'] / u['seconds']:.2f}x (target >= 0.9x; medians of 3, "
       f"all runs: {[r['seconds'] for r in rows[0::2]]} s vs {[r['seconds'] for r in rows[1::2]]} s)")
 PY
-"$root/bench/partition_bench.sh"
 "$root/bench/replay_bench.sh"
 echo "[bench] overlapping files in one partition: peak memory vs pyiceberg"
 "$py" "$root/bench/overlap_memory.py"
