@@ -184,6 +184,8 @@ def test_epoch_seconds_with_s_and_iso_agree_with_milliseconds(thaw, table):
     for args in (["--to-time", "9999-12-31T23:59:59.999Z"], ["--to-time", "253402300799999"],
                  ["--from-time", "0000-01-01", "--to-time", "9999-12-31"]):
         assert thaw.ok(*base, *args).stdout == everything, args
+    # A --where bound at the int64 limit is no bound either (its exclusive end must not wrap around).
+    assert thaw.ok(*base, "--where", "timestamp <= 9223372036854775807").stdout == everything
 
 
 def test_one_partition_syntax(thaw, table):

@@ -51,6 +51,12 @@ int64_t ReadPlan::timestamp_units_per_ms() const {
   return 1;
 }
 
+int64_t MsToTimestampUnits(int64_t ms, int64_t units_per_ms) {
+  int64_t out;
+  if (__builtin_mul_overflow(ms, units_per_ms, &out)) return ms < 0 ? kMin : kMax;
+  return out;
+}
+
 Status ReadPlan::Plan(const ReadOptions& options) {
   iceberg::ScanFilter filter;
   const auto& md = table_->metadata;
@@ -66,8 +72,11 @@ Status ReadPlan::Plan(const ReadOptions& options) {
   if (layout_.timestamp && (options.from_time_ms || options.to_time_ms)) {
     // Column units: long = ms; timestamps µs (ns for *_ns).
     iceberg::IntRange r;
-    if (options.from_time_ms) r.lo = *options.from_time_ms * timestamp_units_per_ms();
-    if (options.to_time_ms) r.hi = *options.to_time_ms * timestamp_units_per_ms() - 1;
+    if (options.from_time_ms) r.lo = ms_to_timestamp_units(*options.from_time_ms);
+    if (options.to_time_ms) {
+      const int64_t hi = ms_to_timestamp_units(*options.to_time_ms);
+      if (hi != kMax) r.hi = hi - 1;  // saturated: no upper bound
+    }
     filter.Intersect(layout_.timestamp->field_id(), r);
   }
   if (layout_.key && options.key_prefix && !options.key_prefix->empty()) {

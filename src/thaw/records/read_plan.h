@@ -58,6 +58,11 @@ struct RowGroupRef {
   int64_t rows = 0;
 };
 
+// `ms` in a timestamp column's units (units per ms: 1, 1000 or 10^6),
+// saturated at the int64 limits: a far-future bound on a nanosecond column
+// means "no bound", never a wrapped-around value.
+int64_t MsToTimestampUnits(int64_t ms, int64_t units_per_ms);
+
 class ReadPlan {
  public:
   // Plans the read `options` describe: snapshot, layout, partitions, offset
@@ -84,6 +89,7 @@ class ReadPlan {
   std::optional<std::pair<int64_t, int64_t>> planned_timestamp_range_ms() const;
   // Units of the timestamp column per millisecond (1 for long columns).
   int64_t timestamp_units_per_ms() const;
+  int64_t ms_to_timestamp_units(int64_t ms) const { return MsToTimestampUnits(ms, timestamp_units_per_ms()); }
 
   // The partition's row groups, by first offset (then file, row group).
   Result<std::shared_ptr<const std::vector<RowGroupRef>>> RowGroups(int32_t partition) const;

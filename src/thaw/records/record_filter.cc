@@ -1,6 +1,7 @@
 #include "thaw/records/record_filter.h"
 
 #include <algorithm>
+#include <limits>
 
 #include <arrow/array.h>
 #include <arrow/record_batch.h>
@@ -139,7 +140,10 @@ Result<std::shared_ptr<RecordFilter>> RecordFilter::Make(std::string_view where,
   }
   if (b.key_prefix && layout.key) options->key_prefix = *b.key_prefix;
   if (b.time_lo_ms) options->from_time_ms = std::max(options->from_time_ms.value_or(*b.time_lo_ms), *b.time_lo_ms);
-  if (b.time_hi_ms) options->to_time_ms = std::min(options->to_time_ms.value_or(*b.time_hi_ms + 1), *b.time_hi_ms + 1);
+  // Inclusive hi -> exclusive end; INT64_MAX (a bound past every time) is no bound.
+  if (b.time_hi_ms && *b.time_hi_ms < std::numeric_limits<int64_t>::max()) {
+    options->to_time_ms = std::min(options->to_time_ms.value_or(*b.time_hi_ms + 1), *b.time_hi_ms + 1);
+  }
   return f;
 }
 

@@ -1017,8 +1017,8 @@ Status RecordReader::Impl::PlanMoreClusters() {
           u.part_hi = std::min(u.part_hi, st->second);
         }
         if (auto st = pf->IntStats(rg, ts_leaf)) {
-          if (opt.from_time_ms && st->second < *opt.from_time_ms * TimestampUnitsPerMs()) continue;
-          if (opt.to_time_ms && st->first >= *opt.to_time_ms * TimestampUnitsPerMs()) continue;
+          if (opt.from_time_ms && st->second < plan->ms_to_timestamp_units(*opt.from_time_ms)) continue;
+          if (opt.to_time_ms && st->first >= plan->ms_to_timestamp_units(*opt.to_time_ms)) continue;
         }
         if (opt.from_offset && layout.offset && u.hi < *opt.from_offset) continue;
         if (layout.offset && u.hi < group_start) continue;

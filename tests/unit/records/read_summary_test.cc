@@ -2,6 +2,9 @@
 // same one) and the per-partition summary of a read.
 #include "thaw/records/read_summary.h"
 
+#include <cstdint>
+#include <limits>
+
 #include <gtest/gtest.h>
 
 namespace thaw::records {
@@ -81,3 +84,16 @@ TEST(ReadSummary, KeepsTheFirstGapsAndCountsAll) {
 
 }  // namespace
 }  // namespace thaw::records
+
+// Time bounds in the column's units saturate instead of wrapping: year 9999
+// in nanoseconds is past int64, and must mean "no bound", not a negative time.
+TEST(MsToTimestampUnits, SaturatesAtTheInt64Limits) {
+  using thaw::records::MsToTimestampUnits;
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max(), kMin = std::numeric_limits<int64_t>::min();
+  const int64_t year9999_ms = 253402300799000;  // 9999-12-31T23:59:59Z
+  EXPECT_EQ(MsToTimestampUnits(year9999_ms, 1000), year9999_ms * 1000);
+  EXPECT_EQ(MsToTimestampUnits(year9999_ms, 1'000'000), kMax);
+  EXPECT_EQ(MsToTimestampUnits(-year9999_ms, 1'000'000), kMin);
+  EXPECT_EQ(MsToTimestampUnits(kMax, 1), kMax);
+  EXPECT_EQ(MsToTimestampUnits(-5, 1000), -5000);
+}
