@@ -32,12 +32,7 @@ struct KafkaArgs {
   Result<replay::KafkaConfig> Resolve() const;
 };
 
-// Reads a Java-style properties file: `key=value`, `key: value` or
-// `key value`; `#` and `!` start comment lines; a trailing backslash continues
-// a line; \t \n \r \f \uXXXX and \<char> escapes. Keys in file order.
-// `sasl.jaas.config` with PlainLoginModule or ScramLoginModule (the Java
-// clients' way to give SASL credentials) becomes librdkafka's sasl.username
-// and sasl.password.
+// Reads a Java-style properties file (-F); the syntax is in thaw/common/properties.h.
 Result<std::vector<std::pair<std::string, std::string>>> ReadPropertiesFile(const std::string& path);
 
 }  // namespace thaw::cli
