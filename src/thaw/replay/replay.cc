@@ -501,6 +501,14 @@ Result<ReplaySummary> RunReplayImpl(std::shared_ptr<const storage::Table> table,
                            o.topic, target_parts, needed - 1, needed);
   }
   auto topic_configs = producer->DescribeTopicConfigs(o.topic, o.timeout_ms);
+  // A topic just created may not be known yet to the broker answering
+  // DescribeConfigs (in a cluster, metadata reaches brokers one by one).
+  for (int i = 0; created && !topic_configs.ok() && topic_configs.status().code() == StatusCode::kIOError && i < 50 &&
+                  !stopping_early();
+       ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    topic_configs = producer->DescribeTopicConfigs(o.topic, o.timeout_ms);
+  }
   if (!topic_configs.ok()) return undo_create(topic_configs.status());
   auto limits = TopicLimits::FromConfigs(*topic_configs);
   if (!limits.ok()) return undo_create(limits.status().WithContext(fmt::format("topic '{}'", o.topic)));
