@@ -167,7 +167,6 @@ struct RecordReader::Impl {
   int64_t plain_counter = 0;  // plain layout only; clusters then decode one at a time
 
   const iceberg::Schema& schema() const { return table->metadata.current_schema(); }
-  int64_t TimestampUnitsPerMs() const { return plan->timestamp_units_per_ms(); }
   std::string NameOf(int32_t id) const {
     const auto* f = schema().FindById(id);
     return f ? f->name : std::string();

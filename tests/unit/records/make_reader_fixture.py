@@ -44,10 +44,10 @@ def main():
         from pyiceberg.catalog.sql import SqlCatalog
         from pyiceberg.io.pyarrow import schema_to_pyarrow
         from pyiceberg.partitioning import PartitionField, PartitionSpec
-        from pyiceberg.schema import Schema
         from pyiceberg.transforms import IdentityTransform
-        from pyiceberg.types import (BinaryType, IntegerType, ListType, LongType, NestedField, StringType,
-                                     StructType, TimestamptzType)
+        # Thaw's canonical schema, as the integration fixtures define it.
+        sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "integration"))
+        from fixtures import canonical_schema
     except ImportError as e:
         print(f"pyiceberg/pyarrow unavailable: {e}", file=sys.stderr)
         return SKIP
@@ -56,18 +56,7 @@ def main():
     os.makedirs(wh, exist_ok=True)
     catalog = SqlCatalog("default", uri=f"sqlite:///{wh}/catalog.db", warehouse=f"file://{wh}")
     catalog.create_namespace_if_not_exists("ns")
-    schema = Schema(
-        NestedField(1, "kafka_partition", IntegerType(), required=True),
-        NestedField(2, "kafka_offset", LongType(), required=True),
-        NestedField(3, "kafka_timestamp", TimestamptzType(), required=True),
-        NestedField(4, "kafka_timestamp_type", IntegerType(), required=True),
-        NestedField(5, "key", BinaryType(), required=False),
-        NestedField(6, "value", BinaryType(), required=False),
-        NestedField(7, "headers", ListType(8, StructType(
-            NestedField(9, "key", StringType(), required=True),
-            NestedField(10, "value", BinaryType(), required=False),
-        ), element_required=True), required=False),
-    )
+    schema = canonical_schema()
     spec = PartitionSpec(PartitionField(source_id=1, field_id=1000, transform=IdentityTransform(),
                                         name="kafka_partition"))
     props = {"format-version": "2", "thaw.layout": "thaw/1", "thaw.source.topic": "t",
