@@ -37,6 +37,7 @@ demo: build
 	$(THAW) inspect --catalog sqlite:///$(DEMO_WH)/catalog.db --table demo.orders --partition 1 --from-offset 10 --limit 3
 	@scripts/deps/install-kafka.sh
 	@scripts/demo-replay.sh $(THAW) $(DEMO_WH)
+	@scripts/demo-serve.sh $(THAW) $(DEMO_WH)
 
 # The Avro cross-check reads every manifest pyiceberg wrote for the demo table.
 unit-test: build

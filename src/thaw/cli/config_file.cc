@@ -80,7 +80,32 @@ struct Expander {
       if (!repeatable) {
         return Status::Invalid("{}: {} takes one value, not {}", where, flag, v.is_array() ? "an array" : "a table");
       }
-      if (auto arr = v.as_array()) {
+      if (auto arr = v.as_array(); arr && !arr->empty() && arr->is_array_of_tables()) {
+        // [[topic]] tables (serve): name = "orders", table = "archive.orders",
+        // then any of layout, compression, column -> --topic orders=archive.orders:layout=...
+        for (const auto& e : *arr) {
+          const toml::table& t = *e.as_table();
+          const std::string at = Where(e.source(), "[[" + key + "]]");
+          auto name = t["name"].value<std::string>();
+          auto table = t["table"].value<std::string>();
+          if (!name || !table) return Status::Invalid("{}: each [[{}]] needs name = \"...\" and table = \"NS.TABLE\"", at, key);
+          std::string value = *name + "=" + *table;
+          for (const auto& [k, x] : t) {
+            const std::string field(k.str());
+            if (field == "name" || field == "table") continue;
+            if (auto list = x.as_array()) {
+              for (const auto& item : *list) {
+                ASSIGN_OR_RAISE(std::string s, Scalar(item, Where(item.source(), key + "." + field)));
+                value += ":" + field + "=" + s;
+              }
+              continue;
+            }
+            ASSIGN_OR_RAISE(std::string s, Scalar(x, Where(k.source(), key + "." + field)));
+            value += ":" + field + "=" + s;
+          }
+          Emit(flag, value, at);
+        }
+      } else if (auto arr = v.as_array()) {
         for (const auto& e : *arr) {
           ASSIGN_OR_RAISE(std::string s, Scalar(e, Where(e.source(), key)));
           Emit(flag, s, Where(e.source(), key));

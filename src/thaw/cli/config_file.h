@@ -9,6 +9,11 @@
 //   [replay]                                  # only for `thaw replay`
 //   topic = "orders-restored"
 //
+//   [[topic]]                                 # serve: one --topic per table
+//   name = "orders"                           #   -> --topic orders=archive.orders:compression=lz4
+//   table = "archive.orders"
+//   compression = "lz4"
+//
 // Keys are the command's long options without the dashes (one-letter keys:
 // the short option, e.g. X, F, b). Top-level keys apply to the command run;
 // a [replay] or [inspect] table applies only to that command. Each setting

@@ -50,6 +50,20 @@ void Init(const std::string& command, bool verbose) {
 
 bool Verbose() { return g_verbose.load(); }
 
+bool ParseLevel(std::string_view name, Level* out) {
+  if (name == "debug") *out = Level::kDebug;
+  else if (name == "info") *out = Level::kInfo;
+  else if (name == "warn" || name == "warning") *out = Level::kWarn;
+  else if (name == "error") *out = Level::kError;
+  else return false;
+  return true;
+}
+
+void SetLevel(Level level) {
+  g_verbose.store(level == Level::kDebug);
+  Get()->set_level(ToSpd(level));
+}
+
 bool Enabled(Level level) { return Get()->should_log(ToSpd(level)); }
 
 void Write(Level level, std::string_view message) { Get()->log(ToSpd(level), message); }

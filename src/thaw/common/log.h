@@ -19,12 +19,23 @@ enum class Level { kDebug, kInfo, kWarn, kError };
 // debug with `verbose`, info otherwise. Call once, before any client starts.
 void Init(const std::string& command, bool verbose);
 bool Verbose();
+// --log-level: debug, info, warn or error (serve's long-running output).
+bool ParseLevel(std::string_view name, Level* out);
+void SetLevel(Level level);
 bool Enabled(Level level);
 void Write(Level level, std::string_view message);
 
 template <typename... Args>
 void Debug(fmt::format_string<Args...> f, Args&&... args) {
   if (Enabled(Level::kDebug)) Write(Level::kDebug, fmt::format(f, std::forward<Args>(args)...));
+}
+template <typename... Args>
+void Info(fmt::format_string<Args...> f, Args&&... args) {
+  if (Enabled(Level::kInfo)) Write(Level::kInfo, fmt::format(f, std::forward<Args>(args)...));
+}
+template <typename... Args>
+void Error(fmt::format_string<Args...> f, Args&&... args) {
+  if (Enabled(Level::kError)) Write(Level::kError, fmt::format(f, std::forward<Args>(args)...));
 }
 template <typename... Args>
 void Warn(fmt::format_string<Args...> f, Args&&... args) {

@@ -1,0 +1,182 @@
+// `thaw serve`: Iceberg tables as Kafka topics over the Kafka protocol.
+// This file is the command line only: it turns flags (and --config's
+// `[[topic]]` tables) into a kafka::server::ServeConfig and runs it
+// (kafka/server/serve_main.h).
+#include "thaw/cli/serve.h"
+
+#include <memory>
+
+#include "thaw/cli/table_args.h"
+#include "thaw/common/log.h"
+#include "thaw/common/units.h"
+#include "thaw/kafka/server/serve_main.h"
+
+namespace thaw::cli {
+
+namespace {
+
+struct ServeArgs {
+  std::string catalog, catalog_name;
+  std::vector<std::string> topics;
+  std::string table_prefix;
+  std::string layout;
+  std::vector<std::string> columns;
+  std::string compression = "none";
+  std::string listen = "127.0.0.1:9092";
+  std::string advertise;
+  std::string state = "thaw-serve-state";
+  std::string refresh = "5s";
+  std::string cache_size = "256MiB";
+  std::string log_level = "info";
+  std::string initial_rebalance_delay = "3s";
+  int threads = 4;
+};
+
+Result<std::pair<std::string, int>> ParseHostPort(const std::string& text, const char* flag) {
+  const size_t colon = text.rfind(':');
+  if (colon == std::string::npos || colon + 1 == text.size()) {
+    return Status::Invalid("{} '{}' must be HOST:PORT, e.g. 127.0.0.1:9092", flag, text);
+  }
+  std::string host = text.substr(0, colon);
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
+  int port = -1;
+  try {
+    size_t used = 0;
+    port = std::stoi(text.substr(colon + 1), &used);
+    if (used != text.size() - colon - 1) port = -1;
+  } catch (...) {
+  }
+  if (port < 0 || port > 65535) return Status::Invalid("{} '{}': the port must be 0..65535", flag, text);
+  if (host.empty()) host = "127.0.0.1";
+  return std::make_pair(host, port);
+}
+
+// NAME=NS.TABLE[:key=value...], keys layout, column (FIELD=COLUMN, repeatable), compression.
+Status ParseTopic(const std::string& text, const ServeArgs& a, serve::TopicConfig* out) {
+  const size_t eq = text.find('=');
+  if (eq == std::string::npos || eq == 0) {
+    return Status::Invalid("--topic '{}' must be NAME=NAMESPACE.TABLE (e.g. orders=archive.orders)", text);
+  }
+  out->name = text.substr(0, eq);
+  std::string rest = text.substr(eq + 1);
+  std::vector<std::string> parts;
+  for (size_t at = 0;;) {
+    size_t c = rest.find(':', at);
+    parts.push_back(rest.substr(at, c == std::string::npos ? std::string::npos : c - at));
+    if (c == std::string::npos) break;
+    at = c + 1;
+  }
+  out->table = parts[0];
+  if (out->table.empty()) return Status::Invalid("--topic '{}': no table after '='", text);
+  std::string layout = a.layout, compression = a.compression;
+  std::vector<std::string> columns = a.columns;
+  for (size_t i = 1; i < parts.size(); ++i) {
+    const size_t e = parts[i].find('=');
+    const std::string key = parts[i].substr(0, e), value = e == std::string::npos ? "" : parts[i].substr(e + 1);
+    if (key == "layout") {
+      layout = value;
+    } else if (key == "compression") {
+      compression = value;
+    } else if (key == "column") {
+      columns.push_back(value);
+    } else {
+      return Status::Invalid("--topic '{}': unknown setting '{}' (settings: layout, column, compression)", text, key);
+    }
+  }
+  if (!layout.empty()) {
+    const auto& names = records::LayoutNames();
+    if (layout != "auto" && std::find(names.begin(), names.end(), layout) == names.end()) {
+      return Status::Invalid("topic '{}': unknown layout '{}'", out->name, layout);
+    }
+    if (layout != "auto") out->layout.forced = layout;
+  }
+  for (const auto& c : columns) RETURN_NOT_OK(records::ParseColumnOverride(c, &out->layout.column_overrides));
+  auto codec = kafka::ParseCompression(compression);
+  if (!codec.ok()) return Status::Invalid("topic '{}': {}", out->name, codec.status().message());
+  out->compression = *codec;
+  return Status::OK();
+}
+
+Status RunServeCommand(const ServeArgs& a) {
+  log::Level level;
+  if (!log::ParseLevel(a.log_level, &level)) {
+    return Status::Invalid("--log-level '{}': use debug, info, warn or error", a.log_level);
+  }
+  log::SetLevel(level);
+  kafka::server::ServeConfig config;
+  if (a.catalog.empty()) return Status::Invalid("which catalog? give --catalog URI (e.g. sqlite:////path/catalog.db)");
+  config.catalog_uri = a.catalog;
+  config.catalog_name = a.catalog_name;
+  for (const auto& t : a.topics) {
+    serve::TopicConfig tc;
+    RETURN_NOT_OK(ParseTopic(t, a, &tc));
+    for (const auto& other : config.topics) {
+      if (other.name == tc.name) return Status::Invalid("topic '{}' is given twice", tc.name);
+    }
+    config.topics.push_back(std::move(tc));
+  }
+  config.table_prefix = a.table_prefix;
+  if (config.topics.empty() && config.table_prefix.empty()) {
+    return Status::Invalid("nothing to serve: give --topic NAME=NS.TABLE (repeatable) or --table-prefix NS");
+  }
+  if (!a.table_prefix.empty()) {
+    serve::TopicConfig defaults;
+    RETURN_NOT_OK(ParseTopic("x=x", a, &defaults));
+    config.prefix_defaults = defaults;
+  }
+  ASSIGN_OR_RAISE(auto listen, ParseHostPort(a.listen, "--listen"));
+  config.server.listen_host = listen.first;
+  config.server.listen_port = static_cast<uint16_t>(listen.second);
+  if (!a.advertise.empty()) {
+    ASSIGN_OR_RAISE(auto adv, ParseHostPort(a.advertise, "--advertise"));
+    config.advertised_host = adv.first;
+    config.advertised_port = adv.second;
+  }
+  config.state_dir = a.state;
+  ASSIGN_OR_RAISE(int64_t refresh_ms, ParseDurationMs(a.refresh, "--refresh"));
+  if (refresh_ms < 100) return Status::Invalid("--refresh '{}' is too short (at least 100ms)", a.refresh);
+  config.serve.refresh = std::chrono::milliseconds(refresh_ms);
+  ASSIGN_OR_RAISE(config.serve.cache_bytes, ParseByteSize(a.cache_size, "--cache-size", 1 << 20));
+  ASSIGN_OR_RAISE(int64_t delay_ms, ParseDurationMs(a.initial_rebalance_delay, "--group-initial-rebalance-delay"));
+  config.initial_rebalance_delay = std::chrono::milliseconds(delay_ms);
+  if (a.threads < 1 || a.threads > 256) return Status::Invalid("--threads must be 1..256");
+  config.threads = a.threads;
+  return kafka::server::RunServe(config);
+}
+
+}  // namespace
+
+void RegisterServe(CLI::App* app, int* exit_code) {
+  auto args = std::make_shared<ServeArgs>();
+  CLI::App* cmd = app->add_subcommand("serve", "Serve Iceberg tables as Kafka topics over the Kafka protocol");
+  cmd->add_option("--catalog", args->catalog, "Catalog URI, e.g. sqlite:////abs/path/catalog.db");
+  cmd->add_option("--catalog-name", args->catalog_name, "Catalog name inside a shared SQL catalog database");
+  cmd->add_option("--topic", args->topics,
+                  "Serve a table as a topic: NAME=NAMESPACE.TABLE[:layout=L][:compression=C][:column=FIELD=COL]; "
+                  "repeatable (in --config: [[topic]] tables with name, table, layout, compression, column)")
+      ->type_name("NAME=NS.TABLE");
+  cmd->add_option("--table-prefix", args->table_prefix,
+                  "Also serve every Kafka-shaped table of this namespace, each as a topic named like the table");
+  cmd->add_option("--layout", args->layout, "Default layout of every topic (auto, thaw, redpanda, ...; see inspect)");
+  cmd->add_option("--column", args->columns, "Default column override FIELD=COLUMN of every topic; repeatable");
+  cmd->add_option("--compression", args->compression,
+                  "Default batch compression of every topic: none, gzip, snappy, lz4, zstd (default none)");
+  cmd->add_option("--listen", args->listen, "HOST:PORT to listen on (default 127.0.0.1:9092, loopback only)");
+  cmd->add_option("--advertise", args->advertise,
+                  "HOST:PORT clients are told to connect to (default: the --listen address)");
+  cmd->add_option("--state", args->state,
+                  "Directory of the server's state: committed group offsets, cluster id (default ./thaw-serve-state)");
+  cmd->add_option("--refresh", args->refresh, "How often tables are checked for new snapshots (default 5s)");
+  cmd->add_option("--cache-size", args->cache_size, "Memory for encoded record batches (default 256MiB)");
+  cmd->add_option("--log-level", args->log_level, "debug, info, warn or error (default info)");
+  cmd->add_option("--group-initial-rebalance-delay", args->initial_rebalance_delay,
+                  "How long a new group waits for more members before its first rebalance (Kafka's "
+                  "group.initial.rebalance.delay.ms; default 3s)");
+  cmd->add_option("--threads", args->threads, "Threads reading tables (default 4)");
+  cmd->callback([args, exit_code]() {
+    log::Init("serve", false);
+    ReportError("serve", RunServeCommand(*args), exit_code);
+  });
+}
+
+}  // namespace thaw::cli

@@ -1,0 +1,20 @@
+// Durations and byte sizes as users write them on the command line and in
+// --config files (serve's --refresh 5s and --cache-size 256MiB; archive's
+// --commit-interval and --target-file-size):
+//   durations  500ms, 5s, 2m, 1h, 7d; a bare number is seconds
+//   sizes      4096, 64KiB, 256MiB, 1GiB (also KB/MB/GB as powers of ten,
+//              and k/m/g as binary units); a bare number is `bare_unit` bytes
+// `flag` names the option in errors.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+
+#include "thaw/common/status.h"
+
+namespace thaw {
+
+Result<int64_t> ParseDurationMs(std::string_view text, std::string_view flag);
+Result<int64_t> ParseByteSize(std::string_view text, std::string_view flag, int64_t bare_unit = 1);
+
+}  // namespace thaw

@@ -1,0 +1,146 @@
+#include "thaw/kafka/server/connection.h"
+
+#include <cstring>
+
+#include "thaw/common/log.h"
+#include "thaw/kafka/protocol/errors.h"
+#include "thaw/kafka/protocol/messages.h"
+#include "thaw/kafka/protocol/wire.h"
+#include "thaw/kafka/server/dispatch.h"
+
+namespace thaw::kafka::server {
+
+namespace {
+
+using asio::use_awaitable;
+constexpr int16_t kApiVersionsKey = 18;
+
+int32_t ReadBigEndian32(const uint8_t* p) {
+  return static_cast<int32_t>((uint32_t{p[0]} << 24) | (uint32_t{p[1]} << 16) | (uint32_t{p[2]} << 8) | p[3]);
+}
+
+// KIP-511: an ApiVersions request at a version this server does not know is
+// answered in the v0 format with UNSUPPORTED_VERSION and the served ranges,
+// so that the client retries at one it does.
+std::string UnsupportedApiVersionsBody() {
+  msg::ApiVersionsResponse resp;
+  resp.error_code = static_cast<int16_t>(ErrorCode::kUnsupportedVersion);
+  for (const ApiHandler& h : ApiHandlers()) {
+    msg::ApiVersionsResponse::ApiVersion v;
+    v.api_key = h.key;
+    v.min_version = h.min_version;
+    v.max_version = h.max_version;
+    resp.api_keys.push_back(v);
+  }
+  WireWriter w;
+  resp.Write(w, 0);
+  return std::move(w).Take();
+}
+
+std::string Frame(int32_t correlation_id, int16_t header_version, const std::string& body) {
+  msg::ResponseHeader header;
+  header.correlation_id = correlation_id;
+  WireWriter w;
+  w.WriteInt32(0);  // size, patched below
+  header.Write(w, header_version);
+  w.WriteRaw(body);
+  std::string out = std::move(w).Take();
+  const uint32_t size = static_cast<uint32_t>(out.size() - 4);
+  out[0] = static_cast<char>(size >> 24);
+  out[1] = static_cast<char>(size >> 16);
+  out[2] = static_cast<char>(size >> 8);
+  out[3] = static_cast<char>(size);
+  return out;
+}
+
+}  // namespace
+
+asio::awaitable<void> ServeConnection(Broker& broker, std::shared_ptr<ConnectionState> conn,
+                                      const ServerOptions& options) {
+  std::string client_id = "?";
+  auto fail = [&](const std::string& why) {
+    log::Warn("client {} (client id '{}'): {}; closing the connection", conn->peer, client_id, why);
+  };
+  std::string frame;
+  for (;;) {
+    uint8_t size_bytes[4];
+    asio::error_code ec;
+    co_await asio::async_read(conn->socket, asio::buffer(size_bytes, 4), asio::redirect_error(use_awaitable, ec));
+    if (ec) {
+      if (ec != asio::error::eof && ec != asio::error::operation_aborted && ec != asio::error::connection_reset &&
+          !broker.stopping) {
+        fail("read failed: " + ec.message());
+      }
+      break;
+    }
+    conn->busy = true;
+    const int32_t size = ReadBigEndian32(size_bytes);
+    if (size < 8 || size > options.max_frame_bytes) {
+      fail(fmt::format("request frame of {} bytes is outside the accepted 8..{} (socket.request.max.bytes)", size,
+                       options.max_frame_bytes));
+      break;
+    }
+    frame.resize(static_cast<size_t>(size));
+    co_await asio::async_read(conn->socket, asio::buffer(frame), asio::redirect_error(use_awaitable, ec));
+    if (ec) {
+      fail(fmt::format("connection lost inside a {}-byte request frame: {}", size, ec.message()));
+      break;
+    }
+    // Every request header version starts with key, version, correlation id.
+    const auto* p = reinterpret_cast<const uint8_t*>(frame.data());
+    const int16_t api_key = static_cast<int16_t>((p[0] << 8) | p[1]);
+    const int16_t api_version = static_cast<int16_t>((p[2] << 8) | p[3]);
+    const int32_t correlation_id = ReadBigEndian32(p + 4);
+    const ApiHandler* handler = FindApiHandler(api_key);
+    const ApiSpec* spec = FindApiSpec(api_key);
+    if (!handler || !spec) {
+      fail(fmt::format("API key {} is not served by Thaw (ApiVersions lists the served APIs)", api_key));
+      break;
+    }
+    if (api_version < handler->min_version || api_version > handler->max_version) {
+      if (api_key == kApiVersionsKey) {
+        std::string reply = Frame(correlation_id, 0, UnsupportedApiVersionsBody());
+        co_await asio::async_write(conn->socket, asio::buffer(reply), asio::redirect_error(use_awaitable, ec));
+        if (ec) break;
+        conn->busy = false;
+        if (broker.stopping) break;
+        continue;
+      }
+      fail(fmt::format("{} version {} is outside the served range {}..{}", spec->name, api_version,
+                       handler->min_version, handler->max_version));
+      break;
+    }
+    WireReader in(frame);
+    msg::RequestHeader header;
+    if (Status st = header.Read(in, RequestHeaderVersion(api_key, api_version)); !st.ok()) {
+      fail(fmt::format("{} v{} request header does not decode: {}", spec->name, api_version, st.message()));
+      break;
+    }
+    if (header.client_id) client_id = *header.client_id;
+    RequestContext ctx{broker, api_key, api_version, correlation_id, client_id, conn->peer};
+    WireWriter body;
+    Status st = co_await handler->handle(ctx, in, body);
+    if (!st.ok()) {
+      fail(fmt::format("{} v{} request does not decode: {}", spec->name, api_version, st.message()));
+      break;
+    }
+    if (ctx.send_response) {
+      std::string reply = Frame(correlation_id, ResponseHeaderVersion(api_key, api_version), std::move(body).Take());
+      co_await asio::async_write(conn->socket, asio::buffer(reply), asio::redirect_error(use_awaitable, ec));
+      if (ec) {
+        if (!broker.stopping) fail("write failed: " + ec.message());
+        break;
+      }
+    }
+    conn->busy = false;
+    if (broker.stopping) break;
+    if (frame.capacity() > (size_t{1} << 20)) std::string().swap(frame);  // don't keep a big frame's buffer
+  }
+  conn->busy = false;
+  conn->closed = true;
+  asio::error_code ignored;
+  conn->socket.shutdown(asio::ip::tcp::socket::shutdown_both, ignored);
+  conn->socket.close(ignored);
+}
+
+}  // namespace thaw::kafka::server

@@ -1,0 +1,120 @@
+// ListOffsets (earliest, latest, by timestamp, max timestamp) and
+// OffsetForLeaderEpoch, through the served topic's per-snapshot plan.
+#include "thaw/kafka/server/handlers/handlers.h"
+#include "thaw/serve/topic_registry.h"
+
+namespace thaw::kafka::server {
+
+namespace {
+
+constexpr int64_t kLatest = -1, kEarliest = -2, kMaxTimestamp = -3, kEarliestLocal = -4, kLatestTiered = -5;
+
+// The error for a partition outside the topic, or a leader epoch the client
+// holds that is not this broker's (KIP-320 fencing; -1 = not checked).
+ErrorCode CheckPartition(const serve::ServedTopic* t, int32_t partition, int32_t current_leader_epoch) {
+  if (!t || partition < 0 || partition >= t->partition_count()) return ErrorCode::kUnknownTopicOrPartition;
+  if (current_leader_epoch >= 0 && current_leader_epoch < serve::kLeaderEpoch) return ErrorCode::kFencedLeaderEpoch;
+  if (current_leader_epoch > serve::kLeaderEpoch) return ErrorCode::kUnknownLeaderEpoch;
+  return ErrorCode::kNone;
+}
+
+void Answer(msg::ListOffsetsResponse::ListOffsetsPartitionResponse* out, serve::ServedTopic& t, int64_t timestamp) {
+  auto fail = [&](const Status& st) {
+    log::Warn("ListOffsets {}-{}: {}", t.name(), out->partition_index, st.message());
+    out->error_code = static_cast<int16_t>(ToKafkaError(st));
+  };
+  out->timestamp = -1;
+  out->offset = -1;
+  out->leader_epoch = serve::kLeaderEpoch;
+  if (timestamp == kLatest || timestamp == kEarliest || timestamp == kEarliestLocal) {
+    auto offsets = t.Offsets(out->partition_index);
+    if (!offsets.ok()) return fail(offsets.status());
+    out->offset = timestamp == kLatest ? offsets->high_watermark : offsets->log_start;
+    return;
+  }
+  if (timestamp == kLatestTiered) return;  // nothing tiered: -1, as Kafka without tiered storage
+  std::optional<std::pair<int64_t, int64_t>> found;
+  if (timestamp == kMaxTimestamp) {
+    auto r = t.MaxTimestamp(out->partition_index);
+    if (!r.ok()) return fail(r.status());
+    found = *r;
+  } else if (timestamp >= 0) {
+    auto r = t.OffsetForTime(out->partition_index, timestamp);
+    if (!r.ok()) return fail(r.status());
+    found = *r;
+  } else {
+    out->error_code = static_cast<int16_t>(ErrorCode::kInvalidRequest);
+    return;
+  }
+  if (found) {
+    out->offset = found->first;
+    out->timestamp = found->second;
+  }
+}
+
+}  // namespace
+
+asio::awaitable<msg::ListOffsetsResponse> HandleListOffsets(RequestContext& ctx, const msg::ListOffsetsRequest& req) {
+  auto& registry = *ctx.broker.topics;
+  const int16_t version = ctx.api_version;
+  co_return co_await RunBlocking(*ctx.broker.blocking, [&req, &registry, version]() {
+    msg::ListOffsetsResponse resp;
+    for (const auto& topic : req.topics) {
+      msg::ListOffsetsResponse::ListOffsetsTopicResponse rt;
+      rt.name = topic.name;
+      auto t = registry.Find(topic.name);
+      for (const auto& p : topic.partitions) {
+        msg::ListOffsetsResponse::ListOffsetsPartitionResponse rp;
+        rp.partition_index = p.partition_index;
+        const ErrorCode error = CheckPartition(t.get(), p.partition_index, p.current_leader_epoch);
+        if (error != ErrorCode::kNone) {
+          rp.error_code = static_cast<int16_t>(error);
+        } else {
+          Answer(&rp, *t, p.timestamp);
+        }
+        rt.partitions.push_back(std::move(rp));
+      }
+      resp.topics.push_back(std::move(rt));
+    }
+    (void)version;
+    return resp;
+  });
+}
+
+// Thaw has one leader epoch (serve::kLeaderEpoch) for the whole log: it ends
+// at the high watermark. An older epoch a client remembers (from a Kafka
+// cluster the table came from) ends where Thaw's log starts, so a consumer
+// validating its position keeps it if it lies within the log.
+asio::awaitable<msg::OffsetForLeaderEpochResponse> HandleOffsetForLeaderEpoch(
+    RequestContext& ctx, const msg::OffsetForLeaderEpochRequest& req) {
+  auto& registry = *ctx.broker.topics;
+  co_return co_await RunBlocking(*ctx.broker.blocking, [&req, &registry]() {
+    msg::OffsetForLeaderEpochResponse resp;
+    for (const auto& topic : req.topics) {
+      msg::OffsetForLeaderEpochResponse::OffsetForLeaderTopicResult rt;
+      rt.topic = topic.topic;
+      auto t = registry.Find(topic.topic);
+      for (const auto& p : topic.partitions) {
+        msg::OffsetForLeaderEpochResponse::EpochEndOffset r;
+        r.partition = p.partition;
+        const ErrorCode error = CheckPartition(t.get(), p.partition, p.current_leader_epoch);
+        if (error != ErrorCode::kNone) {
+          r.error_code = static_cast<int16_t>(error);
+        } else if (auto offsets = t->Offsets(p.partition); !offsets.ok()) {
+          r.error_code = static_cast<int16_t>(ToKafkaError(offsets.status()));
+        } else if (p.leader_epoch > serve::kLeaderEpoch) {
+          r.leader_epoch = -1;  // an epoch this log never had: UNDEFINED, as Kafka answers
+          r.end_offset = -1;
+        } else {
+          r.leader_epoch = serve::kLeaderEpoch;
+          r.end_offset = offsets->high_watermark;
+        }
+        rt.partitions.push_back(std::move(r));
+      }
+      resp.topics.push_back(std::move(rt));
+    }
+    return resp;
+  });
+}
+
+}  // namespace thaw::kafka::server

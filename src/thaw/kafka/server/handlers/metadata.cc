@@ -1,0 +1,130 @@
+// Metadata and DescribeConfigs: the served topics, their partitions (node 0
+// leads each, leader epoch serve::kLeaderEpoch) and stable topic ids, and
+// the topic settings a Kafka admin tool asks for.
+#include "thaw/kafka/server/handlers/handlers.h"
+#include "thaw/serve/topic_registry.h"
+
+namespace thaw::kafka::server {
+
+namespace {
+
+msg::MetadataResponse::MetadataResponseTopic DescribeTopic(const BrokerIdentity& id, const serve::ServedTopic& t) {
+  msg::MetadataResponse::MetadataResponseTopic mt;
+  mt.error_code = 0;
+  mt.name = t.name();
+  mt.topic_id = t.topic_id();
+  for (int32_t p = 0; p < t.partition_count(); ++p) {
+    msg::MetadataResponse::MetadataResponsePartition mp;
+    mp.partition_index = p;
+    mp.leader_id = id.node_id;
+    mp.leader_epoch = serve::kLeaderEpoch;
+    mp.replica_nodes = {id.node_id};
+    mp.isr_nodes = {id.node_id};
+    mt.partitions.push_back(std::move(mp));
+  }
+  return mt;
+}
+
+}  // namespace
+
+asio::awaitable<msg::MetadataResponse> HandleMetadata(RequestContext& ctx, const msg::MetadataRequest& req) {
+  const BrokerIdentity& id = ctx.broker.identity;
+  msg::MetadataResponse resp;
+  msg::MetadataResponse::MetadataResponseBroker b;
+  b.node_id = id.node_id;
+  b.host = id.advertised_host;
+  b.port = id.advertised_port;
+  resp.brokers.push_back(b);
+  resp.cluster_id = id.cluster_id;
+  resp.controller_id = id.node_id;
+  const auto& registry = *ctx.broker.topics;
+  // v0: an empty list means every topic; v1+: null means every topic, empty none.
+  const bool all = !req.topics || (ctx.api_version == 0 && req.topics->empty());
+  if (all) {
+    for (const auto& t : registry.topics()) resp.topics.push_back(DescribeTopic(id, *t));
+    co_return resp;
+  }
+  for (const auto& want : *req.topics) {
+    std::shared_ptr<serve::ServedTopic> t;
+    if (want.name) {
+      t = registry.Find(*want.name);
+    } else {
+      t = registry.FindById(want.topic_id);
+    }
+    if (t) {
+      resp.topics.push_back(DescribeTopic(id, *t));
+      continue;
+    }
+    // Unknown topics are never created (allow_auto_topic_creation is ignored:
+    // Thaw serves tables, it does not create topics).
+    msg::MetadataResponse::MetadataResponseTopic mt;
+    mt.error_code = static_cast<int16_t>(want.name ? ErrorCode::kUnknownTopicOrPartition : ErrorCode::kUnknownTopicId);
+    mt.name = want.name;
+    mt.topic_id = want.topic_id;
+    resp.topics.push_back(std::move(mt));
+  }
+  co_return resp;
+}
+
+asio::awaitable<msg::DescribeConfigsResponse> HandleDescribeConfigs(RequestContext& ctx,
+                                                                    const msg::DescribeConfigsRequest& req) {
+  constexpr int8_t kTopicResource = 2, kBrokerResource = 4;
+  constexpr int8_t kDynamicTopicConfig = 1, kStaticBrokerConfig = 4, kDefaultConfig = 5;
+  msg::DescribeConfigsResponse resp;
+  for (const auto& res : req.resources) {
+    msg::DescribeConfigsResponse::DescribeConfigsResult r;
+    r.resource_type = res.resource_type;
+    r.resource_name = res.resource_name;
+    std::vector<std::tuple<std::string, std::string, int8_t>> configs;  // name, value, source
+    if (res.resource_type == kTopicResource) {
+      auto t = ctx.broker.topics->Find(res.resource_name);
+      if (!t) {
+        r.error_code = static_cast<int16_t>(ErrorCode::kUnknownTopicOrPartition);
+        r.error_message = "Thaw does not serve this topic";
+        resp.results.push_back(std::move(r));
+        continue;
+      }
+      configs = {
+          {"cleanup.policy", "delete", kDefaultConfig},
+          {"compression.type", std::string(CompressionName(t->config().compression)), kDynamicTopicConfig},
+          {"message.timestamp.type", "CreateTime", kDefaultConfig},
+          {"retention.ms", "-1", kDynamicTopicConfig},
+          {"retention.bytes", "-1", kDefaultConfig},
+          {"min.insync.replicas", "1", kDefaultConfig},
+          {"max.message.bytes", "1048588", kDefaultConfig},
+          {"thaw.table", t->config().table, kDynamicTopicConfig},
+      };
+    } else if (res.resource_type == kBrokerResource) {
+      configs = {
+          {"broker.id", std::to_string(ctx.broker.identity.node_id), kStaticBrokerConfig},
+          {"advertised.listeners",
+           fmt::format("PLAINTEXT://{}:{}", ctx.broker.identity.advertised_host, ctx.broker.identity.advertised_port),
+           kStaticBrokerConfig},
+          {"auto.create.topics.enable", "false", kStaticBrokerConfig},
+      };
+    } else {
+      r.error_code = static_cast<int16_t>(ErrorCode::kInvalidRequest);
+      r.error_message = "Thaw describes topic and broker configurations only";
+      resp.results.push_back(std::move(r));
+      continue;
+    }
+    for (auto& [name, value, source] : configs) {
+      if (res.configuration_keys &&
+          std::find(res.configuration_keys->begin(), res.configuration_keys->end(), name) ==
+              res.configuration_keys->end()) {
+        continue;
+      }
+      msg::DescribeConfigsResponse::DescribeConfigsResourceResult c;
+      c.name = name;
+      c.value = value;
+      c.read_only = true;
+      c.config_source = source;
+      c.is_sensitive = false;
+      r.configs.push_back(std::move(c));
+    }
+    resp.results.push_back(std::move(r));
+  }
+  co_return resp;
+}
+
+}  // namespace thaw::kafka::server

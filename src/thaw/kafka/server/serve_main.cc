@@ -1,0 +1,149 @@
+#include "thaw/kafka/server/serve_main.h"
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <random>
+
+#include "thaw/common/log.h"
+#include "thaw/kafka/server/group_coordinator.h"
+#include "thaw/records/read_summary.h"
+
+namespace thaw::kafka::server {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+// A Kafka cluster id (22 characters of URL-safe base64 over 16 random
+// bytes), kept in the state directory so that it is stable across restarts.
+Result<std::string> ClusterId(const std::string& state_dir) {
+  const fs::path path = fs::path(state_dir) / "cluster.id";
+  std::ifstream in(path);
+  std::string id;
+  if (in && std::getline(in, id) && id.size() == 22) return id;
+  static const char* kAlphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+  std::random_device rd;
+  id.clear();
+  for (int i = 0; i < 22; ++i) id += kAlphabet[rd() % 64];
+  std::ofstream out(path, std::ios::trunc);
+  out << id << "\n";
+  if (!out) return Status::IOError("--state {}: cannot write {}", state_dir, path.string());
+  return id;
+}
+
+std::string WildcardHostName(const std::string& host) {
+  if (host != "0.0.0.0" && host != "::") return host;
+  char name[256] = {0};
+  if (gethostname(name, sizeof(name) - 1) == 0 && name[0]) return name;
+  return "127.0.0.1";
+}
+
+asio::awaitable<void> RefreshLoop(Broker& broker, asio::steady_timer& timer, std::chrono::milliseconds every) {
+  for (;;) {
+    timer.expires_after(every);
+    asio::error_code ec;
+    co_await timer.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+    if (ec || broker.stopping) co_return;
+    Status st = co_await RunBlocking(*broker.blocking, [&broker]() { return broker.topics->RefreshAll(); });
+    if (!st.ok()) log::Warn("refreshing the served tables: {} (the previous snapshot stays served)", st.message());
+  }
+}
+
+// After a signal: close the group coordinator, then give in-flight requests
+// (a Fetch waiting at the end of the log answers at once when stopping) a
+// bounded time to answer.
+asio::awaitable<void> Drain(Server& server, GroupCoordinator& groups) {
+  Status st = co_await groups.Stop();
+  if (!st.ok()) log::Warn("closing the group state: {}", st.message());
+  asio::steady_timer wait(co_await asio::this_coro::executor);
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (server.open_connections() > 0) {
+    if (std::chrono::steady_clock::now() >= give_up) {
+      log::Warn("{} connections still busy 10 s after the signal; closing them", server.open_connections());
+      server.CloseAll();
+      co_return;
+    }
+    wait.expires_after(std::chrono::milliseconds(20));
+    co_await wait.async_wait(asio::use_awaitable);
+  }
+}
+
+}  // namespace
+
+Status RunServe(const ServeConfig& config) {
+  std::error_code fs_ec;
+  fs::create_directories(config.state_dir, fs_ec);
+  if (fs_ec) {
+    return Status::IOError("--state {}: cannot create the directory: {}", config.state_dir, fs_ec.message());
+  }
+  ASSIGN_OR_RAISE(std::string cluster_id, ClusterId(config.state_dir));
+  ASSIGN_OR_RAISE(auto catalog_unique, storage::OpenCatalog(config.catalog_uri, config.catalog_name));
+  std::shared_ptr<storage::Catalog> catalog(std::move(catalog_unique));
+
+  std::vector<serve::TopicConfig> topics = config.topics;
+  if (!config.table_prefix.empty()) {
+    std::vector<std::string> skipped;
+    ASSIGN_OR_RAISE(auto found, serve::TopicRegistry::DiscoverTopics(*catalog, config.table_prefix,
+                                                                     config.prefix_defaults.value_or(
+                                                                         serve::TopicConfig{}),
+                                                                     &skipped));
+    for (const auto& s : skipped) log::Info("--table-prefix {}: not served: {}", config.table_prefix, s);
+    for (auto& t : found) {
+      bool dup = false;
+      for (const auto& have : topics) dup |= have.name == t.name;
+      if (!dup) topics.push_back(std::move(t));
+    }
+    if (topics.empty()) {
+      return Status::NotFound("--table-prefix {}: the namespace has no Kafka-shaped table to serve",
+                              config.table_prefix);
+    }
+  }
+  ASSIGN_OR_RAISE(auto registry, serve::TopicRegistry::Make(catalog, topics, config.serve));
+
+  asio::io_context io(1);
+  asio::thread_pool pool(static_cast<size_t>(config.threads));
+  GroupCoordinatorOptions group_options;
+  group_options.state_dir = config.state_dir;
+  group_options.initial_rebalance_delay = config.initial_rebalance_delay;
+  ASSIGN_OR_RAISE(auto groups, GroupCoordinator::Make(io.get_executor(), group_options));
+
+  Broker broker;
+  broker.identity.cluster_id = cluster_id;
+  broker.topics = registry.get();
+  broker.groups = groups.get();
+  broker.blocking = &pool;
+  ASSIGN_OR_RAISE(auto server, Server::Make(io, broker, config.server));
+  broker.identity.advertised_host =
+      config.advertised_host.empty() ? WildcardHostName(config.server.listen_host) : config.advertised_host;
+  broker.identity.advertised_port = config.advertised_port >= 0 ? config.advertised_port : server->port();
+
+  std::string served;
+  for (const auto& t : registry->topics()) {
+    served += fmt::format("{}{} ({}, {} partitions)", served.empty() ? "" : ", ", t->name(), t->config().table,
+                          t->partition_count());
+  }
+  log::Info("listening on {}:{} (advertised as {}:{}); serving {}", config.server.listen_host, server->port(),
+            broker.identity.advertised_host, broker.identity.advertised_port, served);
+  server->Start();
+
+  asio::steady_timer refresh_timer(io);
+  asio::co_spawn(io, RefreshLoop(broker, refresh_timer, config.serve.refresh), asio::detached);
+
+  asio::signal_set signals(io, SIGINT, SIGTERM);
+  signals.async_wait([&](const asio::error_code& ec, int signo) {
+    if (ec) return;
+    log::Info("{}: stopping (in-flight requests finish, group offsets are already durable)",
+              signo == SIGINT ? "SIGINT" : "SIGTERM");
+    broker.stopping = true;
+    server->Stop();
+    refresh_timer.cancel();
+    asio::co_spawn(io, Drain(*server, *groups), asio::detached);
+  });
+  io.run();
+  pool.join();
+  return Status::OK();
+}
+
+}  // namespace thaw::kafka::server
