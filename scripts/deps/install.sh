@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Idempotent, pinned installation of everything Thaw needs to build and test.
-#   scripts/deps/install.sh          Debian packages + Python venv (build + demo)
+#   scripts/deps/install.sh          Debian packages + Python venv + Kafka message specs (build + demo)
 #   scripts/deps/install.sh --test   also the test peers (Java jars, ...)
 # Each step records a stamp keyed by the hash of its pin file, so a re-run
 # with unchanged pins does nothing.
@@ -54,6 +54,9 @@ d = pyarrow.get_library_dirs()[0]
 if not os.path.exists(os.path.join(d, "libparquet.so")):
     pyarrow.create_library_symlinks()
 PY
+
+# Kafka's protocol message specs, from which the build generates the codec.
+"$here/install-kafka-specs.sh"
 
 if [[ "${1:-}" == "--test" ]]; then
   "$here/install-java.sh"
