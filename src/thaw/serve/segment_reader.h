@@ -50,7 +50,8 @@ class BatchCutter {
  public:
   BatchCutter(const BatchCut& cut, const kafka::BatchOptions& batch, Segment* out)
       : cut_(cut), batch_(batch), out_(out) {}
-  Status Add(const records::RecordBatch& source, const records::Record& record);
+  // Adds source.records[begin, end) (all of this cutter's partition).
+  Status Add(const records::RecordBatch& source, size_t begin, size_t end);
   // Encodes the pending records.
   Status Finish();
   int64_t batches() const { return batches_; }
@@ -61,7 +62,6 @@ class BatchCutter {
   kafka::BatchOptions batch_;
   Segment* out_;
   records::RecordBatch pending_;
-  const void* last_source_ = nullptr;  // the source whose keepalive pending_ holds last
   int64_t pending_bytes_ = 0;
   int64_t batches_ = 0;
 };

@@ -19,13 +19,18 @@
 // their position after every refresh for nothing).
 //
 // Segments and batches. Each partition is cut into segments at the first
-// offsets of its row groups (ReadPlan::RowGroups: segment i =
-// [rg_i.first_offset, rg_{i+1}.first_offset), the last one open-ended),
-// each read with the RecordReader (the path inspect and replay use, so all
+// offsets of its row groups (ReadPlan::RowGroups, by offset statistics):
+// a segment is a run of row groups whose offset ranges overlap (at most 4
+// unless more start at the same offset), covering [its first row group's
+// first offset, the next segment's) -- the last one open-ended -- so a
+// table whose row groups hold disjoint offset ranges has one segment per
+// row group. Each segment is read with the RecordReader (the path inspect and replay use, so all
 // three agree record for record) and cut into record batches v2 of at most
 // ServeOptions::batch_bytes of keys, values and headers (a bigger record
 // gets a batch of its own) and batch_records records, also cut where the
-// timestamp type changes or an offset delta would not fit 31 bits. Batch
+// timestamp type changes, where the timestamp changes in LogAppendTime
+// records (such a batch carries one timestamp), and where an offset delta
+// would not fit 31 bits. Batch
 // boundaries depend only on the segment's rows, so batches are cached
 // (batch_cache.h). When a segment's row groups hold several Kafka
 // partitions (an unpartitioned Kafka Connect sink table), they are decoded
@@ -159,6 +164,10 @@ class ServedTopic {
   ServedTopic(std::shared_ptr<storage::Catalog> catalog, TopicConfig config, ServeOptions options,
               std::shared_ptr<BatchCache> cache);
   std::shared_ptr<State> state() const;
+  Result<PartitionOffsets> OffsetsIn(State& st, int32_t partition);
+  // Segment i of the partition: cached, or read with every other partition
+  // whose segment i' has the same range and row groups (decoded once).
+  Result<std::shared_ptr<const Segment>> LoadSegment(State& st, int32_t partition, size_t i);
 
   std::shared_ptr<storage::Catalog> catalog_;
   storage::TableIdentifier id_;
