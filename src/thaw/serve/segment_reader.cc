@@ -1,0 +1,128 @@
+#include "thaw/serve/segment_reader.h"
+
+#include <limits>
+
+namespace thaw::serve {
+
+namespace {
+constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
+constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+
+// What a record weighs against BatchCut::max_bytes: its bytes plus a little
+// for the per-record framing.
+int64_t RecordWeight(const records::RecordBatch& b, const records::Record& r) {
+  int64_t n = 8;
+  if (r.key) n += static_cast<int64_t>(r.key->size());
+  if (r.value) n += static_cast<int64_t>(r.value->size());
+  for (const auto& h : b.HeadersOf(r)) n += static_cast<int64_t>(h.key.size() + (h.value ? h.value->size() : 0)) + 2;
+  return n;
+}
+}  // namespace
+
+Status BatchCutter::Add(const records::RecordBatch& source, size_t begin, size_t end) {
+  if (begin >= end) return Status::OK();
+  // The views of these records stay valid as long as their owners do.
+  pending_.keepalive.insert(pending_.keepalive.end(), source.keepalive.begin(), source.keepalive.end());
+  for (size_t i = begin; i < end; ++i) {
+    const records::Record& r = source.records[i];
+    const int64_t weight = RecordWeight(source, r);
+    if (!pending_.records.empty()) {
+      const records::Record& first = pending_.records.front();
+      // A LogAppendTime batch has one timestamp for all its records (its
+      // maxTimestamp, as consumers report it): cut where it changes.
+      const bool log_append_split =
+          r.timestamp_type == records::TimestampType::kLogAppendTime && r.timestamp_ms != first.timestamp_ms;
+      if (r.timestamp_type != first.timestamp_type || log_append_split ||
+          r.offset - first.offset > std::numeric_limits<int32_t>::max() ||
+          static_cast<int64_t>(pending_.records.size()) >= cut_.max_records ||
+          pending_bytes_ + weight > cut_.max_bytes) {
+        RETURN_NOT_OK(Flush());
+        pending_.keepalive.assign(source.keepalive.begin(), source.keepalive.end());
+      }
+    }
+    if (!pending_.records.empty() && r.offset <= pending_.records.back().offset) {
+      return Status::Internal("serve: records of partition {} out of offset order ({} after {})", r.partition,
+                              r.offset, pending_.records.back().offset);
+    }
+    records::Record copy = r;
+    copy.header_begin = static_cast<uint32_t>(pending_.headers.size());
+    for (const auto& h : source.HeadersOf(r)) pending_.headers.push_back(h);
+    pending_.records.push_back(copy);
+    pending_bytes_ += weight;
+  }
+  return Status::OK();
+}
+
+Status BatchCutter::Flush() {
+  if (pending_.records.empty()) return Status::OK();
+  auto bytes = std::make_shared<std::string>();
+  RETURN_NOT_OK(kafka::AppendRecordBatch(pending_.records, pending_, batch_, bytes.get()));
+  EncodedBatch b;
+  b.base_offset = pending_.records.front().offset;
+  b.last_offset = pending_.records.back().offset;
+  b.records = static_cast<int32_t>(pending_.records.size());
+  out_->bytes += static_cast<int64_t>(bytes->size());
+  b.bytes = std::move(bytes);
+  out_->batches.push_back(std::move(b));
+  ++batches_;
+  pending_.Clear();
+  pending_bytes_ = 0;
+  return Status::OK();
+}
+
+Status BatchCutter::Finish() {
+  RETURN_NOT_OK(Flush());
+  pending_.Clear();
+  return Status::OK();
+}
+
+Result<SegmentReadResult> ReadSegments(const std::shared_ptr<const records::ReadPlan>& plan,
+                                       const std::set<int32_t>& partitions, int64_t lo, int64_t hi,
+                                       const SegmentReadOptions& options) {
+  if (partitions.empty()) return Status::Internal("serve: a segment read without partitions");
+  records::ReadOptions ro;
+  ro.partitions = partitions;
+  if (lo != kMin) ro.from_offset = lo;
+  if (hi != kMax) ro.to_offset = hi;
+  ro.order = records::ReadOrder::kPerPartition;
+  ro.memory_budget = options.memory_budget;
+  ro.spill_dir = options.spill_dir;
+  ro.read_ahead = 1;  // a segment is normally one row group: nothing to read ahead of
+  ASSIGN_OR_RAISE(auto reader, records::RecordReader::Make(plan, ro));
+
+  SegmentReadResult out;
+  std::map<int32_t, BatchCutter> cutters;
+  for (int32_t p : partitions) {
+    Segment& s = out.segments[p];
+    s.lo = lo;
+    s.hi = hi;
+    cutters.emplace(std::piecewise_construct, std::forward_as_tuple(p),
+                    std::forward_as_tuple(options.cut, options.batch, &s));
+  }
+  records::RecordBatch b;
+  while (true) {
+    ASSIGN_OR_RAISE(bool more, reader->Next(&b));
+    if (!more) break;
+    size_t i = 0;
+    while (i < b.records.size()) {
+      const int32_t p = b.records[i].partition;
+      size_t j = i + 1;
+      while (j < b.records.size() && b.records[j].partition == p) ++j;
+      auto c = cutters.find(p);
+      if (c == cutters.end()) {
+        return Status::Internal("serve: the reader returned partition {} of table {}, not asked for", p,
+                                plan->table()->name);
+      }
+      RETURN_NOT_OK(c->second.Add(b, i, j));
+      i = j;
+    }
+  }
+  for (auto& [p, c] : cutters) {
+    RETURN_NOT_OK(c.Finish());
+    out.batches += c.batches();
+  }
+  out.decode = reader->decode_stats();
+  return out;
+}
+
+}  // namespace thaw::serve

@@ -1,0 +1,520 @@
+#include "thaw/serve/served_topic.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cstring>
+#include <limits>
+#include <type_traits>
+
+#include "thaw/records/record_reader.h"
+#include "thaw/serve/segment_reader.h"
+#include "thaw/serve/topic_registry.h"
+
+namespace thaw::serve {
+
+namespace {
+
+constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
+constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+// Row groups per segment when their offset ranges chain together (files
+// whose row groups overlap): beyond it a segment is cut, and the row group
+// straddling the cut is decoded by both segments.
+constexpr int kMaxSegmentRowGroups = 4;
+
+// Catalog implementations are not documented thread-safe (the SQL catalog
+// shares one SQLite connection): their calls are serialized.
+std::mutex& CatalogMutex() {
+  static std::mutex mu;
+  return mu;
+}
+
+uint64_t Fnv1a(std::string_view s, uint64_t h) {
+  for (unsigned char c : s) {
+    h ^= c;
+    h *= 0x100000001b3ULL;
+  }
+  return h;
+}
+
+uint64_t Mix(uint64_t z) {  // splitmix64's finalizer
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+
+// A 128-bit digest of `s` as hex (cache keys: collisions are not a concern
+// at this width for the few million segments a server sees).
+std::string Digest(std::string_view s) {
+  uint64_t a = Mix(Fnv1a(s, 0xcbf29ce484222325ULL));
+  uint64_t b = Mix(Fnv1a(s, 0x84222325cbf29ce4ULL) ^ s.size());
+  return fmt::format("{:016x}{:016x}", a, b);
+}
+
+std::string LayoutSignature(const records::Layout& l) {
+  std::string s = l.name;
+  for (const auto& [name, col] : l.KafkaColumns()) {
+    s += '|';
+    s += name;
+    if (*col) {
+      for (int32_t id : (*col)->ids) s += fmt::format(".{}", id);
+    }
+  }
+  s += "|json";
+  for (const auto& c : l.value_json) {
+    for (int32_t id : c.ids) s += fmt::format(".{}", id);
+    s += ',';
+  }
+  s += l.value_json_unwrap ? "|unwrap" : "|wrap";
+  for (const auto& [id, text] : l.value_json_defaults) s += fmt::format("|d{}={}", id, text);
+  return s;
+}
+
+}  // namespace
+
+std::array<uint8_t, 16> DeriveTopicId(std::string_view table_uuid, std::string_view topic) {
+  std::string in = "thaw-topic-id";
+  in += '\0';
+  in += table_uuid;
+  in += '\0';
+  in += topic;
+  uint64_t a = Mix(Fnv1a(in, 0xcbf29ce484222325ULL));
+  uint64_t b = Mix(Fnv1a(in, 0x6c62272e07bb0142ULL) + a);
+  std::array<uint8_t, 16> id{};
+  for (int i = 0; i < 8; ++i) {
+    id[i] = static_cast<uint8_t>(a >> (56 - 8 * i));
+    id[8 + i] = static_cast<uint8_t>(b >> (56 - 8 * i));
+  }
+  id[6] = static_cast<uint8_t>((id[6] & 0x0f) | 0x80);  // version 8 (custom): never the null or metadata id
+  id[8] = static_cast<uint8_t>((id[8] & 0x3f) | 0x80);  // RFC variant
+  // Kafka's Uuid never starts with '-' in its base64 form (command lines
+  // would take it for an option): the first 6 bits must not be 62.
+  if ((id[0] >> 2) == 62) id[0] ^= 0x80;
+  return id;
+}
+
+// One snapshot: its plan and, per partition, the segment index built on first use.
+struct ServedTopic::State {
+  std::shared_ptr<const storage::Table> table;
+  std::shared_ptr<const records::ReadPlan> plan;
+  std::optional<int64_t> snapshot_id;
+  std::string key_prefix;  // topic, table, compression, layout: what every segment key starts with
+  int32_t max_partition = -1;
+
+  struct Part {
+    std::vector<int64_t> lo;         // segment i = [lo[i], lo[i + 1]) (the last: to the end)
+    std::vector<std::string> keys;   // cache key of segment i
+    std::vector<std::string> digests;  // of the row groups (and their deletes) that hold segment i
+    // Files whose row groups contribute to segment i hold these partitions
+    // (the candidates for decoding it once for several partitions).
+    std::vector<std::pair<int32_t, int32_t>> file_parts;
+    std::mutex mu;
+    std::optional<PartitionOffsets> offsets;
+    int64_t hi(size_t i) const { return i + 1 < lo.size() ? lo[i + 1] : kMax; }
+  };
+  std::mutex mu;
+  std::map<int32_t, std::shared_ptr<Part>> parts;
+
+  Result<std::shared_ptr<Part>> PartOf(int32_t p);
+};
+
+Result<std::shared_ptr<ServedTopic::State::Part>> ServedTopic::State::PartOf(int32_t p) {
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    if (auto it = parts.find(p); it != parts.end()) return it->second;
+  }
+  auto part = std::make_shared<Part>();
+  if (p <= max_partition) {
+    ASSIGN_OR_RAISE(auto rgs, plan->RowGroups(p));
+    // Segments: runs of row groups whose offset ranges overlap or touch (as
+    // the reader clusters them, so each is decoded once), cut after
+    // kMaxSegmentRowGroups row groups where the next one starts later.
+    int64_t max_last = kMin;
+    int in_segment = 0;
+    for (const auto& r : *rgs) {
+      const bool overlaps = !part->lo.empty() && r.first_offset <= max_last;
+      const bool can_cut = part->lo.empty() || r.first_offset > part->lo.back();
+      if (can_cut && (!overlaps || in_segment >= kMaxSegmentRowGroups)) {
+        part->lo.push_back(r.first_offset);
+        in_segment = 0;
+      }
+      ++in_segment;
+      max_last = std::max(max_last, r.last_offset);
+    }
+    // Each segment's key: its range and every row group that may hold
+    // records of it (with the file's sequence numbers and delete files).
+    const auto& files = plan->files();
+    size_t next = 0;                // first row group not yet started
+    int64_t max_last_before = kMin; // greatest last offset of the row groups before segment i
+    for (size_t i = 0; i < part->lo.size(); ++i) {
+      const int64_t lo = part->lo[i], hi = part->hi(i);
+      std::vector<const records::RowGroupRef*> contrib;
+      if (max_last_before >= lo) {
+        // Rare: earlier row groups overlap this range (files not cut by offset).
+        for (size_t k = 0; k < next; ++k) {
+          if ((*rgs)[k].last_offset >= lo) contrib.push_back(&(*rgs)[k]);
+        }
+      }
+      while (next < rgs->size() && (*rgs)[next].first_offset < hi) {
+        contrib.push_back(&(*rgs)[next]);
+        max_last_before = std::max(max_last_before, (*rgs)[next].last_offset);
+        ++next;
+      }
+      std::string desc;
+      int32_t plo = std::numeric_limits<int32_t>::max(), phi = std::numeric_limits<int32_t>::min();
+      for (const auto* r : contrib) {
+        const auto& f = files[r->file];
+        plo = std::min(plo, f.part_lo);
+        phi = std::max(phi, f.part_hi);
+        desc += fmt::format("{}#{}@{}/{}", f.task.file->path, r->row_group, f.task.data_sequence_number,
+                            f.task.file_sequence_number);
+        for (const auto& d : f.task.deletes) {
+          desc += fmt::format("-{}:{}:{}", d->path, d->content_offset.value_or(-1), d->record_count);
+        }
+        desc += '\x1f';
+      }
+      part->digests.push_back(Digest(desc));
+      part->keys.push_back(fmt::format("{}\x1fp{}\x1f{}..{}\x1f{}", key_prefix, p, lo, hi, part->digests.back()));
+      part->file_parts.emplace_back(plo, phi);
+    }
+  }
+  std::lock_guard<std::mutex> lock(mu);
+  auto [it, fresh] = parts.emplace(p, std::move(part));
+  return it->second;
+}
+
+struct ServedTopic::Counters {
+  std::atomic<int64_t> segment_reads{0}, segments_filled{0}, row_groups{0}, rows{0}, batches{0}, refreshes{0};
+};
+
+ServedTopic::ServedTopic(std::shared_ptr<storage::Catalog> catalog, TopicConfig config, ServeOptions options,
+                         std::shared_ptr<BatchCache> cache)
+    : catalog_(std::move(catalog)),
+      config_(std::move(config)),
+      options_(std::move(options)),
+      cache_(std::move(cache)),
+      counters_(std::make_unique<Counters>()) {}
+
+ServedTopic::~ServedTopic() = default;
+
+namespace {
+
+Result<std::shared_ptr<ServedTopic::State>> MakeState(const TopicConfig& config,
+                                                      std::shared_ptr<const storage::Table> table) {
+  auto st = std::make_shared<ServedTopic::State>();
+  records::ReadOptions ro;
+  ro.layout = config.layout;
+  auto plan = records::ReadPlan::Make(table, ro);
+  if (!plan.ok()) return plan.status();
+  st->plan = std::move(*plan);
+  st->table = std::move(table);
+  const auto& layout = st->plan->layout();
+  if (!layout.offset) {
+    return Status::Invalid(
+        "table {} is not Kafka-shaped: its layout '{}' has no offset column, and a served topic needs the "
+        "table's own offsets (force a layout with layout = \"...\" / --layout, or name the column with "
+        "--column offset=COLUMN)",
+        st->table->name, layout.name);
+  }
+  if (st->plan->snapshot()) st->snapshot_id = st->plan->snapshot()->snapshot_id;
+  const auto& md = st->table->metadata;
+  const int32_t schema_id = st->plan->snapshot() && st->plan->snapshot()->schema_id ? *st->plan->snapshot()->schema_id
+                                                                                    : md.current_schema_id;
+  st->key_prefix = fmt::format("{}\x1f{}\x1f{}:{}\x1fs{}\x1f{}", config.name,
+                               md.table_uuid.empty() ? md.location : md.table_uuid,
+                               static_cast<int>(config.compression), config.compression_level, schema_id,
+                               LayoutSignature(layout));
+  const auto& parts = st->plan->partitions();
+  st->max_partition = parts.empty() ? -1 : parts.back();
+  return st;
+}
+
+}  // namespace
+
+Result<std::shared_ptr<ServedTopic>> ServedTopic::Make(std::shared_ptr<storage::Catalog> catalog, TopicConfig config,
+                                                       const ServeOptions& options, std::shared_ptr<BatchCache> cache) {
+  const std::string where = fmt::format("topic '{}' (table {})", config.name, config.table);
+  RETURN_NOT_OK(ValidateTopicName(config.name).WithContext(where));
+  if (!catalog) return Status::Invalid("{}: no catalog to load the table from", where);
+  auto id = storage::TableIdentifier::Parse(config.table);
+  if (!id.ok()) return id.status().WithContext(where);
+  std::shared_ptr<ServedTopic> t(new ServedTopic(std::move(catalog), std::move(config), options,
+                                                 cache ? std::move(cache)
+                                                       : std::make_shared<BatchCache>(options.cache_bytes)));
+  t->id_ = *id;
+  Result<storage::Table> table = Status::Internal("unset");
+  {
+    std::lock_guard<std::mutex> lock(CatalogMutex());
+    table = t->catalog_->LoadTable(t->id_);
+  }
+  if (!table.ok()) return table.status().WithContext(where);
+  const auto& md = table->metadata;
+  t->topic_id_ = DeriveTopicId(md.table_uuid.empty() ? md.location : md.table_uuid, t->config_.name);
+  auto state = MakeState(t->config_, std::make_shared<const storage::Table>(std::move(*table)));
+  if (!state.ok()) return state.status().WithContext(where);
+  t->state_ = std::move(*state);
+  t->partition_count_ = std::max(1, t->state_->max_partition + 1);
+  return t;
+}
+
+kafka::Uuid ServedTopic::topic_id() const {
+  static_assert(sizeof(kafka::Uuid) == 16 && std::is_trivially_copyable_v<kafka::Uuid>,
+                "kafka::Uuid is expected to be 16 bytes");
+  kafka::Uuid u;
+  std::memcpy(&u, topic_id_.data(), 16);
+  return u;
+}
+
+std::shared_ptr<ServedTopic::State> ServedTopic::state() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return state_;
+}
+
+int32_t ServedTopic::partition_count() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return partition_count_;
+}
+
+std::optional<int64_t> ServedTopic::snapshot_id() const { return state()->snapshot_id; }
+
+ServedTopic::Stats ServedTopic::stats() const {
+  Stats s;
+  s.segment_reads = counters_->segment_reads;
+  s.segments_filled = counters_->segments_filled;
+  s.row_groups_decoded = counters_->row_groups;
+  s.rows_decoded = counters_->rows;
+  s.batches_encoded = counters_->batches;
+  s.refreshes = counters_->refreshes;
+  return s;
+}
+
+Result<std::shared_ptr<const Segment>> ServedTopic::LoadSegment(State& st, int32_t p, size_t i) {
+  ASSIGN_OR_RAISE(auto part, st.PartOf(p));
+  const int64_t lo = part->lo[i], hi = part->hi(i);
+  // Siblings: partitions the contributing files hold whose own index has
+  // this very segment (same range, same row groups).
+  std::map<std::string, int32_t> partition_of{{part->keys[i], p}};
+  std::vector<std::string> also;
+  const auto [plo, phi] = part->file_parts[i];
+  for (int64_t q = std::max<int64_t>(plo, 0); q <= std::min<int64_t>(phi, st.max_partition); ++q) {
+    if (q == p) continue;
+    ASSIGN_OR_RAISE(auto other, st.PartOf(static_cast<int32_t>(q)));
+    auto it = std::lower_bound(other->lo.begin(), other->lo.end(), lo);
+    if (it == other->lo.end() || *it != lo) continue;
+    const size_t j = static_cast<size_t>(it - other->lo.begin());
+    if (other->hi(j) != hi || other->digests[j] != part->digests[i]) continue;
+    partition_of.emplace(other->keys[j], static_cast<int32_t>(q));
+    also.push_back(other->keys[j]);
+  }
+  return cache_->GetOrLoad(part->keys[i], also, [&](const std::vector<std::string>& keys) -> Result<BatchCache::Loaded> {
+    std::set<int32_t> parts;
+    for (const auto& k : keys) parts.insert(partition_of.at(k));
+    SegmentReadOptions so;
+    so.cut = {options_.batch_bytes, options_.batch_records};
+    so.batch.compression = config_.compression;
+    so.batch.level = config_.compression_level;
+    so.batch.leader_epoch = kLeaderEpoch;
+    so.memory_budget = options_.memory_budget;
+    so.spill_dir = options_.spill_dir;
+    auto read = ReadSegments(st.plan, parts, lo, hi, so);
+    if (!read.ok()) {
+      return read.status().WithContext(fmt::format("topic '{}' (table {}) partition {} offsets [{}, {})", config_.name,
+                                                   st.table->name, p, lo,
+                                                   hi == kMax ? std::string("end") : std::to_string(hi)));
+    }
+    ++counters_->segment_reads;
+    counters_->segments_filled += static_cast<int64_t>(read->segments.size());
+    counters_->row_groups += read->decode.row_groups;
+    counters_->rows += read->decode.rows;
+    counters_->batches += read->batches;
+    BatchCache::Loaded out;
+    for (const auto& k : keys) {
+      out.emplace(k, std::make_shared<const Segment>(std::move(read->segments.at(partition_of.at(k)))));
+    }
+    return out;
+  });
+}
+
+Result<PartitionOffsets> ServedTopic::Offsets(int32_t partition) {
+  if (partition < 0 || partition >= partition_count()) {
+    return Status::NotFound("topic '{}' has no partition {} (it has {})", config_.name, partition, partition_count());
+  }
+  return OffsetsIn(*state(), partition);
+}
+
+Result<PartitionOffsets> ServedTopic::OffsetsIn(State& st, int32_t partition) {
+  ASSIGN_OR_RAISE(auto part, st.PartOf(partition));
+  {
+    std::lock_guard<std::mutex> lock(part->mu);
+    if (part->offsets) return *part->offsets;
+  }
+  // Exact: the first record of the first segment that has one, the last of
+  // the last (rows deleted at either end are not counted).
+  PartitionOffsets o;
+  size_t first = 0;
+  bool any = false;
+  for (; first < part->lo.size(); ++first) {
+    ASSIGN_OR_RAISE(auto seg, LoadSegment(st, partition, first));
+    if (!seg->empty()) {
+      o.log_start = seg->first_offset();
+      any = true;
+      break;
+    }
+  }
+  if (any) {
+    for (size_t i = part->lo.size(); i-- > first;) {
+      ASSIGN_OR_RAISE(auto seg, LoadSegment(st, partition, i));
+      if (!seg->empty()) {
+        o.high_watermark = seg->last_offset() + 1;
+        break;
+      }
+    }
+  }
+  std::lock_guard<std::mutex> lock(part->mu);
+  part->offsets = o;
+  return o;
+}
+
+Result<FetchResult> ServedTopic::Fetch(int32_t partition, int64_t fetch_offset, int64_t max_bytes) {
+  FetchResult out;
+  if (partition < 0 || partition >= partition_count()) {
+    out.error = kafka::ErrorCode::kUnknownTopicOrPartition;
+    return out;
+  }
+  auto st = state();  // one snapshot answers the whole fetch
+  ASSIGN_OR_RAISE(out.offsets, OffsetsIn(*st, partition));
+  if (fetch_offset < out.offsets.log_start || fetch_offset > out.offsets.high_watermark) {
+    out.error = kafka::ErrorCode::kOffsetOutOfRange;
+    return out;
+  }
+  if (fetch_offset == out.offsets.high_watermark) return out;
+  ASSIGN_OR_RAISE(auto part, st->PartOf(partition));
+  auto it = std::upper_bound(part->lo.begin(), part->lo.end(), fetch_offset);
+  size_t i = it == part->lo.begin() ? 0 : static_cast<size_t>(it - part->lo.begin()) - 1;
+  for (; i < part->lo.size(); ++i) {
+    ASSIGN_OR_RAISE(auto seg, LoadSegment(*st, partition, i));
+    for (const auto& b : seg->batches) {
+      if (b.last_offset < fetch_offset) continue;  // before the fetch offset: never the one holding it
+      const int64_t size = static_cast<int64_t>(b.bytes->size());
+      if (!out.batches.empty() && out.bytes + size > max_bytes) return out;
+      out.batches.push_back(b.bytes);
+      out.bytes += size;
+    }
+    if (!out.batches.empty() && out.bytes >= max_bytes) break;
+  }
+  return out;
+}
+
+Result<std::optional<std::pair<int64_t, int64_t>>> ServedTopic::OffsetForTime(int32_t partition, int64_t ts_ms) {
+  using Out = std::optional<std::pair<int64_t, int64_t>>;
+  if (partition < 0 || partition >= partition_count()) {
+    return Status::NotFound("topic '{}' has no partition {} (it has {})", config_.name, partition, partition_count());
+  }
+  auto st = state();
+  if (partition > st->max_partition) return Out();
+  ASSIGN_OR_RAISE(auto rg, st->plan->FirstAtOrAfterTime(partition, ts_ms));
+  if (!rg) return Out();
+  // Statistics name the row group; the exact record is found by reading
+  // forward from it (deleted rows and other partitions' rows skipped).
+  records::ReadOptions ro;
+  ro.partitions = std::set<int32_t>{partition};
+  if (rg->first_offset != kMin) ro.from_offset = rg->first_offset;
+  ro.metadata_only = true;
+  ro.read_ahead = 1;
+  ro.memory_budget = options_.memory_budget;
+  ro.spill_dir = options_.spill_dir;
+  ASSIGN_OR_RAISE(auto reader, records::RecordReader::Make(st->plan, ro));
+  records::RecordBatch b;
+  while (true) {
+    ASSIGN_OR_RAISE(bool more, reader->Next(&b));
+    if (!more) return Out();
+    for (const auto& r : b.records) {
+      if (r.partition == partition && r.timestamp_ms >= ts_ms) return Out(std::make_pair(r.offset, r.timestamp_ms));
+    }
+  }
+}
+
+Result<std::optional<std::pair<int64_t, int64_t>>> ServedTopic::MaxTimestamp(int32_t partition) {
+  using Out = std::optional<std::pair<int64_t, int64_t>>;
+  if (partition < 0 || partition >= partition_count()) {
+    return Status::NotFound("topic '{}' has no partition {} (it has {})", config_.name, partition, partition_count());
+  }
+  auto st = state();
+  if (partition > st->max_partition) return Out();
+  ASSIGN_OR_RAISE(auto rgs, st->plan->RowGroups(partition));
+  // Row groups by their greatest timestamp (statistics), highest first: once
+  // a row group's bound is below the best record found, none after it can
+  // beat it. Equal bounds are read too, for the lowest offset among ties.
+  std::vector<const records::RowGroupRef*> order;
+  for (const auto& r : *rgs) order.push_back(&r);
+  std::stable_sort(order.begin(), order.end(), [](const auto* a, const auto* b) {
+    return a->max_timestamp_ms > b->max_timestamp_ms;
+  });
+  Out best;
+  for (const auto* r : order) {
+    if (best && r->max_timestamp_ms < best->second) break;
+    records::ReadOptions ro;
+    ro.partitions = std::set<int32_t>{partition};
+    if (r->first_offset != kMin) ro.from_offset = r->first_offset;
+    if (r->last_offset != kMax) ro.to_offset = r->last_offset + 1;
+    ro.metadata_only = true;
+    ro.read_ahead = 1;
+    ro.memory_budget = options_.memory_budget;
+    ro.spill_dir = options_.spill_dir;
+    ASSIGN_OR_RAISE(auto reader, records::RecordReader::Make(st->plan, ro));
+    records::RecordBatch b;
+    while (true) {
+      ASSIGN_OR_RAISE(bool more, reader->Next(&b));
+      if (!more) break;
+      for (const auto& rec : b.records) {
+        if (rec.partition != partition) continue;
+        if (!best || rec.timestamp_ms > best->second ||
+            (rec.timestamp_ms == best->second && rec.offset < best->first)) {
+          best = std::make_pair(rec.offset, rec.timestamp_ms);
+        }
+      }
+    }
+  }
+  return best;
+}
+
+Status ServedTopic::RefreshIfChanged() {
+  const uint64_t seen = [&] {
+    std::lock_guard<std::mutex> lock(mu_);
+    return refresh_generation_;
+  }();
+  std::lock_guard<std::mutex> refresh(refresh_mu_);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    // Another caller reloaded while this one waited: share its answer.
+    if (refresh_generation_ != seen) return last_refresh_;
+  }
+  const std::string where = fmt::format("refreshing topic '{}' (table {})", config_.name, config_.table);
+  auto current = state();
+  Status status = [&]() -> Status {
+    Result<storage::Table> table = Status::Internal("unset");
+    {
+      std::lock_guard<std::mutex> lock(CatalogMutex());
+      table = catalog_->LoadTable(id_);
+    }
+    if (!table.ok()) return table.status().WithContext(where);
+    if (table->metadata_location == current->table->metadata_location) return Status::OK();
+    auto snap = iceberg::SelectSnapshot(table->metadata, {});
+    if (!snap.ok()) return snap.status().WithContext(where);
+    std::optional<int64_t> id;
+    if (*snap) id = (*snap)->snapshot_id;
+    if (id == current->snapshot_id) return Status::OK();  // metadata changed, data did not
+    auto next = MakeState(config_, std::make_shared<const storage::Table>(std::move(*table)));
+    if (!next.ok()) return next.status().WithContext(where);
+    std::lock_guard<std::mutex> lock(mu_);
+    state_ = std::move(*next);
+    partition_count_ = std::max(partition_count_, state_->max_partition + 1);
+    ++counters_->refreshes;
+    return Status::OK();
+  }();
+  std::lock_guard<std::mutex> lock(mu_);
+  ++refresh_generation_;
+  last_refresh_ = status;
+  return status;
+}
+
+}  // namespace thaw::serve

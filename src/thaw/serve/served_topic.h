@@ -1,0 +1,194 @@
+// An Iceberg table served as a Kafka topic: the backend of `thaw serve`'s
+// Metadata, ListOffsets, Fetch and OffsetForLeaderEpoch handlers. Calls
+// block (they read manifests, Parquet footers and row groups): the server
+// runs them on its thread pool. Thread-safe.
+//
+// Partitions are the table's: partition_count() = the highest partition
+// the table holds + 1 (at least 1; never shrinks while serving). A
+// partition below it with no rows is empty: log start = high watermark = 0.
+//
+// Offsets are exact, not statistics: log start = the lowest offset present
+// (deleted rows are not present), high watermark = the highest present + 1,
+// last stable offset = high watermark (tables hold committed records only).
+//
+// Leader epoch: always kLeaderEpoch (0) -- in PartitionOffsets (Metadata,
+// ListOffsets, Fetch responses), in every record batch's
+// partitionLeaderEpoch, and for OffsetForLeaderEpoch: epoch 0 ends at the
+// high watermark. A new snapshot does not bump it (a table has one writer
+// history; bumping it on every append would make Java consumers validate
+// their position after every refresh for nothing).
+//
+// Segments and batches. Each partition is cut into segments at the first
+// offsets of its row groups (ReadPlan::RowGroups, by offset statistics):
+// a segment is a run of row groups whose offset ranges overlap (at most 4
+// unless more start at the same offset), covering [its first row group's
+// first offset, the next segment's) -- the last one open-ended -- so a
+// table whose row groups hold disjoint offset ranges has one segment per
+// row group. Each segment is read with the RecordReader (the path inspect and replay use, so all
+// three agree record for record) and cut into record batches v2 of at most
+// ServeOptions::batch_bytes of keys, values and headers (a bigger record
+// gets a batch of its own) and batch_records records, also cut where the
+// timestamp type changes, where the timestamp changes in LogAppendTime
+// records (such a batch carries one timestamp), and where an offset delta
+// would not fit 31 bits. Batch
+// boundaries depend only on the segment's rows, so batches are cached
+// (batch_cache.h). When a segment's row groups hold several Kafka
+// partitions (an unpartitioned Kafka Connect sink table), they are decoded
+// once for all the partitions whose segment has the same range and row
+// groups, and the cache is filled for each.
+//
+// Refresh: RefreshIfChanged reloads the table through the catalog; a new
+// snapshot replaces the plan for the calls that start after it. Cache
+// entries of segments the snapshot did not change stay valid.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "thaw/common/status.h"
+#include "thaw/kafka/protocol/record_batch.h"
+#include "thaw/records/layout.h"
+#include "thaw/records/read_plan.h"
+#include "thaw/serve/batch_cache.h"
+#include "thaw/serve/kafka_compat.h"
+#include "thaw/storage/catalog.h"
+
+namespace thaw::serve {
+
+inline constexpr int32_t kLeaderEpoch = 0;
+
+// One served topic: `thaw serve --topic NAME=NS.TABLE` or a [[topic]] table.
+struct TopicConfig {
+  std::string name;   // the Kafka topic name ([a-zA-Z0-9._-], at most 249 characters)
+  std::string table;  // NS.TABLE in the catalog
+  records::LayoutOptions layout;
+  kafka::Compression compression = kafka::Compression::kNone;
+  int compression_level = -1;  // codec default
+};
+
+struct ServeOptions {
+  // How often the server calls TopicRegistry::RefreshAll (the server's
+  // timer; also refreshed when a consumer waits at the end of a partition).
+  std::chrono::milliseconds refresh{5000};
+  // Encoded batches kept in memory (all topics together).
+  int64_t cache_bytes = int64_t{256} << 20;
+  // A batch holds at most this many bytes of keys, values and headers ...
+  int64_t batch_bytes = int64_t{256} << 10;
+  // ... and at most this many records.
+  int32_t batch_records = 16384;
+  // Passed to the RecordReader (ReadOptions::memory_budget, spill_dir).
+  int64_t memory_budget = int64_t{512} << 20;
+  std::string spill_dir;
+};
+
+struct PartitionOffsets {
+  int64_t log_start = 0;       // lowest offset present (0 for an empty partition)
+  int64_t high_watermark = 0;  // highest offset present + 1 (0 for an empty partition)
+  int32_t leader_epoch = kLeaderEpoch;
+  int64_t last_stable() const { return high_watermark; }
+};
+
+struct FetchResult {
+  // kNone, kOffsetOutOfRange (fetch offset < log_start or > high_watermark)
+  // or kUnknownTopicOrPartition (partition < 0 or >= partition_count()).
+  kafka::ErrorCode error = kafka::ErrorCode::kNone;
+  PartitionOffsets offsets;
+  // Whole record batches v2 to concatenate into the response's Records, in
+  // offset order; empty at the high watermark (the server then waits up to
+  // max_wait) and on errors.
+  std::vector<std::shared_ptr<const std::string>> batches;
+  int64_t bytes = 0;  // sum of the batches' sizes
+};
+
+class ServedTopic {
+ public:
+  // Loads the table, plans its current snapshot and checks it is
+  // Kafka-shaped (a layout with an offset column). Errors name the topic
+  // and the table.
+  static Result<std::shared_ptr<ServedTopic>> Make(std::shared_ptr<storage::Catalog> catalog, TopicConfig config,
+                                                   const ServeOptions& options, std::shared_ptr<BatchCache> cache);
+  ~ServedTopic();
+
+  const std::string& name() const { return config_.name; }
+  const TopicConfig& config() const { return config_; }
+  // Stable across restarts and snapshots: derived from the table's uuid (its
+  // location for a v1 table without one) and the topic name (RFC 9562
+  // version 8 layout; never the null or the metadata topic id).
+  kafka::Uuid topic_id() const;
+  const std::array<uint8_t, 16>& topic_id_bytes() const { return topic_id_; }
+  int32_t partition_count() const;
+  // The snapshot served now (nullopt for a table without snapshots).
+  std::optional<int64_t> snapshot_id() const;
+
+  // Log start and high watermark. NotFound for a partition outside
+  // [0, partition_count()).
+  Result<PartitionOffsets> Offsets(int32_t partition);
+  // ListOffsets by time: the first offset (in offset order) whose timestamp
+  // is >= ts_ms, with that record's timestamp; nullopt when none is.
+  Result<std::optional<std::pair<int64_t, int64_t>>> OffsetForTime(int32_t partition, int64_t ts_ms);
+  // ListOffsets -3 (MAX_TIMESTAMP): the offset and timestamp of the record
+  // with the greatest timestamp (the lowest offset among equals); nullopt
+  // for an empty partition.
+  Result<std::optional<std::pair<int64_t, int64_t>>> MaxTimestamp(int32_t partition);
+  // Whole batches from the one containing fetch_offset (or, if that offset
+  // was deleted, the first after it), the first always complete (KIP-74),
+  // then more while the total stays <= max_bytes.
+  Result<FetchResult> Fetch(int32_t partition, int64_t fetch_offset, int64_t max_bytes);
+
+  // Reloads the table's metadata through the catalog; a new current
+  // snapshot replaces the plan. Concurrent callers share one reload. On an
+  // error the previous snapshot stays served.
+  Status RefreshIfChanged();
+
+  // Work done so far (tests, logs): segments decoded, row groups and rows
+  // the RecordReader decoded for them, batches encoded.
+  struct Stats {
+    int64_t segment_reads = 0;   // RecordReader runs for segments
+    int64_t segments_filled = 0; // segments produced by them (> reads when partitions share row groups)
+    int64_t row_groups_decoded = 0;
+    int64_t rows_decoded = 0;
+    int64_t batches_encoded = 0;
+    int64_t refreshes = 0;       // new snapshots swapped in
+  };
+  Stats stats() const;
+
+  struct State;  // one snapshot's plan and per-partition index (served_topic.cc)
+
+ private:
+  ServedTopic(std::shared_ptr<storage::Catalog> catalog, TopicConfig config, ServeOptions options,
+              std::shared_ptr<BatchCache> cache);
+  std::shared_ptr<State> state() const;
+  Result<PartitionOffsets> OffsetsIn(State& st, int32_t partition);
+  // Segment i of the partition: cached, or read with every other partition
+  // whose segment i' has the same range and row groups (decoded once).
+  Result<std::shared_ptr<const Segment>> LoadSegment(State& st, int32_t partition, size_t i);
+
+  std::shared_ptr<storage::Catalog> catalog_;
+  storage::TableIdentifier id_;
+  const TopicConfig config_;
+  const ServeOptions options_;
+  std::shared_ptr<BatchCache> cache_;
+  std::array<uint8_t, 16> topic_id_{};
+
+  mutable std::mutex mu_;  // guards state_ and partition_count_
+  std::shared_ptr<State> state_;
+  int32_t partition_count_ = 1;
+
+  std::mutex refresh_mu_;  // one reload at a time
+  uint64_t refresh_generation_ = 0;
+  Status last_refresh_;
+
+  struct Counters;
+  std::unique_ptr<Counters> counters_;
+};
+
+// The topic id of `table_uuid` (or location) and topic name: exposed for tests.
+std::array<uint8_t, 16> DeriveTopicId(std::string_view table_uuid, std::string_view topic);
+
+}  // namespace thaw::serve

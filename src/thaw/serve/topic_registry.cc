@@ -1,0 +1,108 @@
+#include "thaw/serve/topic_registry.h"
+
+#include <cstring>
+#include <set>
+
+#include "thaw/records/read_plan.h"
+#include "thaw/records/record_reader.h"
+
+namespace thaw::serve {
+
+Status ValidateTopicName(std::string_view name) {
+  if (name.empty()) return Status::Invalid("a topic name must not be empty");
+  if (name == "." || name == "..") return Status::Invalid("'{}' is not a valid topic name", name);
+  if (name.size() > 249) {
+    return Status::Invalid("topic name '{}...' is {} characters long; Kafka allows at most 249", name.substr(0, 40),
+                           name.size());
+  }
+  for (size_t i = 0; i < name.size(); ++i) {
+    const char c = name[i];
+    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
+                    c == '_' || c == '-';
+    if (!ok) {
+      return Status::Invalid(
+          "topic name '{}' has '{}' at position {}: Kafka topic names use only letters, digits, '.', '_' and '-'", name,
+          (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) ? fmt::format("\\x{:02x}", static_cast<int>(c)) : std::string(1, c), i);
+    }
+  }
+  return Status::OK();
+}
+
+Result<std::unique_ptr<TopicRegistry>> TopicRegistry::Make(std::shared_ptr<storage::Catalog> catalog,
+                                                           std::vector<TopicConfig> topics, ServeOptions options) {
+  std::unique_ptr<TopicRegistry> r(new TopicRegistry());
+  r->options_ = options;
+  r->cache_ = std::make_shared<BatchCache>(options.cache_bytes);
+  std::set<std::string> names;
+  for (auto& t : topics) {
+    if (!names.insert(t.name).second) {
+      return Status::Invalid("topic '{}' is configured twice (tables {}); topic names must be unique", t.name,
+                             t.table);
+    }
+    ASSIGN_OR_RAISE(auto served, ServedTopic::Make(catalog, std::move(t), options, r->cache_));
+    r->topics_.push_back(std::move(served));
+  }
+  return r;
+}
+
+Result<std::vector<TopicConfig>> TopicRegistry::DiscoverTopics(storage::Catalog& catalog, std::string_view ns,
+                                                               const TopicConfig& defaults,
+                                                               std::vector<std::string>* skipped) {
+  ASSIGN_OR_RAISE(auto ids, catalog.ListTables());
+  std::vector<TopicConfig> out;
+  for (const auto& id : ids) {
+    if (id.ns_string() != ns) continue;
+    auto why_not = [&]() -> Status {
+      RETURN_NOT_OK(ValidateTopicName(id.name));
+      ASSIGN_OR_RAISE(auto table, catalog.LoadTable(id));
+      const auto& md = table.metadata;
+      ASSIGN_OR_RAISE(const iceberg::Snapshot* snap, iceberg::SelectSnapshot(md, {}));
+      const auto& schema = snap ? md.SchemaFor(*snap) : md.current_schema();
+      ASSIGN_OR_RAISE(auto layout, records::ResolveLayout(md, schema, defaults.layout));
+      if (!layout.offset) return Status::Invalid("its layout '{}' has no offset column", layout.name);
+      return Status::OK();
+    }();
+    if (!why_not.ok()) {
+      if (skipped) skipped->push_back(fmt::format("{}: {}", id.ToString(), why_not.message()));
+      continue;
+    }
+    TopicConfig c = defaults;
+    c.name = id.name;
+    c.table = id.ToString();
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
+std::shared_ptr<ServedTopic> TopicRegistry::Find(std::string_view name) const {
+  for (const auto& t : topics_) {
+    if (t->name() == name) return t;
+  }
+  return nullptr;
+}
+
+std::shared_ptr<ServedTopic> TopicRegistry::FindById(const std::array<uint8_t, 16>& id) const {
+  for (const auto& t : topics_) {
+    if (t->topic_id_bytes() == id) return t;
+  }
+  return nullptr;
+}
+
+std::shared_ptr<ServedTopic> TopicRegistry::FindById(const kafka::Uuid& id) const {
+  static_assert(sizeof(kafka::Uuid) == 16 && std::is_trivially_copyable_v<kafka::Uuid>,
+                "kafka::Uuid is expected to be 16 bytes");
+  std::array<uint8_t, 16> bytes;
+  std::memcpy(bytes.data(), &id, 16);
+  return FindById(bytes);
+}
+
+Status TopicRegistry::RefreshAll() {
+  Status first;
+  for (const auto& t : topics_) {
+    Status st = t->RefreshIfChanged();
+    if (!st.ok() && first.ok()) first = st;
+  }
+  return first;
+}
+
+}  // namespace thaw::serve
