@@ -112,7 +112,7 @@ asio::awaitable<void> ServeConnection(Broker& broker, std::shared_ptr<Connection
     }
     WireReader in(frame);
     msg::RequestHeader header;
-    if (Status st = header.Read(in, RequestHeaderVersion(api_key, api_version)); !st.ok()) {
+    if (Status st = header.Read(in, msg::RequestHeaderVersion(api_key, api_version)); !st.ok()) {
       fail(fmt::format("{} v{} request header does not decode: {}", spec->name, api_version, st.message()));
       break;
     }
@@ -125,7 +125,7 @@ asio::awaitable<void> ServeConnection(Broker& broker, std::shared_ptr<Connection
       break;
     }
     if (ctx.send_response) {
-      std::string reply = Frame(correlation_id, ResponseHeaderVersion(api_key, api_version), std::move(body).Take());
+      std::string reply = Frame(correlation_id, msg::ResponseHeaderVersion(api_key, api_version), std::move(body).Take());
       co_await asio::async_write(conn->socket, asio::buffer(reply), asio::redirect_error(use_awaitable, ec));
       if (ec) {
         if (!broker.stopping) fail("write failed: " + ec.message());
