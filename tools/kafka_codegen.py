@@ -389,7 +389,7 @@ class Gen:
                 continue
             size = 1 if flexible else 0  # tagged-field count
             for f in s.fields:
-                if not f.versions.contains(v) or (flexible and f.tagged.contains(v)):
+                if not f.versions.contains(v) or f.tagged.contains(v):  # tagged: not counted (optional)
                     continue
                 size += self.field_min_size(f, v, flexible, depth)
             best = size if best is None else min(best, size)

@@ -42,8 +42,8 @@ std::string Uuid::ToHex() const {
 // --- WireReader ---------------------------------------------------------------
 
 Status WireReader::Truncated(size_t need, const char* what) const {
-  return Status::Corrupt("Kafka message truncated: {} needs {} bytes at byte offset {} but only {} remain", what,
-                         need, offset(), remaining());
+  return Status::Corrupt("Kafka message truncated: {} needs {} bytes at byte offset {} but only {} remain", what, need,
+                         offset(), remaining());
 }
 
 template <typename T>
@@ -165,8 +165,8 @@ Status WireReader::ReadLength(int64_t* len, bool compact, bool int16_length, con
   }
   if (*len > static_cast<int64_t>(remaining())) {
     return Status::Corrupt(
-        "Kafka message truncated: {} has length {} at byte offset {} but only {} bytes remain in the frame", what,
-        *len, start, remaining());
+        "Kafka message truncated: {} has length {} at byte offset {} but only {} bytes remain in the frame", what, *len,
+        start, remaining());
   }
   return Status::OK();
 }
@@ -284,18 +284,6 @@ Status WireReader::ExpectDone(const char* what) const {
 
 // --- WireWriter ---------------------------------------------------------------
 
-template <typename T>
-void WireWriter::WriteBigEndian(T v) {
-  if constexpr (std::endian::native == std::endian::little) {
-    if constexpr (sizeof(T) == 2) v = __builtin_bswap16(v);
-    if constexpr (sizeof(T) == 4) v = __builtin_bswap32(v);
-    if constexpr (sizeof(T) == 8) v = __builtin_bswap64(v);
-  }
-  char buf[sizeof(T)];
-  std::memcpy(buf, &v, sizeof(T));
-  out_->append(buf, sizeof(T));
-}
-
 void WireWriter::WriteFloat64(double v) { WriteBigEndian(std::bit_cast<uint64_t>(v)); }
 
 void WireWriter::WriteUnsignedVarint(uint32_t v) {
@@ -340,8 +328,8 @@ void WireWriter::WriteString(std::string_view v, bool compact) {
     WriteUnsignedVarint(static_cast<uint32_t>(v.size() + 1));
   } else {
     if (v.size() > static_cast<size_t>(std::numeric_limits<int16_t>::max())) {
-      Fail(fmt::format("cannot encode a Kafka string of {} bytes: non-flexible versions allow at most 32767",
-                       v.size()));
+      Fail(
+          fmt::format("cannot encode a Kafka string of {} bytes: non-flexible versions allow at most 32767", v.size()));
       WriteInt16(0);
       return;
     }

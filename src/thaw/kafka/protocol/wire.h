@@ -16,6 +16,7 @@
 #pragma once
 
 #include <array>
+#include <bit>
 #include <cstdint>
 #include <cstring>
 #include <optional>
@@ -147,7 +148,16 @@ class WireWriter {
 
  private:
   template <typename T>
-  void WriteBigEndian(T v);
+  void WriteBigEndian(T v) {
+    if constexpr (std::endian::native == std::endian::little) {
+      if constexpr (sizeof(T) == 2) v = __builtin_bswap16(v);
+      if constexpr (sizeof(T) == 4) v = __builtin_bswap32(v);
+      if constexpr (sizeof(T) == 8) v = __builtin_bswap64(v);
+    }
+    char buf[sizeof(T)];
+    std::memcpy(buf, &v, sizeof(T));
+    out_->append(buf, sizeof(T));
+  }
   void Fail(std::string message);
 
   std::string own_;
