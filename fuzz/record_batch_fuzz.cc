@@ -10,18 +10,37 @@
 #include <string>
 #include <string_view>
 
+#include "thaw/kafka/protocol/crc32c.h"
 #include "thaw/kafka/protocol/record_batch.h"
 
 using namespace thaw;
 using namespace thaw::kafka;
 
-extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  std::string_view bytes(reinterpret_cast<const char*>(data), size);
+namespace {
+
+// The input with every whole batch's CRC-32C recomputed, so that mutations
+// reach the record parsing and decompression behind the CRC check.
+std::string WithFixedCrcs(std::string_view in) {
+  std::string s(in);
+  size_t pos = 0;
+  while (s.size() - pos >= kRecordBatchHeaderSize) {
+    auto* p = reinterpret_cast<unsigned char*>(s.data() + pos);
+    int64_t len =
+        static_cast<int32_t>((uint32_t{p[8]} << 24) | (uint32_t{p[9]} << 16) | (uint32_t{p[10]} << 8) | p[11]);
+    if (len < 49 || static_cast<uint64_t>(len) + 12 > s.size() - pos) break;
+    uint32_t crc = Crc32c(p + 21, static_cast<size_t>(len) + 12 - 21);
+    for (int i = 0; i < 4; ++i) p[17 + i] = static_cast<unsigned char>(crc >> (24 - 8 * i));
+    pos += static_cast<size_t>(len) + 12;
+  }
+  return s;
+}
+
+void Check(std::string_view bytes) {
   DecodeOptions options;
   options.max_records_bytes = 4 << 20;
   options.allow_partial_tail = true;
   auto decoded = DecodeRecordBatches(bytes, options);
-  if (!decoded.ok()) return 0;
+  if (!decoded.ok()) return;
   for (const DecodedBatch& batch : decoded->batches) {
     if (batch.records.empty()) continue;
     records::RecordBatch owner;
@@ -63,5 +82,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       std::abort();
     }
   }
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  std::string_view bytes(reinterpret_cast<const char*>(data), size);
+  Check(bytes);
+  Check(WithFixedCrcs(bytes));
   return 0;
 }
