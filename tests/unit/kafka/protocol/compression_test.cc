@@ -130,7 +130,9 @@ TEST(Compression, TruncatedOrGarbageInputFails) {
     for (size_t cut : {size_t{0}, size_t{3}, packed.size() / 2, packed.size() - 1}) {
       auto r = Unpacked(c, std::string_view(packed).substr(0, cut));
       EXPECT_FALSE(r.ok() && *r == in) << "cut " << cut;
-      if (!r.ok()) EXPECT_EQ(r.status().code(), StatusCode::kCorrupt) << r.status().ToString();
+      if (!r.ok()) {
+        EXPECT_EQ(r.status().code(), StatusCode::kCorrupt) << r.status().ToString();
+      }
     }
     EXPECT_FALSE(Unpacked(c, "this is not compressed data at all").ok());
   }

@@ -38,7 +38,9 @@ TEST(Crc32c, Rfc3720Vectors) {
   for (const auto& v : Vectors()) {
     EXPECT_EQ(Crc32c(v.data), v.crc) << v.data.size() << " bytes";
     EXPECT_EQ(Crc32cSoftware(v.data.data(), v.data.size()), v.crc) << v.data.size() << " bytes";
-    if (Crc32cHardwareAvailable()) EXPECT_EQ(Crc32cHardware(v.data.data(), v.data.size()), v.crc);
+    if (Crc32cHardwareAvailable()) {
+      EXPECT_EQ(Crc32cHardware(v.data.data(), v.data.size()), v.crc);
+    }
   }
 }
 
@@ -51,7 +53,9 @@ TEST(Crc32c, IncrementalAndUnalignedAgreeAcrossImplementations) {
       std::string_view s(buf.data() + start, len);
       uint32_t sw = Crc32cSoftware(s.data(), s.size());
       EXPECT_EQ(Crc32c(s), sw) << start << "+" << len;
-      if (Crc32cHardwareAvailable()) EXPECT_EQ(Crc32cHardware(s.data(), s.size()), sw) << start << "+" << len;
+      if (Crc32cHardwareAvailable()) {
+        EXPECT_EQ(Crc32cHardware(s.data(), s.size()), sw) << start << "+" << len;
+      }
       // Continuing a CRC over a split gives the CRC of the whole.
       for (size_t cut : {size_t{0}, len / 3, len}) {
         EXPECT_EQ(Crc32c(s.substr(cut), Crc32c(s.substr(0, cut))), sw);
