@@ -318,7 +318,8 @@ TEST_F(GroupCoordinatorTest, LeaveTriggersARebalanceAndTheLeaderRoleMoves) {
   EXPECT_EQ(b2.leader, b.member_id);
   EXPECT_EQ(b2.members.size(), 1u);
   // Leaving twice, or an unknown member, or an unknown group: UNKNOWN_MEMBER_ID per member.
-  l = Await(coord_->LeaveGroup({"g", {{a.member_id, std::nullopt, std::nullopt}, {"nobody", std::nullopt, std::nullopt}}}));
+  l = Await(coord_->LeaveGroup(
+      {"g", {{a.member_id, std::nullopt, std::nullopt}, {"nobody", std::nullopt, std::nullopt}}}));
   ASSERT_EQ(l.members.size(), 2u);
   EXPECT_EQ(l.members[0].error, GroupError::kUnknownMemberId);
   EXPECT_EQ(l.members[1].error, GroupError::kUnknownMemberId);
