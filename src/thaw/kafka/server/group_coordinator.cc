@@ -507,7 +507,9 @@ void GroupCoordinator::Impl::RemoveMemberAndUpdateGroup(Group& g, const std::str
   if (g.leader == member_id) g.leader = g.members.empty() ? std::string() : g.members.front()->member_id;
   switch (g.state) {
     case State::kStable:
-    case State::kCompletingRebalance: MaybePrepareRebalance(g, fmt::format("removing member {}: {}", member_id, reason)); break;
+    case State::kCompletingRebalance:
+      MaybePrepareRebalance(g, fmt::format("removing member {}: {}", member_id, reason));
+      break;
     case State::kPreparingRebalance: TryCompleteJoin(g); break;
     case State::kEmpty:
     case State::kDead: break;

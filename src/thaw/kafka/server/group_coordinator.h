@@ -124,7 +124,7 @@ struct JoinGroupResult {
   std::string leader;                        // leader's member id ("" on error)
   bool skip_assignment = false;              // v9+; always false (no KIP-848 migration)
   // The member id to use: the new one with MEMBER_ID_REQUIRED (v4+, the client
-  // rejoins with it) or on success; on other errors the request's.
+  // rejoins with it) or on success; on other errors the request's (or "").
   std::string member_id;
   std::vector<JoinGroupMember> members;  // every member for the leader; empty for followers
 };
@@ -205,7 +205,7 @@ struct OffsetCommitTopic {
 };
 
 struct OffsetCommitRequest {
-  std::string group_id;
+  std::string group_id;  // "" is accepted (Kafka allows it for offset APIs)
   // -1 and "" for a simple (assign-mode) consumer, allowed when the group has
   // no members; otherwise the member's current generation and id.
   int32_t generation_id = -1;
@@ -277,8 +277,9 @@ struct DescribedMember {
 };
 
 struct DescribedGroup {
-  // NONE, or (api_version >= 6) GROUP_ID_NOT_FOUND for an unknown group, or
-  // INVALID_GROUP_ID for an empty id; before v6 an unknown group is NONE with state "Dead".
+  // NONE, or (api_version >= 6) GROUP_ID_NOT_FOUND for an unknown group (before
+  // v6: NONE with state "Dead"), or COORDINATOR_NOT_AVAILABLE after Stop().
+  // An empty group id is a valid id here, as in Kafka.
   GroupError error = GroupError::kNone;
   std::string group_id;
   std::string state;           // "Empty", "PreparingRebalance", "CompletingRebalance", "Stable", "Dead"
@@ -296,7 +297,7 @@ struct ListedGroup {
 
 struct DeleteGroupResult {
   std::string group_id;
-  GroupError error = GroupError::kNone;  // NON_EMPTY_GROUP, GROUP_ID_NOT_FOUND, INVALID_GROUP_ID
+  GroupError error = GroupError::kNone;  // NON_EMPTY_GROUP, GROUP_ID_NOT_FOUND, COORDINATOR_NOT_AVAILABLE
 };
 
 // ---------------------------------------------------------------- the coordinator
@@ -308,7 +309,9 @@ class GroupCoordinator {
   // `executor`. The io_context behind `executor` must outlive the coordinator.
   static Result<std::unique_ptr<GroupCoordinator>> Make(asio::any_io_executor executor,
                                                         GroupCoordinatorOptions options);
-  ~GroupCoordinator();  // after Stop(); destroying a running coordinator is a bug (asserted)
+  // Call Stop() first: without it, calls still waiting keep the state alive
+  // until they are answered or their io_context is destroyed.
+  ~GroupCoordinator();
   GroupCoordinator(const GroupCoordinator&) = delete;
   GroupCoordinator& operator=(const GroupCoordinator&) = delete;
 

@@ -54,8 +54,9 @@ Result<std::unique_ptr<OffsetStore>> OffsetStore::Open(const std::string& dir) {
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   if (ec) {
-    return Status::IOError("group offset store: cannot create the state directory '{}': {} (pass a writable --state DIR)",
-                           dir, ec.message());
+    return Status::IOError(
+        "group offset store: cannot create the state directory '{}': {} (pass a writable --state DIR)", dir,
+        ec.message());
   }
   const std::string path = (std::filesystem::path(dir) / "groups.sqlite").string();
   sqlite3* db = nullptr;
