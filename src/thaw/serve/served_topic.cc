@@ -2,9 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
-#include <cstring>
 #include <limits>
-#include <type_traits>
 
 #include "thaw/records/record_reader.h"
 #include "thaw/serve/segment_reader.h"
@@ -257,10 +255,8 @@ Result<std::shared_ptr<ServedTopic>> ServedTopic::Make(std::shared_ptr<storage::
 }
 
 kafka::Uuid ServedTopic::topic_id() const {
-  static_assert(sizeof(kafka::Uuid) == 16 && std::is_trivially_copyable_v<kafka::Uuid>,
-                "kafka::Uuid is expected to be 16 bytes");
   kafka::Uuid u;
-  std::memcpy(&u, topic_id_.data(), 16);
+  u.bytes = topic_id_;
   return u;
 }
 
