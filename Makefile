@@ -21,7 +21,7 @@ deps-test:
 
 build: deps
 	@cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
-	@ninja -C $(BUILD) -j$(JOBS) thaw thaw_unit_tests
+	@ninja -C $(BUILD) -j$(JOBS) thaw thaw_unit_tests thaw_batch_tool
 
 # The binary plus the Arrow libraries it loads (relative rpath): runs without
 # this build tree or the venv. `make install PREFIX=$$HOME/.local`
