@@ -520,8 +520,15 @@ TEST_F(ServeFixture, ASmallCacheStaysWithinItsBoundAndServesTheSameRecords) {
 }
 
 TEST_F(ServeFixture, ANewSnapshotIsServedAfterRefresh) {
-  auto reg = Registry({"serve_tail"});
+  ServeOptions opts;
+  opts.min_check_interval = std::chrono::milliseconds(0);
+  auto reg = Registry({"serve_tail"}, opts);
   auto t = reg->Find("serve_tail");
+  ServeOptions slow;
+  slow.min_check_interval = std::chrono::hours(1);
+  auto slow_reg = Registry({"serve_tail"}, slow);
+  auto slow_t = slow_reg->Find("serve_tail");
+  ASSERT_TRUE(slow_t->RefreshIfChanged().ok());
   auto before = ReaderRows("serve_tail");
   ASSERT_EQ(t->Offsets(0)->high_watermark, 100);
   EXPECT_EQ(FetchAll(*t, 0, 1 << 20), before[0]);
@@ -539,6 +546,9 @@ TEST_F(ServeFixture, ANewSnapshotIsServedAfterRefresh) {
   ASSERT_TRUE(reg->RefreshAll().ok());
   EXPECT_NE(t->snapshot_id(), snap);
   EXPECT_EQ(t->stats().refreshes, 1);
+  // Within min_check_interval of its last reload, a topic does not ask the catalog again.
+  ASSERT_TRUE(slow_t->RefreshIfChanged().ok());
+  EXPECT_EQ(slow_t->snapshot_id(), snap);
   auto after = ReaderRows("serve_tail");
   ASSERT_EQ(after[0].back().offset, 124);
   EXPECT_EQ(t->Offsets(0)->high_watermark, 125);
