@@ -2,9 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
-#include <cstring>
 #include <limits>
-#include <type_traits>
 
 #include "thaw/records/record_reader.h"
 #include "thaw/serve/segment_reader.h"
@@ -257,10 +255,8 @@ Result<std::shared_ptr<ServedTopic>> ServedTopic::Make(std::shared_ptr<storage::
 }
 
 kafka::Uuid ServedTopic::topic_id() const {
-  static_assert(sizeof(kafka::Uuid) == 16 && std::is_trivially_copyable_v<kafka::Uuid>,
-                "kafka::Uuid is expected to be 16 bytes");
   kafka::Uuid u;
-  std::memcpy(&u, topic_id_.data(), 16);
+  u.bytes = topic_id_;
   return u;
 }
 
@@ -485,9 +481,15 @@ Status ServedTopic::RefreshIfChanged() {
   std::lock_guard<std::mutex> refresh(refresh_mu_);
   {
     std::lock_guard<std::mutex> lock(mu_);
-    // Another caller reloaded while this one waited: share its answer.
+    // Another caller reloaded while this one waited, or a reload started
+    // moments ago: share its answer.
     if (refresh_generation_ != seen) return last_refresh_;
+    if (refresh_generation_ > 0 &&
+        std::chrono::steady_clock::now() - last_refresh_start_ < options_.min_check_interval) {
+      return last_refresh_;
+    }
   }
+  const auto started = std::chrono::steady_clock::now();
   const std::string where = fmt::format("refreshing topic '{}' (table {})", config_.name, config_.table);
   auto current = state();
   Status status = [&]() -> Status {
@@ -514,6 +516,7 @@ Status ServedTopic::RefreshIfChanged() {
   std::lock_guard<std::mutex> lock(mu_);
   ++refresh_generation_;
   last_refresh_ = status;
+  last_refresh_start_ = started;
   return status;
 }
 

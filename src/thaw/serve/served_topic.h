@@ -76,6 +76,10 @@ struct ServeOptions {
   // How often the server calls TopicRegistry::RefreshAll (the server's
   // timer; also refreshed when a consumer waits at the end of a partition).
   std::chrono::milliseconds refresh{5000};
+  // RefreshIfChanged within this long of the previous reload's start
+  // returns that reload's result without asking the catalog again (many
+  // consumers waiting at the end of a topic make one reload, not one each).
+  std::chrono::milliseconds min_check_interval{200};
   // Encoded batches kept in memory (all topics together).
   int64_t cache_bytes = int64_t{256} << 20;
   // A batch holds at most this many bytes of keys, values and headers ...
@@ -142,8 +146,9 @@ class ServedTopic {
   Result<FetchResult> Fetch(int32_t partition, int64_t fetch_offset, int64_t max_bytes);
 
   // Reloads the table's metadata through the catalog; a new current
-  // snapshot replaces the plan. Concurrent callers share one reload. On an
-  // error the previous snapshot stays served.
+  // snapshot replaces the plan. Concurrent callers share one reload, and a
+  // call within ServeOptions::min_check_interval of the last reload's start
+  // returns its result. On an error the previous snapshot stays served.
   Status RefreshIfChanged();
 
   // Work done so far (tests, logs): segments decoded, row groups and rows
@@ -183,6 +188,7 @@ class ServedTopic {
   std::mutex refresh_mu_;  // one reload at a time
   uint64_t refresh_generation_ = 0;
   Status last_refresh_;
+  std::chrono::steady_clock::time_point last_refresh_start_{};
 
   struct Counters;
   std::unique_ptr<Counters> counters_;

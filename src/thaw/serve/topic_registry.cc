@@ -1,6 +1,5 @@
 #include "thaw/serve/topic_registry.h"
 
-#include <cstring>
 #include <set>
 
 #include "thaw/records/read_plan.h"
@@ -88,13 +87,7 @@ std::shared_ptr<ServedTopic> TopicRegistry::FindById(const std::array<uint8_t, 1
   return nullptr;
 }
 
-std::shared_ptr<ServedTopic> TopicRegistry::FindById(const kafka::Uuid& id) const {
-  static_assert(sizeof(kafka::Uuid) == 16 && std::is_trivially_copyable_v<kafka::Uuid>,
-                "kafka::Uuid is expected to be 16 bytes");
-  std::array<uint8_t, 16> bytes;
-  std::memcpy(bytes.data(), &id, 16);
-  return FindById(bytes);
-}
+std::shared_ptr<ServedTopic> TopicRegistry::FindById(const kafka::Uuid& id) const { return FindById(id.bytes); }
 
 Status TopicRegistry::RefreshAll() {
   Status first;

@@ -279,6 +279,43 @@ TEST_F(ServeFixture, FetchAtEveryOffsetReturnsTheBatchHoldingItAndTheReadersReco
   }
 }
 
+TEST_F(ServeFixture, BatchesAreCompressedPerTopic) {
+  std::vector<TopicConfig> cs;
+  const std::vector<kafka::Compression> codecs = {kafka::Compression::kGzip, kafka::Compression::kSnappy,
+                                                  kafka::Compression::kLz4, kafka::Compression::kZstd};
+  for (auto c : codecs) {
+    TopicConfig cfg = Config("canonical_v2");
+    cfg.name = "v2-" + std::string(kafka::CompressionName(c));
+    cfg.compression = c;
+    cs.push_back(cfg);
+  }
+  cs.push_back(Config("canonical_v2"));
+  auto reg = TopicRegistry::Make(Catalog(), cs, {});
+  ASSERT_TRUE(reg.ok()) << reg.status().ToString();
+  auto expected = ReaderRows("canonical_v2");
+  auto plain = (*reg)->Find("canonical_v2");
+  for (auto c : codecs) {
+    SCOPED_TRACE(std::string(kafka::CompressionName(c)));
+    auto t = (*reg)->Find("v2-" + std::string(kafka::CompressionName(c)));
+    ASSERT_TRUE(t);
+    EXPECT_NE(t->topic_id_bytes(), plain->topic_id_bytes());
+    for (int32_t p = 0; p < t->partition_count(); ++p) {
+      EXPECT_EQ(FetchAll(*t, p, 1 << 20), expected[p]);
+      auto o = t->Offsets(p);
+      auto f = t->Fetch(p, o->log_start, int64_t{1} << 40);
+      auto u = plain->Fetch(p, o->log_start, int64_t{1} << 40);
+      ASSERT_TRUE(f.ok() && u.ok());
+      std::vector<kafka::DecodedBatch> batches;
+      Decode(*f, &batches);
+      for (const auto& b : batches) EXPECT_EQ(b.compression(), c);
+      // Same batch boundaries whatever the codec.
+      EXPECT_EQ(f->batches.size(), u->batches.size());
+      // Partition 0's small JSON values compress.
+      if (p == 0) EXPECT_LT(f->bytes, u->bytes);
+    }
+  }
+}
+
 TEST_F(ServeFixture, OffsetsOutOfRangeAndUnknownPartitions) {
   auto reg = Registry({"serve_part"});
   auto t = reg->Find("serve_part");
@@ -400,9 +437,8 @@ TEST_F(ServeFixture, CachedSegmentsAreNotDecodedAgain) {
   ServeOptions opts;
   auto reg = Registry({"serve_part"}, opts);
   auto t = reg->Find("serve_part");
-  auto o = t->Offsets(0);
-  ASSERT_TRUE(o.ok());
-  const int64_t mid = o->log_start + (o->high_watermark - o->log_start) / 2;
+  auto rows = ReaderRows("serve_part")[0];
+  const int64_t mid = rows[rows.size() / 2].offset;  // present: found in the first segment looked at
   auto first = t->Fetch(0, mid, 1);
   ASSERT_TRUE(first.ok());
   const auto s1 = t->stats();
@@ -424,7 +460,8 @@ TEST_F(ServeFixture, ConcurrentFetchesOfOneSegmentDecodeItOnce) {
   auto o = t->Offsets(3);
   ASSERT_TRUE(o.ok());
   const auto before = t->stats();  // the first and last segments, read for the offsets
-  const int64_t mid = o->log_start + (o->high_watermark - o->log_start) / 2;
+  auto rows = ReaderRows("serve_part")[3];
+  const int64_t mid = rows[rows.size() / 2].offset;
   std::atomic<bool> go{false};
   std::atomic<int> ok{0};
   std::vector<std::thread> threads;
@@ -483,8 +520,15 @@ TEST_F(ServeFixture, ASmallCacheStaysWithinItsBoundAndServesTheSameRecords) {
 }
 
 TEST_F(ServeFixture, ANewSnapshotIsServedAfterRefresh) {
-  auto reg = Registry({"serve_tail"});
+  ServeOptions opts;
+  opts.min_check_interval = std::chrono::milliseconds(0);
+  auto reg = Registry({"serve_tail"}, opts);
   auto t = reg->Find("serve_tail");
+  ServeOptions slow;
+  slow.min_check_interval = std::chrono::hours(1);
+  auto slow_reg = Registry({"serve_tail"}, slow);
+  auto slow_t = slow_reg->Find("serve_tail");
+  ASSERT_TRUE(slow_t->RefreshIfChanged().ok());
   auto before = ReaderRows("serve_tail");
   ASSERT_EQ(t->Offsets(0)->high_watermark, 100);
   EXPECT_EQ(FetchAll(*t, 0, 1 << 20), before[0]);
@@ -502,6 +546,9 @@ TEST_F(ServeFixture, ANewSnapshotIsServedAfterRefresh) {
   ASSERT_TRUE(reg->RefreshAll().ok());
   EXPECT_NE(t->snapshot_id(), snap);
   EXPECT_EQ(t->stats().refreshes, 1);
+  // Within min_check_interval of its last reload, a topic does not ask the catalog again.
+  ASSERT_TRUE(slow_t->RefreshIfChanged().ok());
+  EXPECT_EQ(slow_t->snapshot_id(), snap);
   auto after = ReaderRows("serve_tail");
   ASSERT_EQ(after[0].back().offset, 124);
   EXPECT_EQ(t->Offsets(0)->high_watermark, 125);
