@@ -98,4 +98,7 @@ async function main() {
   }
 }
 
-main().then(() => process.exit(0), (e) => { process.stderr.write(`kafkajs driver: ${e.stack || e}\n`); process.exit(1); });
+// stdout to a pipe is asynchronous in node: exit once everything written is flushed
+// (write callbacks run in order).
+const exit = (code) => process.stdout.write('', () => process.exit(code));
+main().then(() => exit(0), (e) => { process.stderr.write(`kafkajs driver: ${e.stack || e}\n`); exit(1); });

@@ -148,9 +148,12 @@ class ThawServer:
                                          stdin=subprocess.DEVNULL)
         try:
             wait_port(self.port, self.proc, timeout, f"`{' '.join(self.args())}`")
+            problem = None
         except (RuntimeError, TimeoutError) as e:
+            problem = str(e)
+        if problem is not None:
             self.kill()
-            pytest.fail(f"{e}\nstderr:\n{self.stderr()}", pytrace=False)
+            pytest.fail(f"{problem}\nstderr:\n{self.stderr()}", pytrace=False)
 
     def stderr(self, limit: int = 6000) -> str:
         if self.stderr_path is None or not self.stderr_path.exists():
@@ -505,8 +508,23 @@ def serve_target(thaw_bin, thaw, tmp_path, _serve_broker):
 # Driver command lines
 
 
+_java_classes: list[str] = []
+
+
 def java_cmd(*args: str) -> list[str]:
-    return ["java", "-cp", str(DEPS / "kafka" / "lib" / "*"), str(CLIENTS / "JavaConsume.java"), *args]
+    """JavaConsume, compiled once per test session (javac; the driver also runs
+    as `java -cp '.deps/kafka/lib/*' tests/clients/JavaConsume.java`, which
+    compiles it again on every start)."""
+    lib = str(DEPS / "kafka" / "lib" / "*")
+    if not _java_classes:
+        import tempfile
+        d = tempfile.mkdtemp(prefix="thaw-java-consume-")
+        p = subprocess.run(["javac", "-cp", lib, "-d", d, str(CLIENTS / "JavaConsume.java")], capture_output=True,
+                           text=True, timeout=180)
+        if p.returncode != 0:
+            pytest.fail(f"javac tests/clients/JavaConsume.java failed:\n{p.stderr}", pytrace=False)
+        _java_classes.append(d)
+    return ["java", "-cp", f"{_java_classes[0]}:{lib}", "JavaConsume", *args]
 
 
 def java_tool(main_class: str, *args: str) -> list[str]:
