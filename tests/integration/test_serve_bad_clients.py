@@ -23,7 +23,6 @@ import time
 import pytest
 
 from serve_harness import (  # noqa: F401  (fixtures)
-    TARGET,
     Topic,
     _serve_broker,
     confluent_cmd,
@@ -140,7 +139,8 @@ def test_absurd_frame_size(served, size):
     good_client_served(served)
     if before is not None:
         after = peak_rss_mib(served)
-        assert after < before + 64, f"peak RSS went from {before:.0f} to {after:.0f} MiB after a {size}-byte frame header"
+        assert after < before + 64, \
+            f"peak RSS went from {before:.0f} to {after:.0f} MiB after a {size}-byte frame header"
         time.sleep(0.2)
         log = served.stderr()
         assert f"{local[0]}:{local[1]}" in log, f"no log line naming the client {local}:\n{log[-2000:]}"
