@@ -129,9 +129,10 @@ int64_t RecordBytes(const rd_kafka_message_t* m) {
 ReadResult ReadRanges(const Args& a, rd_kafka_t* rk, const std::vector<Range>& ranges, bool stop_at_first) {
   ReadResult res;
   rd_kafka_topic_partition_list_t* tl = rd_kafka_topic_partition_list_new(static_cast<int>(ranges.size()));
-  std::vector<int64_t> end_of(1 + std::max_element(ranges.begin(), ranges.end(), [](auto& x, auto& y) {
-                                    return x.partition < y.partition;
-                                  })->partition, -1);
+  std::vector<int64_t> end_of(
+      1 + std::max_element(ranges.begin(), ranges.end(), [](auto& x, auto& y) { return x.partition < y.partition; })
+              ->partition,
+      -1);
   size_t pending = 0;
   for (const Range& r : ranges) {
     end_of[r.partition] = r.end;
@@ -204,13 +205,20 @@ int main(int argc, char** argv) {
       }
       return argv[++i];
     };
-    if (k == "--brokers") a.brokers = next();
-    else if (k == "--topic") a.topic = next();
-    else if (k == "--samples") a.samples = std::stoi(next());
-    else if (k == "--consumers") a.consumers = std::stoi(next());
-    else if (k == "--fraction") a.fraction = std::stod(next());
-    else if (k == "--timeout") a.timeout = std::stod(next());
-    else if (a.mode.empty() && k[0] != '-') a.mode = k;
+    if (k == "--brokers")
+      a.brokers = next();
+    else if (k == "--topic")
+      a.topic = next();
+    else if (k == "--samples")
+      a.samples = std::stoi(next());
+    else if (k == "--consumers")
+      a.consumers = std::stoi(next());
+    else if (k == "--fraction")
+      a.fraction = std::stod(next());
+    else if (k == "--timeout")
+      a.timeout = std::stod(next());
+    else if (a.mode.empty() && k[0] != '-')
+      a.mode = k;
     else {
       std::fprintf(stderr, "consume_bench: unknown argument %s\n", k.c_str());
       return 2;
@@ -292,9 +300,9 @@ int main(int argc, char** argv) {
   }
   for (rd_kafka_t* rk : handles) rd_kafka_destroy(rk);
   double s = Seconds(t0, last);
-  std::printf("{\"mode\":\"concurrent\",\"consumers\":%d,\"records\":%lld,\"bytes\":%lld,\"seconds\":%.3f,"
-              "\"mb_s\":%.1f,\"errors\":%lld}\n",
-              a.consumers, (long long)total.records, (long long)total.bytes, s, total.bytes / s / 1e6,
-              (long long)total.errors);
+  std::printf(
+      "{\"mode\":\"concurrent\",\"consumers\":%d,\"records\":%lld,\"bytes\":%lld,\"seconds\":%.3f,"
+      "\"mb_s\":%.1f,\"errors\":%lld}\n",
+      a.consumers, (long long)total.records, (long long)total.bytes, s, total.bytes / s / 1e6, (long long)total.errors);
   return 0;
 }
