@@ -125,6 +125,16 @@ int64_t RecordBytes(const rd_kafka_message_t* m) {
   return n;
 }
 
+// Stops fetching a partition that reached its end (concurrent mode reads a
+// prefix of each partition: what librdkafka would prefetch beyond it is not
+// counted, so it should not be fetched either).
+void Pause(rd_kafka_t* rk, const std::string& topic, int32_t partition) {
+  rd_kafka_topic_partition_list_t* l = rd_kafka_topic_partition_list_new(1);
+  rd_kafka_topic_partition_list_add(l, topic.c_str(), partition);
+  rd_kafka_pause_partitions(rk, l);
+  rd_kafka_topic_partition_list_destroy(l);
+}
+
 // Reads every range [start, end) with one consumer.
 ReadResult ReadRanges(const Args& a, rd_kafka_t* rk, const std::vector<Range>& ranges, bool stop_at_first) {
   ReadResult res;
@@ -170,6 +180,7 @@ ReadResult ReadRanges(const Args& a, rd_kafka_t* rk, const std::vector<Range>& r
       if (m->offset + 1 >= end_of[p]) {
         finished[p] = true;
         pending--;
+        Pause(rk, a.topic, p);
       }
       if (stop_at_first) {
         rd_kafka_message_destroy(m);
