@@ -63,5 +63,6 @@ print(f"  ratio unpartitioned/partitioned {p['seconds'] / u['seconds']:.2f}x (ta
       f"all runs: {[r['seconds'] for r in rows[0::2]]} s vs {[r['seconds'] for r in rows[1::2]]} s)")
 PY
 "$root/bench/replay_bench.sh"
+"$root/bench/serve_bench.sh"
 echo "[bench] overlapping files in one partition: peak memory vs pyiceberg"
 "$py" "$root/bench/overlap_memory.py"

@@ -61,5 +61,6 @@ PY
 if [[ "${1:-}" == "--test" ]]; then
   "$here/install-java.sh"
   "$here/install-kafka.sh"
+  "$here/install-clients.sh"
 fi
 echo "[deps] ok"
