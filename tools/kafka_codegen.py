@@ -529,13 +529,15 @@ class Gen:
                 lines.append(f"{p}RETURN_NOT_OK({reader}.Read{kind}(&{lhs}, {compact}, {what}));\n")
         elif f.is_struct:
             if not elem and f.is_optional():
+                # emplace(T{}), not emplace(): clang 14 decides a nested struct with member
+                # initializers is not default-constructible while its enclosing struct is parsed.
                 lines.append(f"{p}if ({nullable_cond}) {{\n")
                 lines.append(f"{p}  int8_t present = 0;\n")
                 lines.append(f"{p}  RETURN_NOT_OK({reader}.ReadInt8(&present, {what}));\n")
                 lines.append(f"{p}  if (present < 0) {{\n{p}    {lhs}.reset();\n{p}  }} else {{\n")
-                lines.append(f"{p}    RETURN_NOT_OK({lhs}.emplace().Read({reader}, version));\n{p}  }}\n")
+                lines.append(f"{p}    RETURN_NOT_OK({lhs}.emplace({f.elem}{{}}).Read({reader}, version));\n{p}  }}\n")
                 lines.append(f"{p}}} else {{\n")
-                lines.append(f"{p}  RETURN_NOT_OK({lhs}.emplace().Read({reader}, version));\n")
+                lines.append(f"{p}  RETURN_NOT_OK({lhs}.emplace({f.elem}{{}}).Read({reader}, version));\n")
                 lines.append(f"{p}}}\n")
             else:
                 lines.append(f"{p}RETURN_NOT_OK({lhs}.Read({reader}, version));\n")
@@ -737,7 +739,7 @@ class Gen:
             if not elem and f.is_optional():
                 lines.append(f"{p}if (({f.nullable.cond('version', self.m.valid)}) && NextNull(rng)) {{\n")
                 lines.append(f"{p}  {lhs}.reset();\n{p}}} else {{\n")
-                lines.append(f"{p}  FillForTest({lhs}.emplace(), version, rng, depth + 1);\n{p}}}\n")
+                lines.append(f"{p}  FillForTest({lhs}.emplace(std::decay_t<decltype({lhs})>::value_type{{}}), version, rng, depth + 1);\n{p}}}\n")
             else:
                 lines.append(f"{p}FillForTest({lhs}, version, rng, depth + 1);\n")
 

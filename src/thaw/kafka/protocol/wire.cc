@@ -243,6 +243,10 @@ Status WireReader::ReadArrayLength(int32_t* n, bool compact, size_t min_element_
     return Status::Corrupt("Kafka message corrupt: {} has negative element count {} at byte offset {}", what, count,
                            start);
   }
+  if (count > std::numeric_limits<int32_t>::max()) {
+    return Status::Corrupt("Kafka message corrupt: {} has {} elements at byte offset {} (more than 2^31-1)", what,
+                           count, start);
+  }
   if (min_element_bytes == 0) min_element_bytes = 1;
   if (count > 0 && static_cast<uint64_t>(count) * min_element_bytes > remaining()) {
     return Status::Corrupt(

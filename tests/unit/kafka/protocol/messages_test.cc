@@ -327,7 +327,7 @@ TEST(KafkaMessages, NullableStruct) {
   auto back = Decode<msg::ConsumerGroupHeartbeatResponse>(bytes, 0);
   ASSERT_TRUE(back.ok()) << back.status().ToString();
   EXPECT_FALSE(back->assignment.has_value());
-  resp.assignment.emplace();
+  resp.assignment = msg::ConsumerGroupHeartbeatResponse::Assignment{};
   back = Decode<msg::ConsumerGroupHeartbeatResponse>(Encode(resp, 0), 0);
   ASSERT_TRUE(back.ok());
   EXPECT_TRUE(back->assignment.has_value());

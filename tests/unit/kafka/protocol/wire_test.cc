@@ -209,6 +209,10 @@ TEST(WireReader, HugeArrayCountFailsBeforeAllocating) {
   EXPECT_EQ(n, -1);
   WireReader r5(null_count);
   EXPECT_FALSE(r5.ReadNonNullArrayLength(&n, false, 1, "a").ok());
+  // A compact count above 2^31-1 (uvarint 2^32-1 -> 2^32-2 elements) is corrupt whatever remains.
+  std::string too_many("\xff\xff\xff\xff\x0f", 5);
+  WireReader r7(too_many);
+  EXPECT_EQ(r7.ReadArrayLength(&n, true, 1, "a").code(), StatusCode::kCorrupt);
   // Compact: 0 is null, 1 is empty.
   std::string compact("\x00\x01", 2);
   WireReader r6(compact);
