@@ -303,6 +303,27 @@ TEST_F(GroupCoordinatorTest, MembersThatDoNotRejoinWithinTheRebalanceTimeoutAreD
   EXPECT_EQ(Await(coord_->Heartbeat(HbReq(b))), GroupError::kUnknownMemberId);
 }
 
+TEST_F(GroupCoordinatorTest, MembersThatDoNotSyncWithinTheRebalanceTimeoutAreDropped) {
+  StartCoordinator();
+  auto ra = JoinReq("", "a"), rb = JoinReq("", "b");
+  ra.rebalance_timeout_ms = rb.rebalance_timeout_ms = 300;  // sessions stay 10 s
+  auto pa = Spawn(coord_->JoinGroup(ra));
+  RunFor(20ms);
+  auto pb = Spawn(coord_->JoinGroup(rb));
+  JoinGroupResult a = Get(pa), b = Get(pb);
+  ASSERT_EQ(b.error, GroupError::kNone);
+  ASSERT_EQ(Await(coord_->SyncGroup(SyncReq(a, {{a.member_id, "x"}, {b.member_id, "y"}}))).error, GroupError::kNone);
+  // b heartbeats (so its session never expires) but never sends SyncGroup.
+  const auto start = Clock::now();
+  EXPECT_EQ(Await(HeartbeatUntilError(HbReq(b), 50ms), 5s), GroupError::kUnknownMemberId);
+  EXPECT_GE(Clock::now() - start, 200ms);
+  EXPECT_EQ(Await(coord_->Heartbeat(HbReq(a))), GroupError::kRebalanceInProgress);
+  ra.member_id = a.member_id;
+  auto a2 = Await(coord_->JoinGroup(ra));
+  EXPECT_EQ(a2.generation_id, 2);
+  EXPECT_EQ(a2.members.size(), 1u);
+}
+
 TEST_F(GroupCoordinatorTest, LeaveTriggersARebalanceAndTheLeaderRoleMoves) {
   StartCoordinator();
   auto [a, b] = FormGroup();
