@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cctype>
 #include <map>
+#include <set>
 #include <random>
 #include <utility>
 
@@ -141,7 +142,8 @@ struct Member {
 };
 
 struct Group {
-  Group(std::string group_id, const Strand& strand) : id(std::move(group_id)), join_timer(strand) {}
+  Group(std::string group_id, const Strand& strand)
+      : id(std::move(group_id)), join_timer(strand), sync_timer(strand) {}
   std::string id;
   State state = State::kEmpty;
   int32_t generation = 0;
@@ -160,6 +162,11 @@ struct Group {
   bool initial_delay_active = false;
   bool new_member_added = false;
   int64_t initial_delay_remaining_ms = 0;
+  // Members of the current generation that have not sent SyncGroup yet; those
+  // still missing after the rebalance timeout are removed (Kafka's pending sync).
+  std::set<std::string> pending_sync;
+  asio::steady_timer sync_timer;
+  uint64_t sync_epoch = 0;
 
   Member* Find(const std::string& member_id) {
     for (auto& m : members) {
@@ -290,6 +297,8 @@ class GroupCoordinator::Impl : public std::enable_shared_from_this<GroupCoordina
   void ScheduleJoin(Group& g, std::chrono::milliseconds delay);
   void OnJoinTimer(const std::string& group_id, uint64_t epoch);
   void CompleteJoin(Group& g);
+  void ClearPendingSync(Group& g);
+  void OnSyncTimer(const std::string& group_id, uint64_t epoch);
   void RemoveMemberAndUpdateGroup(Group& g, const std::string& member_id, std::string_view reason);
   void RemovePending(Group& g, const std::string& member_id);
 
@@ -379,6 +388,25 @@ void GroupCoordinator::Impl::OnJoinTimer(const std::string& group_id, uint64_t e
   CompleteJoin(*g);
 }
 
+void GroupCoordinator::Impl::ClearPendingSync(Group& g) {
+  g.pending_sync.clear();
+  ++g.sync_epoch;  // a sync timer still pending is now stale
+  g.sync_timer.cancel();
+}
+
+void GroupCoordinator::Impl::OnSyncTimer(const std::string& group_id, uint64_t epoch) {
+  if (stopped_) return;
+  Group* g = FindGroup(group_id);
+  if (!g || g->sync_epoch != epoch) return;
+  if (g->state != State::kCompletingRebalance && g->state != State::kStable) return;
+  const std::vector<std::string> missing(g->pending_sync.begin(), g->pending_sync.end());
+  for (const auto& id : missing) {
+    if (!g->Find(id)) continue;
+    log::Debug("group '{}': member {} sent no SyncGroup within the rebalance timeout; removing it", g->id, id);
+    RemoveMemberAndUpdateGroup(*g, id, "no SyncGroup within the rebalance timeout");
+  }
+}
+
 // --------------------------------------------------------------- rebalance
 
 void GroupCoordinator::Impl::MaybePrepareRebalance(Group& g, std::string_view reason) {
@@ -398,6 +426,7 @@ void GroupCoordinator::Impl::PrepareRebalance(Group& g, std::string_view reason)
       }
     }
   }
+  ClearPendingSync(g);
   const bool from_empty = g.state == State::kEmpty;
   log::Debug("group '{}': preparing to rebalance from {} (generation {}): {}", g.id, StateName(g.state),
              g.generation, reason);
@@ -464,6 +493,16 @@ void GroupCoordinator::Impl::CompleteJoin(Group& g) {
   }
   g.protocol_name = g.SelectProtocol();
   g.state = State::kCompletingRebalance;
+  ClearPendingSync(g);
+  for (const auto& m : g.members) g.pending_sync.insert(m->member_id);
+  {
+    uint64_t epoch = g.sync_epoch;
+    g.sync_timer.expires_after(std::chrono::milliseconds(g.RebalanceTimeoutMs()));
+    g.sync_timer.async_wait([weak = weak_from_this(), group_id = g.id, epoch](const std::error_code& ec) {
+      if (ec) return;
+      if (auto self = weak.lock()) self->OnSyncTimer(group_id, epoch);
+    });
+  }
   log::Debug("group '{}': generation {} with {} members, protocol {}, leader {}", g.id, g.generation,
              g.members.size(), g.protocol_name.value_or(""), g.leader);
   for (auto& m : g.members) {
@@ -504,6 +543,7 @@ void GroupCoordinator::Impl::RemoveMemberAndUpdateGroup(Group& g, const std::str
     if (s != g.static_members.end() && s->second == member_id) g.static_members.erase(s);
   }
   g.members.erase(it);
+  g.pending_sync.erase(member_id);
   if (g.leader == member_id) g.leader = g.members.empty() ? std::string() : g.members.front()->member_id;
   switch (g.state) {
     case State::kStable:
@@ -600,6 +640,7 @@ void GroupCoordinator::Impl::ReplaceStaticMember(Group& g, const std::string& ol
   const std::string old_leader = g.leader;
   const bool protocols_changed = !m->Matches(req.protocols);
   m->member_id = new_id;
+  if (g.pending_sync.erase(old_id)) g.pending_sync.insert(new_id);
   g.static_members[*req.group_instance_id] = new_id;
   if (g.leader == old_id) g.leader = new_id;
   m->client_id = req.client_id;
@@ -744,6 +785,7 @@ asio::awaitable<SyncGroupResult> GroupCoordinator::Impl::Sync(SyncGroupRequest r
       (req.protocol_name && req.protocol_name != g->protocol_name)) {
     co_return SyncError(GroupError::kInconsistentGroupProtocol);
   }
+  if (g->state == State::kCompletingRebalance || g->state == State::kStable) g->pending_sync.erase(req.member_id);
   auto ok = [&](std::string assignment) {
     SyncGroupResult r;
     r.protocol_type = g->protocol_type;
@@ -1033,6 +1075,7 @@ asio::awaitable<Status> GroupCoordinator::Impl::Stop() {
       m->heartbeat_timer.cancel();
     }
     g->join_timer.cancel();
+    g->sync_timer.cancel();
   }
   groups_.clear();  // destroys every timer; their handlers see operation_aborted
   co_return store_->Close();

@@ -39,7 +39,7 @@ class GroupCoordinatorTest : public ::testing::Test {
 
   static GroupCoordinatorOptions Options() {
     GroupCoordinatorOptions o;
-    o.initial_rebalance_delay = 100ms;
+    o.initial_rebalance_delay = 300ms;  // margin for a loaded machine: joins a few ms apart land in it
     o.min_session_timeout = 10ms;
     o.max_session_timeout = 60s;
     return o;
@@ -301,6 +301,27 @@ TEST_F(GroupCoordinatorTest, MembersThatDoNotRejoinWithinTheRebalanceTimeoutAreD
   ASSERT_EQ(a2.members.size(), 2u);
   EXPECT_EQ(a2.members[1].member_id, c.member_id);
   EXPECT_EQ(Await(coord_->Heartbeat(HbReq(b))), GroupError::kUnknownMemberId);
+}
+
+TEST_F(GroupCoordinatorTest, MembersThatDoNotSyncWithinTheRebalanceTimeoutAreDropped) {
+  StartCoordinator();
+  auto ra = JoinReq("", "a"), rb = JoinReq("", "b");
+  ra.rebalance_timeout_ms = rb.rebalance_timeout_ms = 300;  // sessions stay 10 s
+  auto pa = Spawn(coord_->JoinGroup(ra));
+  RunFor(20ms);
+  auto pb = Spawn(coord_->JoinGroup(rb));
+  JoinGroupResult a = Get(pa), b = Get(pb);
+  ASSERT_EQ(b.error, GroupError::kNone);
+  ASSERT_EQ(Await(coord_->SyncGroup(SyncReq(a, {{a.member_id, "x"}, {b.member_id, "y"}}))).error, GroupError::kNone);
+  // b heartbeats (so its session never expires) but never sends SyncGroup.
+  const auto start = Clock::now();
+  EXPECT_EQ(Await(HeartbeatUntilError(HbReq(b), 50ms), 5s), GroupError::kUnknownMemberId);
+  EXPECT_GE(Clock::now() - start, 200ms);
+  EXPECT_EQ(Await(coord_->Heartbeat(HbReq(a))), GroupError::kRebalanceInProgress);
+  ra.member_id = a.member_id;
+  auto a2 = Await(coord_->JoinGroup(ra));
+  EXPECT_EQ(a2.generation_id, 2);
+  EXPECT_EQ(a2.members.size(), 1u);
 }
 
 TEST_F(GroupCoordinatorTest, LeaveTriggersARebalanceAndTheLeaderRoleMoves) {
