@@ -343,26 +343,42 @@ Result<PartitionOffsets> ServedTopic::OffsetsIn(State& st, int32_t partition) {
     std::lock_guard<std::mutex> lock(part->mu);
     if (part->offsets) return *part->offsets;
   }
-  // Exact: the first record of the first segment that has one, the last of
-  // the last (rows deleted at either end are not counted).
+  // Exact, not statistics: the first record present and the last. A row
+  // group's offset statistics are exact when its file holds only this
+  // partition and has no delete files (the lowest and highest offsets are
+  // rows that are read); otherwise the first segment that has a record, and
+  // the last one, are read (and cached, for every partition they hold).
   PartitionOffsets o;
-  size_t first = 0;
-  bool any = false;
-  for (; first < part->lo.size(); ++first) {
-    ASSIGN_OR_RAISE(auto seg, LoadSegment(st, partition, first));
-    if (!seg->empty()) {
-      o.log_start = seg->first_offset();
-      any = true;
-      break;
+  ASSIGN_OR_RAISE(auto rgs, st.plan->RowGroups(partition));
+  auto exact = [&](const records::RowGroupRef& r) {
+    const auto& f = st.plan->files()[r.file];
+    return f.part_lo == partition && f.part_hi == partition && f.task.deletes.empty() && r.first_offset != kMin &&
+           r.last_offset != kMax;
+  };
+  if (!rgs->empty()) {
+    const records::RowGroupRef* lowest = &rgs->front();
+    const records::RowGroupRef* highest = &rgs->front();
+    for (const auto& r : *rgs) {
+      if (r.last_offset > highest->last_offset || (r.last_offset == highest->last_offset && exact(r))) highest = &r;
+      if (r.first_offset == lowest->first_offset && exact(r)) lowest = &r;
     }
-  }
-  if (any) {
-    for (size_t i = part->lo.size(); i-- > first;) {
-      ASSIGN_OR_RAISE(auto seg, LoadSegment(st, partition, i));
-      if (!seg->empty()) {
-        o.high_watermark = seg->last_offset() + 1;
-        break;
+    std::optional<int64_t> start, end;
+    if (exact(*lowest)) start = lowest->first_offset;
+    if (exact(*highest)) end = highest->last_offset + 1;
+    size_t first = 0;
+    for (; !start && first < part->lo.size(); ++first) {
+      ASSIGN_OR_RAISE(auto seg, LoadSegment(st, partition, first));
+      if (!seg->empty()) start = seg->first_offset();
+    }
+    if (start) {
+      for (size_t i = part->lo.size(); !end && i-- > 0;) {
+        ASSIGN_OR_RAISE(auto seg, LoadSegment(st, partition, i));
+        if (!seg->empty()) end = seg->last_offset() + 1;
       }
+    }
+    if (start && end) {
+      o.log_start = *start;
+      o.high_watermark = *end;
     }
   }
   std::lock_guard<std::mutex> lock(part->mu);
