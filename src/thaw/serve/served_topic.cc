@@ -347,7 +347,7 @@ Result<PartitionOffsets> ServedTopic::OffsetsIn(State& st, int32_t partition) {
   // group's offset statistics are exact when its file holds only this
   // partition and has no delete files (the lowest and highest offsets are
   // rows that are read); otherwise the first segment that has a record, and
-  // the last one, are read (and cached, for every partition they hold).
+  // the last one, are looked at (cached, or their offsets read).
   PartitionOffsets o;
   ASSIGN_OR_RAISE(auto rgs, st.plan->RowGroups(partition));
   auto exact = [&](const records::RowGroupRef& r) {
@@ -365,15 +365,45 @@ Result<PartitionOffsets> ServedTopic::OffsetsIn(State& st, int32_t partition) {
     std::optional<int64_t> start, end;
     if (exact(*lowest)) start = lowest->first_offset;
     if (exact(*highest)) end = highest->last_offset + 1;
+    // The offsets of the first and last records of segment i: from the
+    // cache when it holds the segment, else a metadata-only read
+    // (partition, offset and timestamp columns: no values decoded).
+    auto bounds = [&](size_t i) -> Result<std::optional<std::pair<int64_t, int64_t>>> {
+      using Out = std::optional<std::pair<int64_t, int64_t>>;
+      if (auto seg = cache_->Get(part->keys[i])) {
+        return seg->empty() ? Out() : Out(std::make_pair(seg->first_offset(), seg->last_offset()));
+      }
+      records::ReadOptions ro;
+      ro.partitions = std::set<int32_t>{partition};
+      if (part->lo[i] != kMin) ro.from_offset = part->lo[i];
+      if (part->hi(i) != kMax) ro.to_offset = part->hi(i);
+      ro.metadata_only = true;
+      ro.read_ahead = 1;
+      ro.memory_budget = options_.memory_budget;
+      ro.spill_dir = options_.spill_dir;
+      ASSIGN_OR_RAISE(auto reader, records::RecordReader::Make(st.plan, ro));
+      Out out;
+      records::RecordBatch b;
+      while (true) {
+        ASSIGN_OR_RAISE(bool more, reader->Next(&b));
+        if (!more) break;
+        for (const auto& r : b.records) {
+          if (r.partition != partition) continue;
+          if (!out) out = std::make_pair(r.offset, r.offset);
+          out->second = r.offset;
+        }
+      }
+      return out;
+    };
     size_t first = 0;
     for (; !start && first < part->lo.size(); ++first) {
-      ASSIGN_OR_RAISE(auto seg, LoadSegment(st, partition, first));
-      if (!seg->empty()) start = seg->first_offset();
+      ASSIGN_OR_RAISE(auto b, bounds(first));
+      if (b) start = b->first;
     }
     if (start) {
       for (size_t i = part->lo.size(); !end && i-- > 0;) {
-        ASSIGN_OR_RAISE(auto seg, LoadSegment(st, partition, i));
-        if (!seg->empty()) end = seg->last_offset() + 1;
+        ASSIGN_OR_RAISE(auto b, bounds(i));
+        if (b) end = b->second + 1;
       }
     }
     if (start && end) {
