@@ -318,6 +318,8 @@ TEST_F(ServeFixture, BatchesAreCompressedPerTopic) {
       std::vector<kafka::DecodedBatch> batches;
       Decode(*f, &batches);
       for (const auto& b : batches) EXPECT_EQ(b.compression(), c);
+      // Cached batches hold no spare capacity (the cache counts their sizes).
+      for (const auto& b : f->batches) EXPECT_LE(b->capacity(), b->size() + b->size() / 8 + 16);
       // Same batch boundaries whatever the codec.
       EXPECT_EQ(f->batches.size(), u->batches.size());
       // Partition 0's small JSON values compress.
