@@ -181,7 +181,8 @@ Result<std::shared_ptr<ServedTopic::State::Part>> ServedTopic::State::PartOf(int
 }
 
 struct ServedTopic::Counters {
-  std::atomic<int64_t> segment_reads{0}, segments_filled{0}, row_groups{0}, rows{0}, batches{0}, refreshes{0};
+  std::atomic<int64_t> segment_reads{0}, segments_filled{0}, row_groups{0}, rows{0}, batches{0}, offset_reads{0},
+      refreshes{0};
 };
 
 ServedTopic::ServedTopic(std::shared_ptr<storage::Catalog> catalog, TopicConfig config, ServeOptions options,
@@ -279,6 +280,7 @@ ServedTopic::Stats ServedTopic::stats() const {
   s.row_groups_decoded = counters_->row_groups;
   s.rows_decoded = counters_->rows;
   s.batches_encoded = counters_->batches;
+  s.offset_reads = counters_->offset_reads;
   s.refreshes = counters_->refreshes;
   return s;
 }
@@ -373,6 +375,11 @@ Result<PartitionOffsets> ServedTopic::OffsetsIn(State& st, int32_t partition) {
       if (auto seg = cache_->Get(part->keys[i])) {
         return seg->empty() ? Out() : Out(std::make_pair(seg->first_offset(), seg->last_offset()));
       }
+      {
+        std::lock_guard<std::mutex> lock(bounds_mu_);
+        if (auto it = bounds_.find(part->keys[i]); it != bounds_.end()) return it->second;
+      }
+      ++counters_->offset_reads;
       records::ReadOptions ro;
       ro.partitions = std::set<int32_t>{partition};
       if (part->lo[i] != kMin) ro.from_offset = part->lo[i];
@@ -393,6 +400,9 @@ Result<PartitionOffsets> ServedTopic::OffsetsIn(State& st, int32_t partition) {
           out->second = r.offset;
         }
       }
+      std::lock_guard<std::mutex> lock(bounds_mu_);
+      if (bounds_.size() >= 65536) bounds_.clear();  // a bound on memory; entries are cheap to read again
+      bounds_[part->keys[i]] = out;
       return out;
     };
     size_t first = 0;

@@ -44,6 +44,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -159,6 +160,7 @@ class ServedTopic {
     int64_t row_groups_decoded = 0;
     int64_t rows_decoded = 0;
     int64_t batches_encoded = 0;
+    int64_t offset_reads = 0;    // metadata-only reads of a segment's first and last offsets
     int64_t refreshes = 0;       // new snapshots swapped in
   };
   Stats stats() const;
@@ -189,6 +191,12 @@ class ServedTopic {
   uint64_t refresh_generation_ = 0;
   Status last_refresh_;
   std::chrono::steady_clock::time_point last_refresh_start_{};
+
+  // First and last offsets of segments whose offsets were read (not
+  // decoded), by segment key: kept across snapshots, so a refresh after an
+  // append reads only the new last segments' offsets.
+  std::mutex bounds_mu_;
+  std::map<std::string, std::optional<std::pair<int64_t, int64_t>>> bounds_;
 
   struct Counters;
   std::unique_ptr<Counters> counters_;

@@ -534,8 +534,17 @@ TEST_F(ServeFixture, ASmallCacheStaysWithinItsBoundAndServesTheSameRecords) {
 TEST_F(ServeFixture, ANewSnapshotIsServedAfterRefresh) {
   ServeOptions opts;
   opts.min_check_interval = std::chrono::milliseconds(0);
-  auto reg = Registry({"serve_tail"}, opts);
+  auto reg = Registry({"serve_tail", "serve_unpart_tail"}, opts);
   auto t = reg->Find("serve_tail");
+  auto u = reg->Find("serve_unpart_tail");
+  // Files holding both partitions: offsets are read (offset columns only), a
+  // first and a last segment per partition.
+  for (int32_t p : {0, 1}) {
+    EXPECT_EQ(u->Offsets(p)->log_start, 0);
+    EXPECT_EQ(u->Offsets(p)->high_watermark, 50);
+  }
+  EXPECT_EQ(u->stats().offset_reads, 4);
+  EXPECT_EQ(u->stats().segment_reads, 0);
   ServeOptions slow;
   slow.min_check_interval = std::chrono::hours(1);
   auto slow_reg = Registry({"serve_tail"}, slow);
@@ -558,6 +567,15 @@ TEST_F(ServeFixture, ANewSnapshotIsServedAfterRefresh) {
   ASSERT_TRUE(reg->RefreshAll().ok());
   EXPECT_NE(t->snapshot_id(), snap);
   EXPECT_EQ(t->stats().refreshes, 1);
+  // The unchanged first segments' offsets are remembered: only the new last segments are read.
+  for (int32_t p : {0, 1}) {
+    EXPECT_EQ(u->Offsets(p)->log_start, 0);
+    EXPECT_EQ(u->Offsets(p)->high_watermark, 60);
+  }
+  EXPECT_EQ(u->stats().offset_reads, 6);
+  auto unpart = ReaderRows("serve_unpart_tail");
+  EXPECT_EQ(FetchAll(*u, 0, 1 << 20), unpart[0]);
+  EXPECT_EQ(FetchAll(*u, 1, 1 << 20), unpart[1]);
   // Within min_check_interval of its last reload, a topic does not ask the catalog again.
   ASSERT_TRUE(slow_t->RefreshIfChanged().ok());
   EXPECT_EQ(slow_t->snapshot_id(), snap);
