@@ -71,7 +71,10 @@ int main(int argc, char** argv) {
   for (int i = 3; i + 1 < argc; i += 2) {
     if (!std::strcmp(argv[i], "--compression")) {
       auto c = kafka::ParseCompression(argv[i + 1]);
-      if (!c.ok()) { std::fprintf(stderr, "%s\n", c.status().ToString().c_str()); return 2; }
+      if (!c.ok()) {
+        std::fprintf(stderr, "%s\n", c.status().ToString().c_str());
+        return 2;
+      }
       cfg.compression = *c;
     } else if (!std::strcmp(argv[i], "--cache-mib")) {
       opts.cache_bytes = std::atoll(argv[i + 1]) << 20;
@@ -111,13 +114,14 @@ int main(int argc, char** argv) {
   if (!warm.ok()) return fail(warm.status());
   struct rusage ru;
   getrusage(RUSAGE_SELF, &ru);
-  std::printf("{\"partitions\": %d, \"bytes\": %lld, \"fetches\": %lld, \"cold_s\": %.3f, \"cold_cpu_s\": %.3f, "
-              "\"cold_MBps\": %.1f, \"warm_s\": %.4f, \"warm_MBps\": %.1f, \"seek_first_fetch_ms\": %.1f, \"seek_open_ms\": %.1f, \"seek_offsets_ms\": %.1f, "
-              "\"segment_reads\": %lld, \"row_groups_decoded\": %lld, \"cache_mib\": %.1f, \"peak_rss_mib\": %.1f}\n",
-              t->partition_count(), static_cast<long long>(cold->bytes), static_cast<long long>(cold->fetches),
-              cold->seconds, cold->cpu, cold->bytes / cold->seconds / 1e6, warm->seconds,
-              warm->bytes / warm->seconds / 1e6, seek_ms, open_ms, offsets_ms, static_cast<long long>(s.segment_reads),
-              static_cast<long long>(s.row_groups_decoded), (*reg)->cache()->stats().bytes / 1048576.0,
-              ru.ru_maxrss / 1024.0);
+  std::printf(
+      "{\"partitions\": %d, \"bytes\": %lld, \"fetches\": %lld, \"cold_s\": %.3f, \"cold_cpu_s\": %.3f, "
+      "\"cold_MBps\": %.1f, \"warm_s\": %.4f, \"warm_MBps\": %.1f, \"seek_first_fetch_ms\": %.1f, \"seek_open_ms\": "
+      "%.1f, \"seek_offsets_ms\": %.1f, "
+      "\"segment_reads\": %lld, \"row_groups_decoded\": %lld, \"cache_mib\": %.1f, \"peak_rss_mib\": %.1f}\n",
+      t->partition_count(), static_cast<long long>(cold->bytes), static_cast<long long>(cold->fetches), cold->seconds,
+      cold->cpu, cold->bytes / cold->seconds / 1e6, warm->seconds, warm->bytes / warm->seconds / 1e6, seek_ms, open_ms,
+      offsets_ms, static_cast<long long>(s.segment_reads), static_cast<long long>(s.row_groups_decoded),
+      (*reg)->cache()->stats().bytes / 1048576.0, ru.ru_maxrss / 1024.0);
   return 0;
 }

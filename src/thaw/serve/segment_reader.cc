@@ -41,8 +41,8 @@ Status BatchCutter::Add(const records::RecordBatch& source, size_t begin, size_t
       }
     }
     if (!pending_.records.empty() && r.offset <= pending_.records.back().offset) {
-      return Status::Internal("serve: records of partition {} out of offset order ({} after {})", r.partition,
-                              r.offset, pending_.records.back().offset);
+      return Status::Internal("serve: records of partition {} out of offset order ({} after {})", r.partition, r.offset,
+                              pending_.records.back().offset);
     }
     records::Record copy = r;
     copy.header_begin = static_cast<uint32_t>(pending_.headers.size());

@@ -99,8 +99,8 @@ struct ServedTopic::State {
   int32_t max_partition = -1;
 
   struct Part {
-    std::vector<int64_t> lo;         // segment i = [lo[i], lo[i + 1]) (the last: to the end)
-    std::vector<std::string> keys;   // cache key of segment i
+    std::vector<int64_t> lo;           // segment i = [lo[i], lo[i + 1]) (the last: to the end)
+    std::vector<std::string> keys;     // cache key of segment i
     std::vector<std::string> digests;  // of the row groups (and their deletes) that hold segment i
     // Files whose row groups contribute to segment i hold these partitions
     // (the candidates for decoding it once for several partitions).
@@ -141,8 +141,8 @@ Result<std::shared_ptr<ServedTopic::State::Part>> ServedTopic::State::PartOf(int
     // Each segment's key: its range and every row group that may hold
     // records of it (with the file's sequence numbers and delete files).
     const auto& files = plan->files();
-    size_t next = 0;                // first row group not yet started
-    int64_t max_last_before = kMin; // greatest last offset of the row groups before segment i
+    size_t next = 0;                 // first row group not yet started
+    int64_t max_last_before = kMin;  // greatest last offset of the row groups before segment i
     for (size_t i = 0; i < part->lo.size(); ++i) {
       const int64_t lo = part->lo[i], hi = part->hi(i);
       std::vector<const records::RowGroupRef*> contrib;
@@ -216,12 +216,11 @@ Result<std::shared_ptr<ServedTopic::State>> MakeState(const TopicConfig& config,
   }
   if (st->plan->snapshot()) st->snapshot_id = st->plan->snapshot()->snapshot_id;
   const auto& md = st->table->metadata;
-  const int32_t schema_id = st->plan->snapshot() && st->plan->snapshot()->schema_id ? *st->plan->snapshot()->schema_id
-                                                                                    : md.current_schema_id;
-  st->key_prefix = fmt::format("{}\x1f{}\x1f{}:{}\x1fs{}\x1f{}", config.name,
-                               md.table_uuid.empty() ? md.location : md.table_uuid,
-                               static_cast<int>(config.compression), config.compression_level, schema_id,
-                               LayoutSignature(layout));
+  const int32_t schema_id =
+      st->plan->snapshot() && st->plan->snapshot()->schema_id ? *st->plan->snapshot()->schema_id : md.current_schema_id;
+  st->key_prefix =
+      fmt::format("{}\x1f{}\x1f{}:{}\x1fs{}\x1f{}", config.name, md.table_uuid.empty() ? md.location : md.table_uuid,
+                  static_cast<int>(config.compression), config.compression_level, schema_id, LayoutSignature(layout));
   const auto& parts = st->plan->partitions();
   st->max_partition = parts.empty() ? -1 : parts.back();
   return st;
@@ -236,9 +235,9 @@ Result<std::shared_ptr<ServedTopic>> ServedTopic::Make(std::shared_ptr<storage::
   if (!catalog) return Status::Invalid("{}: no catalog to load the table from", where);
   auto id = storage::TableIdentifier::Parse(config.table);
   if (!id.ok()) return id.status().WithContext(where);
-  std::shared_ptr<ServedTopic> t(new ServedTopic(std::move(catalog), std::move(config), options,
-                                                 cache ? std::move(cache)
-                                                       : std::make_shared<BatchCache>(options.cache_bytes)));
+  std::shared_ptr<ServedTopic> t(
+      new ServedTopic(std::move(catalog), std::move(config), options,
+                      cache ? std::move(cache) : std::make_shared<BatchCache>(options.cache_bytes)));
   t->id_ = *id;
   Result<storage::Table> table = Status::Internal("unset");
   {
@@ -303,33 +302,34 @@ Result<std::shared_ptr<const Segment>> ServedTopic::LoadSegment(State& st, int32
     partition_of.emplace(other->keys[j], static_cast<int32_t>(q));
     also.push_back(other->keys[j]);
   }
-  return cache_->GetOrLoad(part->keys[i], also, [&](const std::vector<std::string>& keys) -> Result<BatchCache::Loaded> {
-    std::set<int32_t> parts;
-    for (const auto& k : keys) parts.insert(partition_of.at(k));
-    SegmentReadOptions so;
-    so.cut = {options_.batch_bytes, options_.batch_records};
-    so.batch.compression = config_.compression;
-    so.batch.level = config_.compression_level;
-    so.batch.leader_epoch = kLeaderEpoch;
-    so.memory_budget = options_.memory_budget;
-    so.spill_dir = options_.spill_dir;
-    auto read = ReadSegments(st.plan, parts, lo, hi, so);
-    if (!read.ok()) {
-      return read.status().WithContext(fmt::format("topic '{}' (table {}) partition {} offsets [{}, {})", config_.name,
-                                                   st.table->name, p, lo,
-                                                   hi == kMax ? std::string("end") : std::to_string(hi)));
-    }
-    ++counters_->segment_reads;
-    counters_->segments_filled += static_cast<int64_t>(read->segments.size());
-    counters_->row_groups += read->decode.row_groups;
-    counters_->rows += read->decode.rows;
-    counters_->batches += read->batches;
-    BatchCache::Loaded out;
-    for (const auto& k : keys) {
-      out.emplace(k, std::make_shared<const Segment>(std::move(read->segments.at(partition_of.at(k)))));
-    }
-    return out;
-  });
+  return cache_->GetOrLoad(
+      part->keys[i], also, [&](const std::vector<std::string>& keys) -> Result<BatchCache::Loaded> {
+        std::set<int32_t> parts;
+        for (const auto& k : keys) parts.insert(partition_of.at(k));
+        SegmentReadOptions so;
+        so.cut = {options_.batch_bytes, options_.batch_records};
+        so.batch.compression = config_.compression;
+        so.batch.level = config_.compression_level;
+        so.batch.leader_epoch = kLeaderEpoch;
+        so.memory_budget = options_.memory_budget;
+        so.spill_dir = options_.spill_dir;
+        auto read = ReadSegments(st.plan, parts, lo, hi, so);
+        if (!read.ok()) {
+          return read.status().WithContext(fmt::format("topic '{}' (table {}) partition {} offsets [{}, {})",
+                                                       config_.name, st.table->name, p, lo,
+                                                       hi == kMax ? std::string("end") : std::to_string(hi)));
+        }
+        ++counters_->segment_reads;
+        counters_->segments_filled += static_cast<int64_t>(read->segments.size());
+        counters_->row_groups += read->decode.row_groups;
+        counters_->rows += read->decode.rows;
+        counters_->batches += read->batches;
+        BatchCache::Loaded out;
+        for (const auto& k : keys) {
+          out.emplace(k, std::make_shared<const Segment>(std::move(read->segments.at(partition_of.at(k)))));
+        }
+        return out;
+      });
 }
 
 Result<PartitionOffsets> ServedTopic::Offsets(int32_t partition) {
@@ -498,9 +498,8 @@ Result<std::optional<std::pair<int64_t, int64_t>>> ServedTopic::MaxTimestamp(int
   // beat it. Equal bounds are read too, for the lowest offset among ties.
   std::vector<const records::RowGroupRef*> order;
   for (const auto& r : *rgs) order.push_back(&r);
-  std::stable_sort(order.begin(), order.end(), [](const auto* a, const auto* b) {
-    return a->max_timestamp_ms > b->max_timestamp_ms;
-  });
+  std::stable_sort(order.begin(), order.end(),
+                   [](const auto* a, const auto* b) { return a->max_timestamp_ms > b->max_timestamp_ms; });
   Out best;
   for (const auto* r : order) {
     if (best && r->max_timestamp_ms < best->second) break;

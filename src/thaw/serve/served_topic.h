@@ -155,13 +155,13 @@ class ServedTopic {
   // Work done so far (tests, logs): segments decoded, row groups and rows
   // the RecordReader decoded for them, batches encoded.
   struct Stats {
-    int64_t segment_reads = 0;   // RecordReader runs for segments
-    int64_t segments_filled = 0; // segments produced by them (> reads when partitions share row groups)
+    int64_t segment_reads = 0;    // RecordReader runs for segments
+    int64_t segments_filled = 0;  // segments produced by them (> reads when partitions share row groups)
     int64_t row_groups_decoded = 0;
     int64_t rows_decoded = 0;
     int64_t batches_encoded = 0;
-    int64_t offset_reads = 0;    // metadata-only reads of a segment's first and last offsets
-    int64_t refreshes = 0;       // new snapshots swapped in
+    int64_t offset_reads = 0;  // metadata-only reads of a segment's first and last offsets
+    int64_t refreshes = 0;     // new snapshots swapped in
   };
   Stats stats() const;
 

@@ -38,8 +38,8 @@ struct Row {
 };
 
 std::ostream& operator<<(std::ostream& os, const Row& r) {
-  return os << "{offset " << r.offset << ", ts " << r.timestamp_ms << ", type " << static_cast<int>(r.type)
-            << ", key " << (r.key ? "'" + r.key->substr(0, 20) + "'" : "null") << ", value "
+  return os << "{offset " << r.offset << ", ts " << r.timestamp_ms << ", type " << static_cast<int>(r.type) << ", key "
+            << (r.key ? "'" + r.key->substr(0, 20) + "'" : "null") << ", value "
             << (r.value ? std::to_string(r.value->size()) + " bytes" : "null") << ", " << r.headers.size()
             << " headers}";
 }
@@ -48,9 +48,9 @@ using Rows = std::vector<Row>;
 
 // The tables every Fetch test runs over: several layouts, partitioned and
 // not, with gaps, deletes and 1 MiB values.
-const std::vector<std::string> kTables = {"serve_part",   "serve_unpart", "canonical_v2",
-                                          "canonical_cow_delete", "canonical_snappy_unpartitioned",
-                                          "redpanda",     "connect_flat"};
+const std::vector<std::string> kTables = {
+    "serve_part", "serve_unpart", "canonical_v2", "canonical_cow_delete", "canonical_snappy_unpartitioned",
+    "redpanda",   "connect_flat"};
 
 class ServeFixture : public ::testing::Test {
  public:
@@ -143,8 +143,8 @@ class ServeFixture : public ::testing::Test {
         if (r.key) row.key = std::string(*r.key);
         if (r.value) row.value = std::string(*r.value);
         for (const auto& h : b.HeadersOf(r)) {
-          row.headers.emplace_back(std::string(h.key), h.value ? std::optional<std::string>(std::string(*h.value))
-                                                               : std::nullopt);
+          row.headers.emplace_back(std::string(h.key),
+                                   h.value ? std::optional<std::string>(std::string(*h.value)) : std::nullopt);
         }
         out[r.partition].push_back(std::move(row));
       }
@@ -668,11 +668,10 @@ TEST_F(ServeFixture, TopicIdsAreStableAndDistinct) {
   EXPECT_NE(DeriveTopicId("3f9b6c1e-0000-4000-8000-000000000001", "a"),
             DeriveTopicId("3f9b6c1e-0000-4000-8000-000000000001", "b"));
   const auto id = pa->topic_id_bytes();
-  EXPECT_EQ(id[6] >> 4, 8);          // version 8
-  EXPECT_EQ(id[8] >> 6, 2);          // RFC variant
-  EXPECT_NE(id[0] >> 2, 62);         // base64 form does not start with '-'
+  EXPECT_EQ(id[6] >> 4, 8);   // version 8
+  EXPECT_EQ(id[8] >> 6, 2);   // RFC variant
+  EXPECT_NE(id[0] >> 2, 62);  // base64 form does not start with '-'
 }
-
 
 // Row-level deletes written by Iceberg Java (tests/fixtures/java: v2
 // position deletes, v2 equality deletes, a v3 deletion vector, bucket/day
@@ -681,8 +680,8 @@ TEST_F(ServeFixture, TopicIdsAreStableAndDistinct) {
 TEST_F(ServeFixture, TablesWithDeleteFilesFromIcebergJava) {
   const fs::path wh = dir_ / "java";
   fs::create_directories(wh);
-  const std::string cmd = "'" + (fs::path(THAW_SOURCE_DIR) / "tests/fixtures/java/run.sh").string() + "' write '" +
-                          wh.string() + "' 2>&1";
+  const std::string cmd =
+      "'" + (fs::path(THAW_SOURCE_DIR) / "tests/fixtures/java/run.sh").string() + "' write '" + wh.string() + "' 2>&1";
   FILE* pipe = popen(cmd.c_str(), "r");
   ASSERT_NE(pipe, nullptr);
   std::string out;
