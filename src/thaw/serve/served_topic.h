@@ -19,23 +19,27 @@
 // their position after every refresh for nothing).
 //
 // Segments and batches. Each partition is cut into segments at the first
-// offsets of its row groups (ReadPlan::RowGroups, by offset statistics):
-// a segment is a run of row groups whose offset ranges overlap (at most 4
+// offsets of its row groups (ReadPlan::RowGroups, by offset statistics): a
+// segment is a run of row groups whose offset ranges overlap (at most 4
 // unless more start at the same offset), covering [its first row group's
 // first offset, the next segment's) -- the last one open-ended -- so a
 // table whose row groups hold disjoint offset ranges has one segment per
-// row group. Each segment is read with the RecordReader (the path inspect and replay use, so all
-// three agree record for record) and cut into record batches v2 of at most
-// ServeOptions::batch_bytes of keys, values and headers (a bigger record
-// gets a batch of its own) and batch_records records, also cut where the
-// timestamp type changes, where the timestamp changes in LogAppendTime
-// records (such a batch carries one timestamp), and where an offset delta
-// would not fit 31 bits. Batch
-// boundaries depend only on the segment's rows, so batches are cached
-// (batch_cache.h). When a segment's row groups hold several Kafka
-// partitions (an unpartitioned Kafka Connect sink table), they are decoded
-// once for all the partitions whose segment has the same range and row
-// groups, and the cache is filled for each.
+// row group. Each segment is read with the RecordReader (the path inspect
+// and replay use, so all three agree record for record) and cut into record
+// batches v2 of at most ServeOptions::batch_bytes of keys, values and
+// headers (a bigger record gets a batch of its own) and batch_records
+// records, also cut where the timestamp type changes, where the timestamp
+// changes in LogAppendTime records (such a batch carries one timestamp),
+// and where an offset delta would not fit 31 bits. Batch boundaries depend
+// only on the segment's rows, so batches are cached (batch_cache.h). When a
+// segment's row groups hold several Kafka partitions (an unpartitioned
+// Kafka Connect sink table), they are decoded once for all the partitions
+// whose segment has the same range and row groups, and the cache is filled
+// for each.
+//
+// Offsets come from row-group statistics where those are exact (a file
+// holding only the partition, without delete files); otherwise the first
+// and last segments' offset columns are read (no values decoded).
 //
 // Refresh: RefreshIfChanged reloads the table through the catalog; a new
 // snapshot replaces the plan for the calls that start after it. Cache
