@@ -43,8 +43,7 @@ void BatchCache::InsertLocked(const std::string& key, std::shared_ptr<const Segm
 }
 
 Result<std::shared_ptr<const Segment>> BatchCache::GetOrLoad(const std::string& key,
-                                                             const std::vector<std::string>& also,
-                                                             const Loader& load) {
+                                                             const std::vector<std::string>& also, const Loader& load) {
   std::shared_ptr<Flight> flight;
   std::vector<std::string> keys;
   {

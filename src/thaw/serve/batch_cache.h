@@ -53,14 +53,14 @@ struct Segment {
 class BatchCache {
  public:
   struct Stats {
-    int64_t hits = 0;      // Get / GetOrLoad answered from the cache
-    int64_t misses = 0;    // GetOrLoad calls that ran a load
-    int64_t waits = 0;     // GetOrLoad calls that waited for another's load (in-flight dedup)
-    int64_t loads = 0;     // loads run
-    int64_t filled = 0;    // entries inserted by loads (more than loads when a load fills several keys)
-    int64_t evictions = 0; // entries dropped to stay under capacity
-    int64_t entries = 0;   // now
-    int64_t bytes = 0;     // now
+    int64_t hits = 0;       // Get / GetOrLoad answered from the cache
+    int64_t misses = 0;     // GetOrLoad calls that ran a load
+    int64_t waits = 0;      // GetOrLoad calls that waited for another's load (in-flight dedup)
+    int64_t loads = 0;      // loads run
+    int64_t filled = 0;     // entries inserted by loads (more than loads when a load fills several keys)
+    int64_t evictions = 0;  // entries dropped to stay under capacity
+    int64_t entries = 0;    // now
+    int64_t bytes = 0;      // now
   };
 
   // What one load produced: the segment of every key it filled (it must

@@ -41,8 +41,8 @@ Status BatchCutter::Add(const records::RecordBatch& source, size_t begin, size_t
       }
     }
     if (!pending_.records.empty() && r.offset <= pending_.records.back().offset) {
-      return Status::Internal("serve: records of partition {} out of offset order ({} after {})", r.partition,
-                              r.offset, pending_.records.back().offset);
+      return Status::Internal("serve: records of partition {} out of offset order ({} after {})", r.partition, r.offset,
+                              pending_.records.back().offset);
     }
     records::Record copy = r;
     copy.header_begin = static_cast<uint32_t>(pending_.headers.size());
@@ -57,6 +57,9 @@ Status BatchCutter::Flush() {
   if (pending_.records.empty()) return Status::OK();
   auto bytes = std::make_shared<std::string>();
   RETURN_NOT_OK(kafka::AppendRecordBatch(pending_.records, pending_, batch_, bytes.get()));
+  // Cached for long: no spare capacity (a compressed batch may have been
+  // sized for its uncompressed records).
+  if (bytes->capacity() > bytes->size() + bytes->size() / 8) bytes->shrink_to_fit();
   EncodedBatch b;
   b.base_offset = pending_.records.front().offset;
   b.last_offset = pending_.records.back().offset;

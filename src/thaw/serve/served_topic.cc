@@ -99,8 +99,8 @@ struct ServedTopic::State {
   int32_t max_partition = -1;
 
   struct Part {
-    std::vector<int64_t> lo;         // segment i = [lo[i], lo[i + 1]) (the last: to the end)
-    std::vector<std::string> keys;   // cache key of segment i
+    std::vector<int64_t> lo;           // segment i = [lo[i], lo[i + 1]) (the last: to the end)
+    std::vector<std::string> keys;     // cache key of segment i
     std::vector<std::string> digests;  // of the row groups (and their deletes) that hold segment i
     // Files whose row groups contribute to segment i hold these partitions
     // (the candidates for decoding it once for several partitions).
@@ -141,8 +141,8 @@ Result<std::shared_ptr<ServedTopic::State::Part>> ServedTopic::State::PartOf(int
     // Each segment's key: its range and every row group that may hold
     // records of it (with the file's sequence numbers and delete files).
     const auto& files = plan->files();
-    size_t next = 0;                // first row group not yet started
-    int64_t max_last_before = kMin; // greatest last offset of the row groups before segment i
+    size_t next = 0;                 // first row group not yet started
+    int64_t max_last_before = kMin;  // greatest last offset of the row groups before segment i
     for (size_t i = 0; i < part->lo.size(); ++i) {
       const int64_t lo = part->lo[i], hi = part->hi(i);
       std::vector<const records::RowGroupRef*> contrib;
@@ -181,7 +181,8 @@ Result<std::shared_ptr<ServedTopic::State::Part>> ServedTopic::State::PartOf(int
 }
 
 struct ServedTopic::Counters {
-  std::atomic<int64_t> segment_reads{0}, segments_filled{0}, row_groups{0}, rows{0}, batches{0}, refreshes{0};
+  std::atomic<int64_t> segment_reads{0}, segments_filled{0}, row_groups{0}, rows{0}, batches{0}, offset_reads{0},
+      refreshes{0};
 };
 
 ServedTopic::ServedTopic(std::shared_ptr<storage::Catalog> catalog, TopicConfig config, ServeOptions options,
@@ -215,12 +216,11 @@ Result<std::shared_ptr<ServedTopic::State>> MakeState(const TopicConfig& config,
   }
   if (st->plan->snapshot()) st->snapshot_id = st->plan->snapshot()->snapshot_id;
   const auto& md = st->table->metadata;
-  const int32_t schema_id = st->plan->snapshot() && st->plan->snapshot()->schema_id ? *st->plan->snapshot()->schema_id
-                                                                                    : md.current_schema_id;
-  st->key_prefix = fmt::format("{}\x1f{}\x1f{}:{}\x1fs{}\x1f{}", config.name,
-                               md.table_uuid.empty() ? md.location : md.table_uuid,
-                               static_cast<int>(config.compression), config.compression_level, schema_id,
-                               LayoutSignature(layout));
+  const int32_t schema_id =
+      st->plan->snapshot() && st->plan->snapshot()->schema_id ? *st->plan->snapshot()->schema_id : md.current_schema_id;
+  st->key_prefix =
+      fmt::format("{}\x1f{}\x1f{}:{}\x1fs{}\x1f{}", config.name, md.table_uuid.empty() ? md.location : md.table_uuid,
+                  static_cast<int>(config.compression), config.compression_level, schema_id, LayoutSignature(layout));
   const auto& parts = st->plan->partitions();
   st->max_partition = parts.empty() ? -1 : parts.back();
   return st;
@@ -235,9 +235,9 @@ Result<std::shared_ptr<ServedTopic>> ServedTopic::Make(std::shared_ptr<storage::
   if (!catalog) return Status::Invalid("{}: no catalog to load the table from", where);
   auto id = storage::TableIdentifier::Parse(config.table);
   if (!id.ok()) return id.status().WithContext(where);
-  std::shared_ptr<ServedTopic> t(new ServedTopic(std::move(catalog), std::move(config), options,
-                                                 cache ? std::move(cache)
-                                                       : std::make_shared<BatchCache>(options.cache_bytes)));
+  std::shared_ptr<ServedTopic> t(
+      new ServedTopic(std::move(catalog), std::move(config), options,
+                      cache ? std::move(cache) : std::make_shared<BatchCache>(options.cache_bytes)));
   t->id_ = *id;
   Result<storage::Table> table = Status::Internal("unset");
   {
@@ -279,6 +279,7 @@ ServedTopic::Stats ServedTopic::stats() const {
   s.row_groups_decoded = counters_->row_groups;
   s.rows_decoded = counters_->rows;
   s.batches_encoded = counters_->batches;
+  s.offset_reads = counters_->offset_reads;
   s.refreshes = counters_->refreshes;
   return s;
 }
@@ -301,33 +302,34 @@ Result<std::shared_ptr<const Segment>> ServedTopic::LoadSegment(State& st, int32
     partition_of.emplace(other->keys[j], static_cast<int32_t>(q));
     also.push_back(other->keys[j]);
   }
-  return cache_->GetOrLoad(part->keys[i], also, [&](const std::vector<std::string>& keys) -> Result<BatchCache::Loaded> {
-    std::set<int32_t> parts;
-    for (const auto& k : keys) parts.insert(partition_of.at(k));
-    SegmentReadOptions so;
-    so.cut = {options_.batch_bytes, options_.batch_records};
-    so.batch.compression = config_.compression;
-    so.batch.level = config_.compression_level;
-    so.batch.leader_epoch = kLeaderEpoch;
-    so.memory_budget = options_.memory_budget;
-    so.spill_dir = options_.spill_dir;
-    auto read = ReadSegments(st.plan, parts, lo, hi, so);
-    if (!read.ok()) {
-      return read.status().WithContext(fmt::format("topic '{}' (table {}) partition {} offsets [{}, {})", config_.name,
-                                                   st.table->name, p, lo,
-                                                   hi == kMax ? std::string("end") : std::to_string(hi)));
-    }
-    ++counters_->segment_reads;
-    counters_->segments_filled += static_cast<int64_t>(read->segments.size());
-    counters_->row_groups += read->decode.row_groups;
-    counters_->rows += read->decode.rows;
-    counters_->batches += read->batches;
-    BatchCache::Loaded out;
-    for (const auto& k : keys) {
-      out.emplace(k, std::make_shared<const Segment>(std::move(read->segments.at(partition_of.at(k)))));
-    }
-    return out;
-  });
+  return cache_->GetOrLoad(
+      part->keys[i], also, [&](const std::vector<std::string>& keys) -> Result<BatchCache::Loaded> {
+        std::set<int32_t> parts;
+        for (const auto& k : keys) parts.insert(partition_of.at(k));
+        SegmentReadOptions so;
+        so.cut = {options_.batch_bytes, options_.batch_records};
+        so.batch.compression = config_.compression;
+        so.batch.level = config_.compression_level;
+        so.batch.leader_epoch = kLeaderEpoch;
+        so.memory_budget = options_.memory_budget;
+        so.spill_dir = options_.spill_dir;
+        auto read = ReadSegments(st.plan, parts, lo, hi, so);
+        if (!read.ok()) {
+          return read.status().WithContext(fmt::format("topic '{}' (table {}) partition {} offsets [{}, {})",
+                                                       config_.name, st.table->name, p, lo,
+                                                       hi == kMax ? std::string("end") : std::to_string(hi)));
+        }
+        ++counters_->segment_reads;
+        counters_->segments_filled += static_cast<int64_t>(read->segments.size());
+        counters_->row_groups += read->decode.row_groups;
+        counters_->rows += read->decode.rows;
+        counters_->batches += read->batches;
+        BatchCache::Loaded out;
+        for (const auto& k : keys) {
+          out.emplace(k, std::make_shared<const Segment>(std::move(read->segments.at(partition_of.at(k)))));
+        }
+        return out;
+      });
 }
 
 Result<PartitionOffsets> ServedTopic::Offsets(int32_t partition) {
@@ -343,26 +345,80 @@ Result<PartitionOffsets> ServedTopic::OffsetsIn(State& st, int32_t partition) {
     std::lock_guard<std::mutex> lock(part->mu);
     if (part->offsets) return *part->offsets;
   }
-  // Exact: the first record of the first segment that has one, the last of
-  // the last (rows deleted at either end are not counted).
+  // Exact, not statistics: the first record present and the last. A row
+  // group's offset statistics are exact when its file holds only this
+  // partition and has no delete files (the lowest and highest offsets are
+  // rows that are read); otherwise the first segment that has a record, and
+  // the last one, are looked at (cached, or their offsets read).
   PartitionOffsets o;
-  size_t first = 0;
-  bool any = false;
-  for (; first < part->lo.size(); ++first) {
-    ASSIGN_OR_RAISE(auto seg, LoadSegment(st, partition, first));
-    if (!seg->empty()) {
-      o.log_start = seg->first_offset();
-      any = true;
-      break;
+  ASSIGN_OR_RAISE(auto rgs, st.plan->RowGroups(partition));
+  auto exact = [&](const records::RowGroupRef& r) {
+    const auto& f = st.plan->files()[r.file];
+    return f.part_lo == partition && f.part_hi == partition && f.task.deletes.empty() && r.first_offset != kMin &&
+           r.last_offset != kMax;
+  };
+  if (!rgs->empty()) {
+    const records::RowGroupRef* lowest = &rgs->front();
+    const records::RowGroupRef* highest = &rgs->front();
+    for (const auto& r : *rgs) {
+      if (r.last_offset > highest->last_offset || (r.last_offset == highest->last_offset && exact(r))) highest = &r;
+      if (r.first_offset == lowest->first_offset && exact(r)) lowest = &r;
     }
-  }
-  if (any) {
-    for (size_t i = part->lo.size(); i-- > first;) {
-      ASSIGN_OR_RAISE(auto seg, LoadSegment(st, partition, i));
-      if (!seg->empty()) {
-        o.high_watermark = seg->last_offset() + 1;
-        break;
+    std::optional<int64_t> start, end;
+    if (exact(*lowest)) start = lowest->first_offset;
+    if (exact(*highest)) end = highest->last_offset + 1;
+    // The offsets of the first and last records of segment i: from the
+    // cache when it holds the segment, else a metadata-only read
+    // (partition, offset and timestamp columns: no values decoded).
+    auto bounds = [&](size_t i) -> Result<std::optional<std::pair<int64_t, int64_t>>> {
+      using Out = std::optional<std::pair<int64_t, int64_t>>;
+      if (auto seg = cache_->Get(part->keys[i])) {
+        return seg->empty() ? Out() : Out(std::make_pair(seg->first_offset(), seg->last_offset()));
       }
+      {
+        std::lock_guard<std::mutex> lock(bounds_mu_);
+        if (auto it = bounds_.find(part->keys[i]); it != bounds_.end()) return it->second;
+      }
+      ++counters_->offset_reads;
+      records::ReadOptions ro;
+      ro.partitions = std::set<int32_t>{partition};
+      if (part->lo[i] != kMin) ro.from_offset = part->lo[i];
+      if (part->hi(i) != kMax) ro.to_offset = part->hi(i);
+      ro.metadata_only = true;
+      ro.read_ahead = 1;
+      ro.memory_budget = options_.memory_budget;
+      ro.spill_dir = options_.spill_dir;
+      ASSIGN_OR_RAISE(auto reader, records::RecordReader::Make(st.plan, ro));
+      Out out;
+      records::RecordBatch b;
+      while (true) {
+        ASSIGN_OR_RAISE(bool more, reader->Next(&b));
+        if (!more) break;
+        for (const auto& r : b.records) {
+          if (r.partition != partition) continue;
+          if (!out) out = std::make_pair(r.offset, r.offset);
+          out->second = r.offset;
+        }
+      }
+      std::lock_guard<std::mutex> lock(bounds_mu_);
+      if (bounds_.size() >= 65536) bounds_.clear();  // a bound on memory; entries are cheap to read again
+      bounds_[part->keys[i]] = out;
+      return out;
+    };
+    size_t first = 0;
+    for (; !start && first < part->lo.size(); ++first) {
+      ASSIGN_OR_RAISE(auto b, bounds(first));
+      if (b) start = b->first;
+    }
+    if (start) {
+      for (size_t i = part->lo.size(); !end && i-- > 0;) {
+        ASSIGN_OR_RAISE(auto b, bounds(i));
+        if (b) end = b->second + 1;
+      }
+    }
+    if (start && end) {
+      o.log_start = *start;
+      o.high_watermark = *end;
     }
   }
   std::lock_guard<std::mutex> lock(part->mu);
@@ -442,9 +498,8 @@ Result<std::optional<std::pair<int64_t, int64_t>>> ServedTopic::MaxTimestamp(int
   // beat it. Equal bounds are read too, for the lowest offset among ties.
   std::vector<const records::RowGroupRef*> order;
   for (const auto& r : *rgs) order.push_back(&r);
-  std::stable_sort(order.begin(), order.end(), [](const auto* a, const auto* b) {
-    return a->max_timestamp_ms > b->max_timestamp_ms;
-  });
+  std::stable_sort(order.begin(), order.end(),
+                   [](const auto* a, const auto* b) { return a->max_timestamp_ms > b->max_timestamp_ms; });
   Out best;
   for (const auto* r : order) {
     if (best && r->max_timestamp_ms < best->second) break;

@@ -19,23 +19,27 @@
 // their position after every refresh for nothing).
 //
 // Segments and batches. Each partition is cut into segments at the first
-// offsets of its row groups (ReadPlan::RowGroups, by offset statistics):
-// a segment is a run of row groups whose offset ranges overlap (at most 4
+// offsets of its row groups (ReadPlan::RowGroups, by offset statistics): a
+// segment is a run of row groups whose offset ranges overlap (at most 4
 // unless more start at the same offset), covering [its first row group's
 // first offset, the next segment's) -- the last one open-ended -- so a
 // table whose row groups hold disjoint offset ranges has one segment per
-// row group. Each segment is read with the RecordReader (the path inspect and replay use, so all
-// three agree record for record) and cut into record batches v2 of at most
-// ServeOptions::batch_bytes of keys, values and headers (a bigger record
-// gets a batch of its own) and batch_records records, also cut where the
-// timestamp type changes, where the timestamp changes in LogAppendTime
-// records (such a batch carries one timestamp), and where an offset delta
-// would not fit 31 bits. Batch
-// boundaries depend only on the segment's rows, so batches are cached
-// (batch_cache.h). When a segment's row groups hold several Kafka
-// partitions (an unpartitioned Kafka Connect sink table), they are decoded
-// once for all the partitions whose segment has the same range and row
-// groups, and the cache is filled for each.
+// row group. Each segment is read with the RecordReader (the path inspect
+// and replay use, so all three agree record for record) and cut into record
+// batches v2 of at most ServeOptions::batch_bytes of keys, values and
+// headers (a bigger record gets a batch of its own) and batch_records
+// records, also cut where the timestamp type changes, where the timestamp
+// changes in LogAppendTime records (such a batch carries one timestamp),
+// and where an offset delta would not fit 31 bits. Batch boundaries depend
+// only on the segment's rows, so batches are cached (batch_cache.h). When a
+// segment's row groups hold several Kafka partitions (an unpartitioned
+// Kafka Connect sink table), they are decoded once for all the partitions
+// whose segment has the same range and row groups, and the cache is filled
+// for each.
+//
+// Offsets come from row-group statistics where those are exact (a file
+// holding only the partition, without delete files); otherwise the first
+// and last segments' offset columns are read (no values decoded).
 //
 // Refresh: RefreshIfChanged reloads the table through the catalog; a new
 // snapshot replaces the plan for the calls that start after it. Cache
@@ -44,6 +48,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -154,12 +159,13 @@ class ServedTopic {
   // Work done so far (tests, logs): segments decoded, row groups and rows
   // the RecordReader decoded for them, batches encoded.
   struct Stats {
-    int64_t segment_reads = 0;   // RecordReader runs for segments
-    int64_t segments_filled = 0; // segments produced by them (> reads when partitions share row groups)
+    int64_t segment_reads = 0;    // RecordReader runs for segments
+    int64_t segments_filled = 0;  // segments produced by them (> reads when partitions share row groups)
     int64_t row_groups_decoded = 0;
     int64_t rows_decoded = 0;
     int64_t batches_encoded = 0;
-    int64_t refreshes = 0;       // new snapshots swapped in
+    int64_t offset_reads = 0;  // metadata-only reads of a segment's first and last offsets
+    int64_t refreshes = 0;     // new snapshots swapped in
   };
   Stats stats() const;
 
@@ -189,6 +195,12 @@ class ServedTopic {
   uint64_t refresh_generation_ = 0;
   Status last_refresh_;
   std::chrono::steady_clock::time_point last_refresh_start_{};
+
+  // First and last offsets of segments whose offsets were read (not
+  // decoded), by segment key: kept across snapshots, so a refresh after an
+  // append reads only the new last segments' offsets.
+  std::mutex bounds_mu_;
+  std::map<std::string, std::optional<std::pair<int64_t, int64_t>>> bounds_;
 
   struct Counters;
   std::unique_ptr<Counters> counters_;

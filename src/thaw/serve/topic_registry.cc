@@ -16,12 +16,14 @@ Status ValidateTopicName(std::string_view name) {
   }
   for (size_t i = 0; i < name.size(); ++i) {
     const char c = name[i];
-    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
-                    c == '_' || c == '-';
+    const bool ok =
+        (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-';
     if (!ok) {
       return Status::Invalid(
           "topic name '{}' has '{}' at position {}: Kafka topic names use only letters, digits, '.', '_' and '-'", name,
-          (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) ? fmt::format("\\x{:02x}", static_cast<int>(c)) : std::string(1, c), i);
+          (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) ? fmt::format("\\x{:02x}", static_cast<int>(c))
+                                                              : std::string(1, c),
+          i);
     }
   }
   return Status::OK();
@@ -35,8 +37,7 @@ Result<std::unique_ptr<TopicRegistry>> TopicRegistry::Make(std::shared_ptr<stora
   std::set<std::string> names;
   for (auto& t : topics) {
     if (!names.insert(t.name).second) {
-      return Status::Invalid("topic '{}' is configured twice (tables {}); topic names must be unique", t.name,
-                             t.table);
+      return Status::Invalid("topic '{}' is configured twice (tables {}); topic names must be unique", t.name, t.table);
     }
     ASSIGN_OR_RAISE(auto served, ServedTopic::Make(catalog, std::move(t), options, r->cache_));
     r->topics_.push_back(std::move(served));

@@ -42,7 +42,7 @@ TEST(BatchCache, KeepsRecentlyUsedWithinTheByteBound) {
   ASSERT_TRUE(cache.GetOrLoad("b", {}, Fill(100, &calls)).ok());
   ASSERT_TRUE(cache.GetOrLoad("c", {}, Fill(100, &calls)).ok());
   EXPECT_EQ(calls, 3);
-  ASSERT_NE(cache.Get("a"), nullptr);  // a is now the most recent
+  ASSERT_NE(cache.Get("a"), nullptr);                             // a is now the most recent
   ASSERT_TRUE(cache.GetOrLoad("d", {}, Fill(100, &calls)).ok());  // evicts b, the least recent
   EXPECT_EQ(cache.Get("b"), nullptr);
   EXPECT_NE(cache.Get("a"), nullptr);

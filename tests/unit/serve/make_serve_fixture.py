@@ -19,6 +19,8 @@ A SqlCatalog "default" at WAREHOUSE/catalog.db (namespace ns) with:
                  10-row row groups; `append` adds offsets at the end of both,
                  `delete` removes partition 0's first 5 offsets and partition
                  1's last 3
+  serve_unpart_tail  canonical, unpartitioned, partitions 0 and 1 interleaved,
+                 offsets 0-49, 10-row row groups; `append` adds offsets 50-59
   plus the integration fixtures' canonical_v2 (1 MiB values), canonical_cow_delete,
   canonical_snappy_unpartitioned, redpanda, connect_flat and plain.
 
@@ -55,6 +57,9 @@ def main():
         recs = [fx.rec(p, 100 + i, fx.BASE_TS_MS + 500_000 + i, f"k{p}-{i}".encode(), f"tail {p} {i}".encode(),
                        [("h", f"{i}".encode())]) for p in (0, 1) for i in range(25)]
         fx.append_rows(t, [fx.canonical_row(r) for r in recs])
+        t = cat.load_table("ns.serve_unpart_tail")
+        fx.append_rows(t, [fx.canonical_row(fx.rec(p, o, fx.BASE_TS_MS + o, None, b"v", []))
+                           for o in range(50, 60) for p in (0, 1)])
         print(json.dumps({"ok": True}))
         return 0
     if mode == "delete":
@@ -97,6 +102,12 @@ def main():
     recs = [fx.rec(p, i, fx.BASE_TS_MS + 1000 * i, f"k{p}-{i}".encode(), f"v{p}-{i}".encode(), [])
             for p in (0, 1) for i in range(100)]
     fx.append_rows(t, [fx.canonical_row(r) for r in recs])
+
+    # serve_unpart_tail
+    t = fx.create(cat, wh, "ns.serve_unpart_tail", fx.canonical_schema(),
+                  properties=dict(props, **{"write.parquet.row-group-limit": "10"}))
+    fx.append_rows(t, [fx.canonical_row(fx.rec(p, o, fx.BASE_TS_MS + o, None, b"v", []))
+                       for o in range(50) for p in (0, 1)])
 
     row_groups = {}
     for name in ("serve_part", "serve_unpart", "serve_tail"):
