@@ -61,7 +61,8 @@
 #include "thaw/records/layout.h"
 #include "thaw/records/read_plan.h"
 #include "thaw/serve/batch_cache.h"
-#include "thaw/serve/kafka_compat.h"
+#include "thaw/kafka/protocol/errors.h"
+#include "thaw/kafka/protocol/wire.h"
 #include "thaw/storage/catalog.h"
 
 namespace thaw::serve {

@@ -26,27 +26,6 @@
 
 namespace thaw::kafka::server {
 
-std::string_view GroupErrorName(GroupError error) {
-  switch (error) {
-    case GroupError::kUnknownServerError: return "UNKNOWN_SERVER_ERROR";
-    case GroupError::kNone: return "NONE";
-    case GroupError::kOffsetMetadataTooLarge: return "OFFSET_METADATA_TOO_LARGE";
-    case GroupError::kCoordinatorNotAvailable: return "COORDINATOR_NOT_AVAILABLE";
-    case GroupError::kNotCoordinator: return "NOT_COORDINATOR";
-    case GroupError::kIllegalGeneration: return "ILLEGAL_GENERATION";
-    case GroupError::kInconsistentGroupProtocol: return "INCONSISTENT_GROUP_PROTOCOL";
-    case GroupError::kInvalidGroupId: return "INVALID_GROUP_ID";
-    case GroupError::kUnknownMemberId: return "UNKNOWN_MEMBER_ID";
-    case GroupError::kInvalidSessionTimeout: return "INVALID_SESSION_TIMEOUT";
-    case GroupError::kRebalanceInProgress: return "REBALANCE_IN_PROGRESS";
-    case GroupError::kNonEmptyGroup: return "NON_EMPTY_GROUP";
-    case GroupError::kGroupIdNotFound: return "GROUP_ID_NOT_FOUND";
-    case GroupError::kMemberIdRequired: return "MEMBER_ID_REQUIRED";
-    case GroupError::kGroupMaxSizeReached: return "GROUP_MAX_SIZE_REACHED";
-    case GroupError::kFencedInstanceId: return "FENCED_INSTANCE_ID";
-  }
-  return "UNKNOWN_ERROR_CODE";
-}
 
 namespace {
 

@@ -38,32 +38,21 @@
 #include <asio/awaitable.hpp>
 
 #include "thaw/common/status.h"
+#include "thaw/kafka/protocol/errors.h"
 
 namespace thaw::kafka::server {
 
 class OffsetStore;
 
-// Kafka error codes the coordinator answers with. The enumerator names are those
-// of kafka::ErrorCode (src/thaw/kafka/protocol/errors.h): once that header is in,
-// this becomes `using GroupError = kafka::ErrorCode;`.
-enum class GroupError : int16_t {
-  kUnknownServerError = -1,  // the offset store failed (logged with the reason)
-  kNone = 0,
-  kOffsetMetadataTooLarge = 12,
-  kCoordinatorNotAvailable = 15,  // after Stop()
-  kNotCoordinator = 16,           // never: Thaw coordinates every group
-  kIllegalGeneration = 22,
-  kInconsistentGroupProtocol = 23,
-  kInvalidGroupId = 24,
-  kUnknownMemberId = 25,
-  kInvalidSessionTimeout = 26,
-  kRebalanceInProgress = 27,
-  kNonEmptyGroup = 68,
-  kGroupIdNotFound = 69,
-  kMemberIdRequired = 79,
-  kGroupMaxSizeReached = 81,
-  kFencedInstanceId = 82,
-};
+// The coordinator answers with Kafka's own error codes (errors.h): NONE,
+// UNKNOWN_SERVER_ERROR (the offset store failed; logged with the reason),
+// OFFSET_METADATA_TOO_LARGE, COORDINATOR_NOT_AVAILABLE (after Stop()),
+// ILLEGAL_GENERATION, INCONSISTENT_GROUP_PROTOCOL, INVALID_GROUP_ID,
+// UNKNOWN_MEMBER_ID, INVALID_SESSION_TIMEOUT, REBALANCE_IN_PROGRESS,
+// NON_EMPTY_GROUP, GROUP_ID_NOT_FOUND, MEMBER_ID_REQUIRED,
+// GROUP_MAX_SIZE_REACHED, FENCED_INSTANCE_ID. Never NOT_COORDINATOR: Thaw
+// coordinates every group.
+using GroupError = kafka::ErrorCode;
 
 struct GroupCoordinatorOptions {
   // Directory of the offset store (DIR/groups.sqlite, created if missing).
@@ -353,6 +342,6 @@ class GroupCoordinator {
 };
 
 // Kafka's name of an error ("ILLEGAL_GENERATION"), for logs and tests.
-std::string_view GroupErrorName(GroupError error);
+inline std::string_view GroupErrorName(GroupError error) { return kafka::ErrorName(error); }
 
 }  // namespace thaw::kafka::server

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 #include <random>
+#include <thread>
 
 #include "thaw/common/log.h"
 #include "thaw/kafka/server/group_coordinator.h"
@@ -104,17 +105,31 @@ Status RunServe(const ServeConfig& config) {
 
   asio::io_context io(1);
   asio::thread_pool pool(static_cast<size_t>(config.threads));
-  GroupCoordinatorOptions group_options;
-  group_options.state_dir = config.state_dir;
-  group_options.initial_rebalance_delay = config.initial_rebalance_delay;
-  ASSIGN_OR_RAISE(auto groups, GroupCoordinator::Make(io.get_executor(), group_options));
-
   Broker broker;
   broker.identity.cluster_id = cluster_id;
   broker.topics = registry.get();
-  broker.groups = groups.get();
   broker.blocking = &pool;
+  // Bound before anything else starts: a port in use fails here.
   ASSIGN_OR_RAISE(auto server, Server::Make(io, broker, config.server));
+  // The group coordinator runs on a thread of its own: an OffsetCommit waits
+  // for SQLite's fsync, which must not stall the connections.
+  asio::io_context group_io(1);
+  auto group_work = asio::make_work_guard(group_io);
+  std::thread group_thread([&group_io]() { group_io.run(); });
+  struct JoinGroupThread {
+    asio::executor_work_guard<asio::io_context::executor_type>& work;
+    std::thread& thread;
+    ~JoinGroupThread() {
+      work.reset();
+      if (thread.joinable()) thread.join();
+    }
+  } join_group_thread{group_work, group_thread};
+  GroupCoordinatorOptions group_options;
+  group_options.state_dir = config.state_dir;
+  group_options.initial_rebalance_delay = config.initial_rebalance_delay;
+  ASSIGN_OR_RAISE(auto groups, GroupCoordinator::Make(group_io.get_executor(), group_options));
+
+  broker.groups = groups.get();
   broker.identity.advertised_host =
       config.advertised_host.empty() ? WildcardHostName(config.server.listen_host) : config.advertised_host;
   broker.identity.advertised_port = config.advertised_port >= 0 ? config.advertised_port : server->port();
