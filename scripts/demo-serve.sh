@@ -22,4 +22,4 @@ kcat -b "127.0.0.1:$port" -C -t orders -p 1 -o beginning -c 3 -e -q \
   -f 'partition %p offset %o key %k timestamp %T\n  headers %h\n  value %s\n'
 kcat -b "127.0.0.1:$port" -G demo-group -o beginning -e -q -f '%p %o\n' orders | wc -l
 { set +x; } 2>/dev/null
-echo "(the consumer group 'demo-group' committed its offsets in $state/groups.sqlite)"
+echo "(thaw serve kept the group's committed offsets in --state DIR/groups.sqlite; a restart resumes from them)"
