@@ -9,17 +9,16 @@
 // STATE_DIR is created if missing; its groups.sqlite is removed first. Put it
 // on the disk `thaw serve --state` would use (a tmpfs hides the fsync cost).
 #include <algorithm>
+#include <asio/co_spawn.hpp>
+#include <asio/detached.hpp>
+#include <asio/io_context.hpp>
+#include <asio/use_awaitable.hpp>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <string>
 #include <vector>
-
-#include <asio/co_spawn.hpp>
-#include <asio/detached.hpp>
-#include <asio/io_context.hpp>
-#include <asio/use_awaitable.hpp>
 
 #include "thaw/kafka/server/group_coordinator.h"
 

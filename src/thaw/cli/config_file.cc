@@ -1,10 +1,10 @@
 #include "thaw/cli/config_file.h"
 
+#include <toml++/toml.h>
+
 #include <cmath>
 #include <fstream>
 #include <sstream>
-
-#include <toml++/toml.h>
 
 namespace thaw::cli {
 
@@ -59,9 +59,10 @@ struct Expander {
     const std::string flag = key.size() == 1 ? "-" + key : "--" + key;
     const CLI::Option* opt = key == "help" ? nullptr : command.get_option_no_throw(flag);
     if (!opt) {
-      return Status::Invalid("{}: `thaw {}` has no option {} (keys are the long options of `thaw {} --help` "
-                             "without the dashes)",
-                             where, command.get_name(), flag, command.get_name());
+      return Status::Invalid(
+          "{}: `thaw {}` has no option {} (keys are the long options of `thaw {} --help` "
+          "without the dashes)",
+          where, command.get_name(), flag, command.get_name());
     }
     if (opt->get_expected_min() == 0) {  // a flag: true or false
       auto b = v.as_boolean();
@@ -74,8 +75,8 @@ struct Expander {
       out->origins.emplace_back(flag, where);
       return Status::OK();
     }
-    const bool repeatable = opt->get_items_expected_max() > 1 ||
-                            opt->get_multi_option_policy() == CLI::MultiOptionPolicy::TakeAll;
+    const bool repeatable =
+        opt->get_items_expected_max() > 1 || opt->get_multi_option_policy() == CLI::MultiOptionPolicy::TakeAll;
     if (v.is_array() || v.is_table()) {
       if (!repeatable) {
         return Status::Invalid("{}: {} takes one value, not {}", where, flag, v.is_array() ? "an array" : "a table");
@@ -88,7 +89,8 @@ struct Expander {
           const std::string at = Where(e.source(), "[[" + key + "]]");
           auto name = t["name"].value<std::string>();
           auto table = t["table"].value<std::string>();
-          if (!name || !table) return Status::Invalid("{}: each [[{}]] needs name = \"...\" and table = \"NS.TABLE\"", at, key);
+          if (!name || !table)
+            return Status::Invalid("{}: each [[{}]] needs name = \"...\" and table = \"NS.TABLE\"", at, key);
           std::string value = *name + "=" + *table;
           for (const auto& [k, x] : t) {
             const std::string field(k.str());
@@ -219,9 +221,10 @@ Result<ExpandedArgs> ExpandConfigFiles(const std::vector<std::string>& args, con
 
 void AddConfigOption(CLI::App* command) {
   static std::string ignored;  // ExpandConfigFiles consumes --config before parsing
-  command->add_option("--config", ignored,
-                      "Read settings from this TOML file (key = value, keys are long options without the dashes; "
-                      "options given on the command line win; docs/cli.md)")
+  command
+      ->add_option("--config", ignored,
+                   "Read settings from this TOML file (key = value, keys are long options without the dashes; "
+                   "options given on the command line win; docs/cli.md)")
       ->type_name("FILE");
 }
 

@@ -22,11 +22,10 @@
 // the file. Several --config files: later ones win.
 #pragma once
 
+#include <CLI/CLI.hpp>
 #include <string>
 #include <utility>
 #include <vector>
-
-#include <CLI/CLI.hpp>
 
 #include "thaw/common/status.h"
 

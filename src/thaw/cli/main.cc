@@ -2,15 +2,14 @@
 //
 // Exit codes (docs/cli.md#exit-codes): 0 success, 1 error, 2 bad usage
 // (CLI11's parse errors included), 130 interrupted (SIGINT/SIGTERM).
+#include <fmt/format.h>
 #include <unistd.h>
 
+#include <CLI/CLI.hpp>
 #include <csignal>
 #include <cstdio>
 #include <string>
 #include <vector>
-
-#include <CLI/CLI.hpp>
-#include <fmt/format.h>
 
 #include "thaw/cli/config_file.h"
 #include "thaw/cli/inspect.h"
@@ -71,8 +70,8 @@ int main(int argc, char** argv) {
       }
       message = fmt::format("unknown command '{}': the commands are {}", argv[1], names);
     }
-    std::fprintf(stderr, "thaw%s: error: %s\nRun 'thaw%s --help' for the options.\n", command.c_str(),
-                 message.c_str(), command.c_str());
+    std::fprintf(stderr, "thaw%s: error: %s\nRun 'thaw%s --help' for the options.\n", command.c_str(), message.c_str(),
+                 command.c_str());
     return kExitUsage;
   }
   return exit_code;

@@ -26,7 +26,7 @@ struct ServeArgs {
   std::string advertise;
   std::string state = "thaw-serve-state";
   std::string refresh = "5s";
-  std::string cache_size = "256MiB";
+  std::string cache_size = "1GiB";
   std::string log_level = "info";
   std::string initial_rebalance_delay = "3s";
   int threads = 4;
@@ -167,7 +167,7 @@ void RegisterServe(CLI::App* app, int* exit_code) {
   cmd->add_option("--state", args->state,
                   "Directory of the server's state: committed group offsets, cluster id (default ./thaw-serve-state)");
   cmd->add_option("--refresh", args->refresh, "How often tables are checked for new snapshots (default 5s)");
-  cmd->add_option("--cache-size", args->cache_size, "Memory for encoded record batches (default 256MiB)");
+  cmd->add_option("--cache-size", args->cache_size, "Memory for encoded record batches (default 1GiB; at least the partitions read at once x a row group's size)");
   cmd->add_option("--log-level", args->log_level, "debug, info, warn or error (default info)");
   cmd->add_option("--group-initial-rebalance-delay", args->initial_rebalance_delay,
                   "How long a new group waits for more members before its first rebalance (Kafka's "

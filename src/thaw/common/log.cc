@@ -1,11 +1,11 @@
 #include "thaw/common/log.h"
 
+#include <spdlog/sinks/stdout_sinks.h>
+#include <spdlog/spdlog.h>
+
 #include <atomic>
 #include <memory>
 #include <mutex>
-
-#include <spdlog/sinks/stdout_sinks.h>
-#include <spdlog/spdlog.h>
 
 namespace thaw::log {
 
@@ -32,10 +32,14 @@ std::shared_ptr<spdlog::logger> Get() {
 
 spdlog::level::level_enum ToSpd(Level level) {
   switch (level) {
-    case Level::kDebug: return spdlog::level::debug;
-    case Level::kInfo: return spdlog::level::info;
-    case Level::kWarn: return spdlog::level::warn;
-    case Level::kError: return spdlog::level::err;
+    case Level::kDebug:
+      return spdlog::level::debug;
+    case Level::kInfo:
+      return spdlog::level::info;
+    case Level::kWarn:
+      return spdlog::level::warn;
+    case Level::kError:
+      return spdlog::level::err;
   }
   return spdlog::level::info;
 }
@@ -51,11 +55,16 @@ void Init(const std::string& command, bool verbose) {
 bool Verbose() { return g_verbose.load(); }
 
 bool ParseLevel(std::string_view name, Level* out) {
-  if (name == "debug") *out = Level::kDebug;
-  else if (name == "info") *out = Level::kInfo;
-  else if (name == "warn" || name == "warning") *out = Level::kWarn;
-  else if (name == "error") *out = Level::kError;
-  else return false;
+  if (name == "debug")
+    *out = Level::kDebug;
+  else if (name == "info")
+    *out = Level::kInfo;
+  else if (name == "warn" || name == "warning")
+    *out = Level::kWarn;
+  else if (name == "error")
+    *out = Level::kError;
+  else
+    return false;
   return true;
 }
 

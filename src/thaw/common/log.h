@@ -5,11 +5,11 @@
 // spread to every file that logs.
 #pragma once
 
+#include <fmt/format.h>
+
 #include <string>
 #include <string_view>
 #include <utility>
-
-#include <fmt/format.h>
 
 namespace thaw::log {
 

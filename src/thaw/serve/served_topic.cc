@@ -14,6 +14,20 @@ namespace {
 
 constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
 constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+
+// A read of one partition's offsets and timestamps only (no keys, values or
+// headers) over [from, to); kMin / kMax = unbounded.
+records::ReadOptions MetadataRead(const ServeOptions& options, int32_t partition, int64_t from, int64_t to) {
+  records::ReadOptions ro;
+  ro.partitions = std::set<int32_t>{partition};
+  if (from != kMin) ro.from_offset = from;
+  if (to != kMax) ro.to_offset = to;
+  ro.metadata_only = true;
+  ro.read_ahead = 1;
+  ro.memory_budget = options.memory_budget;
+  ro.spill_dir = options.spill_dir;
+  return ro;
+}
 // Row groups per segment when their offset ranges chain together (files
 // whose row groups overlap): beyond it a segment is cut, and the row group
 // straddling the cut is decoded by both segments.
@@ -380,14 +394,7 @@ Result<PartitionOffsets> ServedTopic::OffsetsIn(State& st, int32_t partition) {
         if (auto it = bounds_.find(part->keys[i]); it != bounds_.end()) return it->second;
       }
       ++counters_->offset_reads;
-      records::ReadOptions ro;
-      ro.partitions = std::set<int32_t>{partition};
-      if (part->lo[i] != kMin) ro.from_offset = part->lo[i];
-      if (part->hi(i) != kMax) ro.to_offset = part->hi(i);
-      ro.metadata_only = true;
-      ro.read_ahead = 1;
-      ro.memory_budget = options_.memory_budget;
-      ro.spill_dir = options_.spill_dir;
+      records::ReadOptions ro = MetadataRead(options_, partition, part->lo[i], part->hi(i));
       ASSIGN_OR_RAISE(auto reader, records::RecordReader::Make(st.plan, ro));
       Out out;
       records::RecordBatch b;
@@ -467,13 +474,7 @@ Result<std::optional<std::pair<int64_t, int64_t>>> ServedTopic::OffsetForTime(in
   if (!rg) return Out();
   // Statistics name the row group; the exact record is found by reading
   // forward from it (deleted rows and other partitions' rows skipped).
-  records::ReadOptions ro;
-  ro.partitions = std::set<int32_t>{partition};
-  if (rg->first_offset != kMin) ro.from_offset = rg->first_offset;
-  ro.metadata_only = true;
-  ro.read_ahead = 1;
-  ro.memory_budget = options_.memory_budget;
-  ro.spill_dir = options_.spill_dir;
+  records::ReadOptions ro = MetadataRead(options_, partition, rg->first_offset, kMax);
   ASSIGN_OR_RAISE(auto reader, records::RecordReader::Make(st->plan, ro));
   records::RecordBatch b;
   while (true) {
@@ -503,14 +504,8 @@ Result<std::optional<std::pair<int64_t, int64_t>>> ServedTopic::MaxTimestamp(int
   Out best;
   for (const auto* r : order) {
     if (best && r->max_timestamp_ms < best->second) break;
-    records::ReadOptions ro;
-    ro.partitions = std::set<int32_t>{partition};
-    if (r->first_offset != kMin) ro.from_offset = r->first_offset;
-    if (r->last_offset != kMax) ro.to_offset = r->last_offset + 1;
-    ro.metadata_only = true;
-    ro.read_ahead = 1;
-    ro.memory_budget = options_.memory_budget;
-    ro.spill_dir = options_.spill_dir;
+    records::ReadOptions ro =
+        MetadataRead(options_, partition, r->first_offset, r->last_offset == kMax ? kMax : r->last_offset + 1);
     ASSIGN_OR_RAISE(auto reader, records::RecordReader::Make(st->plan, ro));
     records::RecordBatch b;
     while (true) {

@@ -57,12 +57,12 @@
 #include <vector>
 
 #include "thaw/common/status.h"
+#include "thaw/kafka/protocol/errors.h"
 #include "thaw/kafka/protocol/record_batch.h"
+#include "thaw/kafka/protocol/wire.h"
 #include "thaw/records/layout.h"
 #include "thaw/records/read_plan.h"
 #include "thaw/serve/batch_cache.h"
-#include "thaw/kafka/protocol/errors.h"
-#include "thaw/kafka/protocol/wire.h"
 #include "thaw/storage/catalog.h"
 
 namespace thaw::serve {
@@ -87,7 +87,7 @@ struct ServeOptions {
   // consumers waiting at the end of a topic make one reload, not one each).
   std::chrono::milliseconds min_check_interval{200};
   // Encoded batches kept in memory (all topics together).
-  int64_t cache_bytes = int64_t{256} << 20;
+  int64_t cache_bytes = int64_t{1} << 30;
   // A batch holds at most this many bytes of keys, values and headers ...
   int64_t batch_bytes = int64_t{256} << 10;
   // ... and at most this many records.

@@ -171,60 +171,43 @@ Status WireReader::ReadLength(int64_t* len, bool compact, bool int16_length, con
   return Status::OK();
 }
 
-Status WireReader::ReadString(std::string* v, bool compact, const char* what) {
+Status WireReader::ReadSized(std::string* v, std::optional<std::string>* nullable_v, bool compact, bool int16_length,
+                             const char* what) {
   size_t start = offset();
   int64_t len;
-  RETURN_NOT_OK(ReadLength(&len, compact, /*int16_length=*/true, what));
+  RETURN_NOT_OK(ReadLength(&len, compact, int16_length, what));
   if (len < 0) {
-    return Status::Corrupt("Kafka message corrupt: {} is null at byte offset {} but is not nullable", what, start);
+    if (!nullable_v) {
+      return Status::Corrupt("Kafka message corrupt: {} is null at byte offset {} but is not nullable", what, start);
+    }
+    nullable_v->reset();
+    return Status::OK();
   }
-  v->assign(data_.data() + pos_, static_cast<size_t>(len));
+  if (nullable_v) {
+    nullable_v->emplace(data_.data() + pos_, static_cast<size_t>(len));
+  } else {
+    v->assign(data_.data() + pos_, static_cast<size_t>(len));
+  }
   pos_ += static_cast<size_t>(len);
   return Status::OK();
+}
+
+Status WireReader::ReadString(std::string* v, bool compact, const char* what) {
+  return ReadSized(v, nullptr, compact, /*int16_length=*/true, what);
 }
 
 Status WireReader::ReadNullableString(std::optional<std::string>* v, bool compact, bool nullable, const char* what) {
-  size_t start = offset();
-  int64_t len;
-  RETURN_NOT_OK(ReadLength(&len, compact, /*int16_length=*/true, what));
-  if (len < 0) {
-    if (!nullable) {
-      return Status::Corrupt("Kafka message corrupt: {} is null at byte offset {} but is not nullable", what, start);
-    }
-    v->reset();
-    return Status::OK();
-  }
-  v->emplace(data_.data() + pos_, static_cast<size_t>(len));
-  pos_ += static_cast<size_t>(len);
-  return Status::OK();
+  if (nullable) return ReadSized(nullptr, v, compact, /*int16_length=*/true, what);
+  return ReadSized(&v->emplace(), nullptr, compact, /*int16_length=*/true, what);
 }
 
 Status WireReader::ReadBytes(std::string* v, bool compact, const char* what) {
-  size_t start = offset();
-  int64_t len;
-  RETURN_NOT_OK(ReadLength(&len, compact, /*int16_length=*/false, what));
-  if (len < 0) {
-    return Status::Corrupt("Kafka message corrupt: {} is null at byte offset {} but is not nullable", what, start);
-  }
-  v->assign(data_.data() + pos_, static_cast<size_t>(len));
-  pos_ += static_cast<size_t>(len);
-  return Status::OK();
+  return ReadSized(v, nullptr, compact, /*int16_length=*/false, what);
 }
 
 Status WireReader::ReadNullableBytes(std::optional<std::string>* v, bool compact, bool nullable, const char* what) {
-  size_t start = offset();
-  int64_t len;
-  RETURN_NOT_OK(ReadLength(&len, compact, /*int16_length=*/false, what));
-  if (len < 0) {
-    if (!nullable) {
-      return Status::Corrupt("Kafka message corrupt: {} is null at byte offset {} but is not nullable", what, start);
-    }
-    v->reset();
-    return Status::OK();
-  }
-  v->emplace(data_.data() + pos_, static_cast<size_t>(len));
-  pos_ += static_cast<size_t>(len);
-  return Status::OK();
+  if (nullable) return ReadSized(nullptr, v, compact, /*int16_length=*/false, what);
+  return ReadSized(&v->emplace(), nullptr, compact, /*int16_length=*/false, what);
 }
 
 Status WireReader::ReadArrayLength(int32_t* n, bool compact, size_t min_element_bytes, const char* what) {

@@ -101,6 +101,10 @@ class WireReader {
   Status ReadBigEndian(T* v, const char* what);
   // Length prefix of a string/bytes: -1 for null.
   Status ReadLength(int64_t* len, bool compact, bool int16_length, const char* what);
+  // A string (int16 length) or bytes (int32 length), or their compact forms;
+  // `v` null = not nullable.
+  Status ReadSized(std::string* v, std::optional<std::string>* nullable_v, bool compact, bool int16_length,
+                   const char* what);
 
   std::string_view data_;
   size_t base_ = 0;

@@ -7,14 +7,13 @@
 // of every served topic and is the coordinator of every group.
 #pragma once
 
+#include <asio.hpp>
 #include <atomic>
 #include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
 #include <utility>
-
-#include <asio.hpp>
 
 namespace thaw::serve {
 class TopicRegistry;

@@ -1,5 +1,6 @@
 #include "thaw/kafka/server/connection.h"
 
+#include <array>
 #include <cstring>
 
 #include "thaw/common/log.h"
@@ -37,15 +38,16 @@ std::string UnsupportedApiVersionsBody() {
   return std::move(w).Take();
 }
 
-std::string Frame(int32_t correlation_id, int16_t header_version, const std::string& body) {
+// The size prefix and response header of a response whose body is `body_size`
+// bytes; written together with the body (one gather write, no copy of it).
+std::string FrameHeader(int32_t correlation_id, int16_t header_version, size_t body_size) {
   msg::ResponseHeader header;
   header.correlation_id = correlation_id;
   WireWriter w;
   w.WriteInt32(0);  // size, patched below
   header.Write(w, header_version);
-  w.WriteRaw(body);
   std::string out = std::move(w).Take();
-  const uint32_t size = static_cast<uint32_t>(out.size() - 4);
+  const uint32_t size = static_cast<uint32_t>(out.size() - 4 + body_size);
   out[0] = static_cast<char>(size >> 24);
   out[1] = static_cast<char>(size >> 16);
   out[2] = static_cast<char>(size >> 8);
@@ -99,8 +101,10 @@ asio::awaitable<void> ServeConnection(Broker& broker, std::shared_ptr<Connection
     }
     if (api_version < handler->min_version || api_version > handler->max_version) {
       if (api_key == kApiVersionsKey) {
-        std::string reply = Frame(correlation_id, 0, UnsupportedApiVersionsBody());
-        co_await asio::async_write(conn->socket, asio::buffer(reply), asio::redirect_error(use_awaitable, ec));
+        const std::string reply_body = UnsupportedApiVersionsBody();
+        const std::string reply_header = FrameHeader(correlation_id, 0, reply_body.size());
+        const std::array<asio::const_buffer, 2> reply{asio::buffer(reply_header), asio::buffer(reply_body)};
+        co_await asio::async_write(conn->socket, reply, asio::redirect_error(use_awaitable, ec));
         if (ec) break;
         conn->busy = false;
         if (broker.stopping) break;
@@ -125,8 +129,11 @@ asio::awaitable<void> ServeConnection(Broker& broker, std::shared_ptr<Connection
       break;
     }
     if (ctx.send_response) {
-      std::string reply = Frame(correlation_id, msg::ResponseHeaderVersion(api_key, api_version), std::move(body).Take());
-      co_await asio::async_write(conn->socket, asio::buffer(reply), asio::redirect_error(use_awaitable, ec));
+      const std::string reply_body = std::move(body).Take();
+      const std::string reply_header =
+          FrameHeader(correlation_id, msg::ResponseHeaderVersion(api_key, api_version), reply_body.size());
+      const std::array<asio::const_buffer, 2> reply{asio::buffer(reply_header), asio::buffer(reply_body)};
+      co_await asio::async_write(conn->socket, reply, asio::redirect_error(use_awaitable, ec));
       if (ec) {
         if (!broker.stopping) fail("write failed: " + ec.message());
         break;

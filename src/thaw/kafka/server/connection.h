@@ -12,9 +12,8 @@
 // UNSUPPORTED_VERSION in the v0 format, with the supported ranges.
 #pragma once
 
-#include <memory>
-
 #include <asio.hpp>
+#include <memory>
 
 #include "thaw/kafka/server/broker.h"
 #include "thaw/kafka/server/server.h"
@@ -24,7 +23,7 @@ namespace thaw::kafka::server {
 struct ConnectionState {
   asio::ip::tcp::socket socket;
   std::string peer;
-  bool busy = false;    // handling a request: finish it before closing
+  bool busy = false;  // handling a request: finish it before closing
   bool closed = false;
   explicit ConnectionState(asio::ip::tcp::socket s) : socket(std::move(s)) {}
 };

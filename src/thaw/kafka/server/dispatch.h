@@ -10,11 +10,10 @@
 // handlers/*.cc, one per API (or a few closely related APIs per file).
 #pragma once
 
+#include <asio.hpp>
 #include <cstdint>
 #include <span>
 #include <string>
-
-#include <asio.hpp>
 
 #include "thaw/common/status.h"
 #include "thaw/kafka/protocol/wire.h"

@@ -9,23 +9,21 @@
 #include "thaw/kafka/server/group_coordinator.h"
 
 #include <algorithm>
-#include <cctype>
-#include <map>
-#include <set>
-#include <random>
-#include <utility>
-
 #include <asio/co_spawn.hpp>
 #include <asio/redirect_error.hpp>
 #include <asio/steady_timer.hpp>
 #include <asio/strand.hpp>
 #include <asio/use_awaitable.hpp>
+#include <cctype>
+#include <map>
+#include <random>
+#include <set>
+#include <utility>
 
 #include "thaw/common/log.h"
 #include "thaw/kafka/server/offset_store.h"
 
 namespace thaw::kafka::server {
-
 
 namespace {
 
@@ -36,11 +34,16 @@ enum class State { kEmpty, kPreparingRebalance, kCompletingRebalance, kStable, k
 
 std::string_view StateName(State s) {
   switch (s) {
-    case State::kEmpty: return "Empty";
-    case State::kPreparingRebalance: return "PreparingRebalance";
-    case State::kCompletingRebalance: return "CompletingRebalance";
-    case State::kStable: return "Stable";
-    case State::kDead: return "Dead";
+    case State::kEmpty:
+      return "Empty";
+    case State::kPreparingRebalance:
+      return "PreparingRebalance";
+    case State::kCompletingRebalance:
+      return "CompletingRebalance";
+    case State::kStable:
+      return "Stable";
+    case State::kDead:
+      return "Dead";
   }
   return "Dead";
 }
@@ -121,8 +124,7 @@ struct Member {
 };
 
 struct Group {
-  Group(std::string group_id, const Strand& strand)
-      : id(std::move(group_id)), join_timer(strand), sync_timer(strand) {}
+  Group(std::string group_id, const Strand& strand) : id(std::move(group_id)), join_timer(strand), sync_timer(strand) {}
   std::string id;
   State state = State::kEmpty;
   int32_t generation = 0;
@@ -262,8 +264,8 @@ class GroupCoordinator::Impl : public std::enable_shared_from_this<GroupCoordina
   std::string NewMemberId(const JoinGroupRequest& req);
   void UnknownMemberJoin(Group& g, const JoinGroupRequest& req, const std::shared_ptr<JoinWaiter>& waiter);
   void KnownMemberJoin(Group& g, const JoinGroupRequest& req, const std::shared_ptr<JoinWaiter>& waiter);
-  void ReplaceStaticMember(Group& g, const std::string& old_id, const std::string& new_id,
-                           const JoinGroupRequest& req, const std::shared_ptr<JoinWaiter>& waiter);
+  void ReplaceStaticMember(Group& g, const std::string& old_id, const std::string& new_id, const JoinGroupRequest& req,
+                           const std::shared_ptr<JoinWaiter>& waiter);
   void AddMemberAndRebalance(Group& g, const JoinGroupRequest& req, const std::string& member_id,
                              const std::shared_ptr<JoinWaiter>& waiter);
   void UpdateMemberAndRebalance(Group& g, Member& m, const JoinGroupRequest& req,
@@ -407,8 +409,8 @@ void GroupCoordinator::Impl::PrepareRebalance(Group& g, std::string_view reason)
   }
   ClearPendingSync(g);
   const bool from_empty = g.state == State::kEmpty;
-  log::Debug("group '{}': preparing to rebalance from {} (generation {}): {}", g.id, StateName(g.state),
-             g.generation, reason);
+  log::Debug("group '{}': preparing to rebalance from {} (generation {}): {}", g.id, StateName(g.state), g.generation,
+             reason);
   g.state = State::kPreparingRebalance;
   if (from_empty) {
     g.initial_delay_active = true;
@@ -482,8 +484,8 @@ void GroupCoordinator::Impl::CompleteJoin(Group& g) {
       if (auto self = weak.lock()) self->OnSyncTimer(group_id, epoch);
     });
   }
-  log::Debug("group '{}': generation {} with {} members, protocol {}, leader {}", g.id, g.generation,
-             g.members.size(), g.protocol_name.value_or(""), g.leader);
+  log::Debug("group '{}': generation {} with {} members, protocol {}, leader {}", g.id, g.generation, g.members.size(),
+             g.protocol_name.value_or(""), g.leader);
   for (auto& m : g.members) {
     if (m->awaiting_join) {
       m->awaiting_join->Complete(CurrentGenerationResult(g, m->member_id, m->member_id == g.leader));
@@ -509,8 +511,7 @@ JoinGroupResult GroupCoordinator::Impl::CurrentGenerationResult(Group& g, const 
 
 void GroupCoordinator::Impl::RemoveMemberAndUpdateGroup(Group& g, const std::string& member_id,
                                                         std::string_view reason) {
-  auto it =
-      std::find_if(g.members.begin(), g.members.end(), [&](const auto& m) { return m->member_id == member_id; });
+  auto it = std::find_if(g.members.begin(), g.members.end(), [&](const auto& m) { return m->member_id == member_id; });
   if (it == g.members.end()) return;
   Member& m = **it;
   // A member removed while parked in JoinGroup (a new member past its join
@@ -529,9 +530,12 @@ void GroupCoordinator::Impl::RemoveMemberAndUpdateGroup(Group& g, const std::str
     case State::kCompletingRebalance:
       MaybePrepareRebalance(g, fmt::format("removing member {}: {}", member_id, reason));
       break;
-    case State::kPreparingRebalance: TryCompleteJoin(g); break;
+    case State::kPreparingRebalance:
+      TryCompleteJoin(g);
+      break;
     case State::kEmpty:
-    case State::kDead: break;
+    case State::kDead:
+      break;
   }
 }
 
@@ -539,8 +543,8 @@ void GroupCoordinator::Impl::RemoveMemberAndUpdateGroup(Group& g, const std::str
 
 std::string GroupCoordinator::Impl::NewMemberId(const JoinGroupRequest& req) {
   uint64_t hi = rng_(), lo = rng_();
-  hi = (hi & ~0xF000ull) | 0x4000ull;                      // version 4
-  lo = (lo & ~(0xC000ull << 48)) | (0x8000ull << 48);      // RFC 4122 variant
+  hi = (hi & ~0xF000ull) | 0x4000ull;                  // version 4
+  lo = (lo & ~(0xC000ull << 48)) | (0x8000ull << 48);  // RFC 4122 variant
   std::string uuid = fmt::format("{:08x}-{:04x}-{:04x}-{:04x}-{:012x}", hi >> 32, (hi >> 16) & 0xFFFF, hi & 0xFFFF,
                                  lo >> 48, lo & 0xFFFFFFFFFFFFull);
   return fmt::format("{}-{}", req.group_instance_id ? *req.group_instance_id : req.client_id, uuid);
@@ -774,12 +778,15 @@ asio::awaitable<SyncGroupResult> GroupCoordinator::Impl::Sync(SyncGroupRequest r
   };
   switch (g->state) {
     case State::kEmpty:
-    case State::kDead: co_return SyncError(GroupError::kUnknownMemberId);
-    case State::kPreparingRebalance: co_return SyncError(GroupError::kRebalanceInProgress);
+    case State::kDead:
+      co_return SyncError(GroupError::kUnknownMemberId);
+    case State::kPreparingRebalance:
+      co_return SyncError(GroupError::kRebalanceInProgress);
     case State::kStable:
       ScheduleExpiry(*g, *m, std::chrono::milliseconds(m->session_timeout_ms));
       co_return ok(m->assignment);
-    case State::kCompletingRebalance: break;
+    case State::kCompletingRebalance:
+      break;
   }
   auto waiter = std::make_shared<SyncWaiter>(strand_);
   if (m->awaiting_sync) m->awaiting_sync->Complete(SyncError(GroupError::kRebalanceInProgress));
@@ -818,7 +825,8 @@ asio::awaitable<GroupError> GroupCoordinator::Impl::Heartbeat(HeartbeatRequest r
   if (req.generation_id != g->generation) co_return GroupError::kIllegalGeneration;
   switch (g->state) {
     case State::kEmpty:
-    case State::kDead: co_return GroupError::kUnknownMemberId;
+    case State::kDead:
+      co_return GroupError::kUnknownMemberId;
     case State::kPreparingRebalance:
       ScheduleExpiry(*g, *m, std::chrono::milliseconds(m->session_timeout_ms));
       co_return GroupError::kRebalanceInProgress;

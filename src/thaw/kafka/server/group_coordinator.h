@@ -26,6 +26,8 @@
 // the members rejoin, as after a coordinator move in Kafka.
 #pragma once
 
+#include <asio/any_io_executor.hpp>
+#include <asio/awaitable.hpp>
 #include <chrono>
 #include <cstdint>
 #include <memory>
@@ -33,9 +35,6 @@
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <asio/any_io_executor.hpp>
-#include <asio/awaitable.hpp>
 
 #include "thaw/common/status.h"
 #include "thaw/kafka/protocol/errors.h"
@@ -88,8 +87,8 @@ struct JoinGroupRequest {
   int16_t api_version = 0;  // decides MEMBER_ID_REQUIRED (v4+)
   std::string group_id;
   int32_t session_timeout_ms = 0;
-  int32_t rebalance_timeout_ms = -1;  // v0 lacks it: the handler passes -1 (= session timeout)
-  std::string member_id;              // empty for a new member
+  int32_t rebalance_timeout_ms = -1;             // v0 lacks it: the handler passes -1 (= session timeout)
+  std::string member_id;                         // empty for a new member
   std::optional<std::string> group_instance_id;  // static membership (v5+)
   std::string protocol_type;                     // "consumer" for consumers
   std::vector<JoinGroupProtocol> protocols;
@@ -131,8 +130,8 @@ struct SyncGroupRequest {
   int32_t generation_id = -1;
   std::string member_id;
   std::optional<std::string> group_instance_id;
-  std::optional<std::string> protocol_type;  // v5+: checked against the group's when set
-  std::optional<std::string> protocol_name;  // v5+: likewise
+  std::optional<std::string> protocol_type;      // v5+: checked against the group's when set
+  std::optional<std::string> protocol_name;      // v5+: likewise
   std::vector<SyncGroupAssignment> assignments;  // the leader's; followers send none
 };
 
@@ -184,8 +183,8 @@ struct LeaveGroupResult {
 struct OffsetCommitPartition {
   int32_t partition = 0;
   int64_t offset = 0;
-  int32_t leader_epoch = -1;                // v6+
-  std::optional<std::string> metadata;      // null is stored as ""
+  int32_t leader_epoch = -1;            // v6+
+  std::optional<std::string> metadata;  // null is stored as ""
 };
 
 struct OffsetCommitTopic {
@@ -236,9 +235,9 @@ struct OffsetFetchRequest {
 
 struct OffsetFetchPartitionResult {
   int32_t partition = 0;
-  int64_t committed_offset = -1;     // -1: none committed
+  int64_t committed_offset = -1;  // -1: none committed
   int32_t committed_leader_epoch = -1;
-  std::string metadata;              // "" when none (Kafka's NO_METADATA)
+  std::string metadata;  // "" when none (Kafka's NO_METADATA)
   GroupError error = GroupError::kNone;
 };
 
@@ -271,9 +270,9 @@ struct DescribedGroup {
   // An empty group id is a valid id here, as in Kafka.
   GroupError error = GroupError::kNone;
   std::string group_id;
-  std::string state;           // "Empty", "PreparingRebalance", "CompletingRebalance", "Stable", "Dead"
-  std::string protocol_type;   // "" when unknown
-  std::string protocol_data;   // the chosen protocol's name; "" unless Stable (as Kafka)
+  std::string state;          // "Empty", "PreparingRebalance", "CompletingRebalance", "Stable", "Dead"
+  std::string protocol_type;  // "" when unknown
+  std::string protocol_data;  // the chosen protocol's name; "" unless Stable (as Kafka)
   std::vector<DescribedMember> members;
 };
 
@@ -318,8 +317,7 @@ class GroupCoordinator {
   asio::awaitable<LeaveGroupResult> LeaveGroup(LeaveGroupRequest request);
   asio::awaitable<OffsetCommitResult> OffsetCommit(OffsetCommitRequest request);
   asio::awaitable<OffsetFetchResult> OffsetFetch(OffsetFetchRequest request);
-  asio::awaitable<std::vector<DescribedGroup>> DescribeGroups(std::vector<std::string> group_ids,
-                                                              int16_t api_version);
+  asio::awaitable<std::vector<DescribedGroup>> DescribeGroups(std::vector<std::string> group_ids, int16_t api_version);
   // `states_filter`: Kafka state names, compared case-insensitively; empty = all.
   // `types_filter` (v5+): "classic"/"consumer", case-insensitive; empty = all (only "classic" groups exist).
   asio::awaitable<std::vector<ListedGroup>> ListGroups(std::vector<std::string> states_filter,

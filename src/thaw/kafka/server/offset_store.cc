@@ -1,9 +1,9 @@
 #include "thaw/kafka/server/offset_store.h"
 
+#include <sqlite3.h>
+
 #include <filesystem>
 #include <system_error>
-
-#include <sqlite3.h>
 
 namespace thaw::kafka::server {
 
@@ -78,9 +78,10 @@ Result<std::unique_ptr<OffsetStore>> OffsetStore::Open(const std::string& dir) {
   if (sqlite3_step(st) == SQLITE_ROW) mode = ColumnText(st, 0);
   sqlite3_finalize(st);
   if (mode != "wal") {
-    return Status::IOError("group offset store {}: the database refuses WAL mode (got '{}'); is the --state "
-                           "directory on a filesystem without shared-memory support?",
-                           path, mode);
+    return Status::IOError(
+        "group offset store {}: the database refuses WAL mode (got '{}'); is the --state "
+        "directory on a filesystem without shared-memory support?",
+        path, mode);
   }
   RETURN_NOT_OK(store->Exec("PRAGMA synchronous=FULL", "setting synchronous=FULL"));
   RETURN_NOT_OK(store->Exec(kSchema, "creating the group_offsets table"));

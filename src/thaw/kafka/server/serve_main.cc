@@ -86,10 +86,9 @@ Status RunServe(const ServeConfig& config) {
   std::vector<serve::TopicConfig> topics = config.topics;
   if (!config.table_prefix.empty()) {
     std::vector<std::string> skipped;
-    ASSIGN_OR_RAISE(auto found, serve::TopicRegistry::DiscoverTopics(*catalog, config.table_prefix,
-                                                                     config.prefix_defaults.value_or(
-                                                                         serve::TopicConfig{}),
-                                                                     &skipped));
+    ASSIGN_OR_RAISE(auto found, serve::TopicRegistry::DiscoverTopics(
+                                    *catalog, config.table_prefix,
+                                    config.prefix_defaults.value_or(serve::TopicConfig{}), &skipped));
     for (const auto& s : skipped) log::Info("--table-prefix {}: not served: {}", config.table_prefix, s);
     for (auto& t : found) {
       bool dup = false;

@@ -18,8 +18,8 @@ namespace thaw::kafka::server {
 struct ServeConfig {
   std::string catalog_uri, catalog_name;
   std::vector<serve::TopicConfig> topics;
-  std::string table_prefix;                          // serve every Kafka-shaped table of this namespace
-  std::optional<serve::TopicConfig> prefix_defaults; // layout / compression for those
+  std::string table_prefix;                           // serve every Kafka-shaped table of this namespace
+  std::optional<serve::TopicConfig> prefix_defaults;  // layout / compression for those
   ServerOptions server;
   std::string advertised_host;  // empty: the listen host
   int advertised_port = -1;     // -1: the bound port

@@ -37,9 +37,7 @@ Result<std::unique_ptr<Server>> Server::Make(asio::io_context& io, Broker& broke
   return s;
 }
 
-void Server::Start() {
-  asio::co_spawn(io_, Accept(), asio::detached);
-}
+void Server::Start() { asio::co_spawn(io_, Accept(), asio::detached); }
 
 asio::awaitable<void> Server::Accept() {
   for (;;) {

@@ -8,13 +8,12 @@
 //                                       in-flight response
 #pragma once
 
+#include <asio.hpp>
 #include <chrono>
 #include <cstdint>
 #include <list>
 #include <memory>
 #include <string>
-
-#include <asio.hpp>
 
 #include "thaw/common/status.h"
 #include "thaw/kafka/server/broker.h"

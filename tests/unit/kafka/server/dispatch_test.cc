@@ -1,8 +1,8 @@
 #include "thaw/kafka/server/dispatch.h"
 
-#include <set>
-
 #include <gtest/gtest.h>
+
+#include <set>
 
 #include "thaw/kafka/protocol/messages.h"
 

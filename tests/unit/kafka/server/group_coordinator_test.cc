@@ -3,9 +3,7 @@
 // two-thread io_context and the callers on the test thread's io_context.
 #include "thaw/kafka/server/group_coordinator.h"
 
-#include <filesystem>
-#include <random>
-#include <thread>
+#include <gtest/gtest.h>
 
 #include <asio/co_spawn.hpp>
 #include <asio/executor_work_guard.hpp>
@@ -13,7 +11,9 @@
 #include <asio/steady_timer.hpp>
 #include <asio/this_coro.hpp>
 #include <asio/use_awaitable.hpp>
-#include <gtest/gtest.h>
+#include <filesystem>
+#include <random>
+#include <thread>
 
 namespace thaw::kafka::server {
 
@@ -339,8 +339,8 @@ TEST_F(GroupCoordinatorTest, LeaveTriggersARebalanceAndTheLeaderRoleMoves) {
   EXPECT_EQ(b2.leader, b.member_id);
   EXPECT_EQ(b2.members.size(), 1u);
   // Leaving twice, or an unknown member, or an unknown group: UNKNOWN_MEMBER_ID per member.
-  l = Await(coord_->LeaveGroup(
-      {"g", {{a.member_id, std::nullopt, std::nullopt}, {"nobody", std::nullopt, std::nullopt}}}));
+  l = Await(
+      coord_->LeaveGroup({"g", {{a.member_id, std::nullopt, std::nullopt}, {"nobody", std::nullopt, std::nullopt}}}));
   ASSERT_EQ(l.members.size(), 2u);
   EXPECT_EQ(l.members[0].error, GroupError::kUnknownMemberId);
   EXPECT_EQ(l.members[1].error, GroupError::kUnknownMemberId);

@@ -1,11 +1,11 @@
 #include "thaw/kafka/server/offset_store.h"
 
+#include <gtest/gtest.h>
+#include <sqlite3.h>
+
 #include <filesystem>
 #include <fstream>
 #include <random>
-
-#include <gtest/gtest.h>
-#include <sqlite3.h>
 
 namespace thaw::kafka::server {
 namespace {

@@ -124,8 +124,7 @@ asio::awaitable<msg::FetchResponse> HandleFetch(RequestContext& ctx, const msg::
       out.log_start_offset = -1;
       out.preferred_read_replica = -1;
       if (!served) {
-        out.error_code =
-            static_cast<int16_t>(by_id ? ErrorCode::kUnknownTopicId : ErrorCode::kUnknownTopicOrPartition);
+        out.error_code = static_cast<int16_t>(by_id ? ErrorCode::kUnknownTopicId : ErrorCode::kUnknownTopicOrPartition);
       }
     }
   }

@@ -109,9 +109,8 @@ asio::awaitable<msg::DescribeConfigsResponse> HandleDescribeConfigs(RequestConte
       continue;
     }
     for (auto& [name, value, source] : configs) {
-      if (res.configuration_keys &&
-          std::find(res.configuration_keys->begin(), res.configuration_keys->end(), name) ==
-              res.configuration_keys->end()) {
+      if (res.configuration_keys && std::find(res.configuration_keys->begin(), res.configuration_keys->end(), name) ==
+                                        res.configuration_keys->end()) {
         continue;
       }
       msg::DescribeConfigsResponse::DescribeConfigsResourceResult c;

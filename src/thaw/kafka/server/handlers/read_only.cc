@@ -6,7 +6,6 @@
 // clients fail with a clear, non-retriable error instead of a dropped
 // connection.
 #include "thaw/kafka/server/handlers/handlers.h"
-
 #include "thaw/serve/topic_registry.h"
 
 namespace thaw::kafka::server {
