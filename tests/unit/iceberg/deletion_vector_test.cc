@@ -20,6 +20,7 @@
 #include <set>
 #include <sstream>
 
+#include "test_hex.h"
 #include "thaw/iceberg/puffin.h"
 
 namespace thaw::iceberg {
@@ -28,8 +29,7 @@ namespace {
 // gmock is not linked into thaw_unit_tests, so a tiny substring assertion.
 ::testing::AssertionResult HasSubstr(const std::string& haystack, std::string_view needle) {
   if (haystack.find(needle) != std::string::npos) return ::testing::AssertionSuccess();
-  return ::testing::AssertionFailure()
-         << "\"" << haystack << "\" does not contain \"" << needle << "\"";
+  return ::testing::AssertionFailure() << "\"" << haystack << "\" does not contain \"" << needle << "\"";
 }
 
 // ---------------------------------------------------------------- helpers --
@@ -48,23 +48,8 @@ void PutBe32(std::string* out, uint32_t v) {
   for (int shift = 24; shift >= 0; shift -= 8) out->push_back(static_cast<char>(v >> shift));
 }
 
-std::string FromHex(std::string_view hex) {
-  std::string out;
-  for (size_t i = 0; i + 1 < hex.size(); i += 2) {
-    out.push_back(static_cast<char>(std::stoi(std::string(hex.substr(i, 2)), nullptr, 16)));
-  }
-  return out;
-}
-
-std::string ToHex(std::string_view bytes) {
-  static constexpr char kDigits[] = "0123456789abcdef";
-  std::string out;
-  for (unsigned char c : bytes) {
-    out.push_back(kDigits[c >> 4]);
-    out.push_back(kDigits[c & 15]);
-  }
-  return out;
-}
+using thaw::testing::Hex;
+using thaw::testing::Unhex;
 
 // deletion-vector-v1 framing, written independently of DeletionVector::Serialize.
 std::string Frame(std::string_view vector) {
@@ -73,8 +58,7 @@ std::string Frame(std::string_view vector) {
   std::string out;
   PutBe32(&out, static_cast<uint32_t>(body.size()));
   out.append(body);
-  PutBe32(&out, static_cast<uint32_t>(
-                    crc32(0, reinterpret_cast<const Bytef*>(body.data()), body.size())));
+  PutBe32(&out, static_cast<uint32_t>(crc32(0, reinterpret_cast<const Bytef*>(body.data()), body.size())));
   return out;
 }
 
@@ -115,9 +99,7 @@ void ExpectRoundTrip(const std::vector<int64_t>& positions) {
   EXPECT_EQ(parsed->Serialize(), blob);
 }
 
-Status ParseBlobStatus(std::string_view blob) {
-  return DeletionVector::Deserialize(blob, "test.puffin").status();
-}
+Status ParseBlobStatus(std::string_view blob) { return DeletionVector::Deserialize(blob, "test.puffin").status(); }
 
 Status ParseVectorStatus(std::string_view vector) { return ParseBlobStatus(Frame(vector)); }
 
@@ -173,8 +155,7 @@ TEST(DeletionVectorTest, ContiguousPositionsUseRunContainers) {
 
 TEST(DeletionVectorTest, PositionsAboveFourGiB) {
   const int64_t k32 = int64_t{1} << 32;
-  std::vector<int64_t> positions = {
-      1, 2, k32, k32 + 5, 3 * k32 + 9, 7 * k32 - 1, 0x7FFFFFFF * k32, INT64_MAX};
+  std::vector<int64_t> positions = {1, 2, k32, k32 + 5, 3 * k32 + 9, 7 * k32 - 1, 0x7FFFFFFF * k32, INT64_MAX};
   for (int64_t i = 0; i < 5000; ++i) positions.push_back(9 * k32 + 3 * i);  // bitmap under key 9
   DeletionVector dv = DeletionVector::FromPositions(positions);
   EXPECT_TRUE(dv.Contains(INT64_MAX));
@@ -235,8 +216,8 @@ TEST(DeletionVectorTest, MatchesPyroaringGoldenBytes) {
   };
   for (const Case& c : cases) {
     DeletionVector dv = DeletionVector::FromPositions(c.positions);
-    EXPECT_EQ(ToHex(dv.SerializeVector()), c.hex);
-    auto parsed = DeletionVector::DeserializeVector(FromHex(c.hex), "golden");
+    EXPECT_EQ(Hex(dv.SerializeVector()), c.hex);
+    auto parsed = DeletionVector::DeserializeVector(Unhex(c.hex), "golden");
     ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
     EXPECT_EQ(parsed->ToVector(), SortedUnique(c.positions));
   }
@@ -431,17 +412,14 @@ TEST(DeletionVectorErrorTest, MalformedRoaring) {
     return b;
   };
 
-  EXPECT_TRUE(
-      HasSubstr(ParseVectorStatus(OneBitmap(0, with_header(12345, std::string(8, '\0')))).message(),
-                "unknown roaring cookie 0x3039"));
+  EXPECT_TRUE(HasSubstr(ParseVectorStatus(OneBitmap(0, with_header(12345, std::string(8, '\0')))).message(),
+                        "unknown roaring cookie 0x3039"));
   EXPECT_TRUE(HasSubstr(ParseVectorStatus(OneBitmap(0, array_bitmap({{0, {5, 5}}}))).message(),
                         "array values are not strictly ascending"));
-  EXPECT_TRUE(
-      HasSubstr(ParseVectorStatus(OneBitmap(0, array_bitmap({{3, {1}}, {3, {2}}}))).message(),
-                "container keys are not strictly ascending"));
-  EXPECT_TRUE(
-      HasSubstr(ParseVectorStatus(OneBitmap(0x80000000u, array_bitmap({{0, {1}}}))).message(),
-                "would make positions negative"));
+  EXPECT_TRUE(HasSubstr(ParseVectorStatus(OneBitmap(0, array_bitmap({{3, {1}}, {3, {2}}}))).message(),
+                        "container keys are not strictly ascending"));
+  EXPECT_TRUE(HasSubstr(ParseVectorStatus(OneBitmap(0x80000000u, array_bitmap({{0, {1}}}))).message(),
+                        "would make positions negative"));
 
   // Two 64-bit entries with the same key.
   std::string vector;
@@ -450,8 +428,7 @@ TEST(DeletionVectorErrorTest, MalformedRoaring) {
     PutLe32(&vector, 7);
     vector += array_bitmap({{0, {1}}});
   }
-  EXPECT_TRUE(
-      HasSubstr(ParseVectorStatus(vector).message(), "bitmap keys are not strictly ascending"));
+  EXPECT_TRUE(HasSubstr(ParseVectorStatus(vector).message(), "bitmap keys are not strictly ascending"));
 
   // Bitmap container whose popcount disagrees with the header.
   std::string b;
@@ -461,8 +438,8 @@ TEST(DeletionVectorErrorTest, MalformedRoaring) {
   PutLe16(&b, 4999);  // cardinality 5000
   PutLe32(&b, 16);
   b.append(8192, '\0');
-  EXPECT_TRUE(HasSubstr(ParseVectorStatus(OneBitmap(0, b)).message(),
-                        "header cardinality 5000 but bitmap has 0 bits set"));
+  EXPECT_TRUE(
+      HasSubstr(ParseVectorStatus(OneBitmap(0, b)).message(), "header cardinality 5000 but bitmap has 0 bits set"));
 
   // Run containers: past 65535, overlapping, zero runs, wrong cardinality.
   auto run_bitmap = [](uint16_t card_minus_one, std::vector<uint16_t> run_words) {
@@ -475,10 +452,8 @@ TEST(DeletionVectorErrorTest, MalformedRoaring) {
     for (uint16_t w : run_words) PutLe16(&b, w);
     return b;
   };
-  EXPECT_TRUE(HasSubstr(ParseVectorStatus(OneBitmap(0, run_bitmap(10, {65530, 10}))).message(),
-                        "runs past 65535"));
-  EXPECT_TRUE(HasSubstr(ParseVectorStatus(OneBitmap(0, run_bitmap(5, {10, 2, 12, 1}))).message(),
-                        "runs overlap"));
+  EXPECT_TRUE(HasSubstr(ParseVectorStatus(OneBitmap(0, run_bitmap(10, {65530, 10}))).message(), "runs past 65535"));
+  EXPECT_TRUE(HasSubstr(ParseVectorStatus(OneBitmap(0, run_bitmap(5, {10, 2, 12, 1}))).message(), "runs overlap"));
   EXPECT_TRUE(HasSubstr(ParseVectorStatus(OneBitmap(0, run_bitmap(0, {}))).message(), "zero runs"));
   EXPECT_TRUE(HasSubstr(ParseVectorStatus(OneBitmap(0, run_bitmap(99, {0, 9}))).message(),
                         "header cardinality 100 but runs cover 10 values"));
@@ -497,16 +472,14 @@ struct TestBlob {
 };
 
 // Builds a Puffin file by hand: magic, blobs, footer.
-std::string BuildPuffin(const std::vector<TestBlob>& blobs, uint8_t flags0 = 0,
-                        std::string* payload_out = nullptr) {
+std::string BuildPuffin(const std::vector<TestBlob>& blobs, uint8_t flags0 = 0, std::string* payload_out = nullptr) {
   std::string file = "PFA1";
   std::string json = R"({"blobs":[)";
   for (size_t i = 0; i < blobs.size(); ++i) {
     if (i > 0) json += ",";
-    json += fmt::format(
-        R"({{"type":"{}","fields":[],"snapshot-id":-1,"sequence-number":-1,"offset":{},)"
-        R"("length":{}{}}})",
-        blobs[i].type, file.size(), blobs[i].data.size(), blobs[i].extra_json);
+    json += fmt::format(R"({{"type":"{}","fields":[],"snapshot-id":-1,"sequence-number":-1,"offset":{},)"
+                        R"("length":{}{}}})",
+                        blobs[i].type, file.size(), blobs[i].data.size(), blobs[i].extra_json);
     file += blobs[i].data;
   }
   json += R"(],"properties":{"created-by":"thaw test"}})";
@@ -531,8 +504,7 @@ std::string Lz4Frame(std::string_view data, bool with_content_size) {
 }
 
 // Replaces the (uncompressed) footer payload with `payload` and sets flags.
-std::string ReplaceFooter(const std::string& file, size_t old_payload_size,
-                          std::string_view payload, uint8_t flags0) {
+std::string ReplaceFooter(const std::string& file, size_t old_payload_size, std::string_view payload, uint8_t flags0) {
   std::string out = file.substr(0, file.size() - 16 - old_payload_size);
   out += "PFA1";
   out += payload;
@@ -546,8 +518,7 @@ std::string ReplaceFooter(const std::string& file, size_t old_payload_size,
 TEST(PuffinTest, ParsesHandBuiltFile) {
   const DeletionVector dv = DeletionVector::FromPositions({3, 5, 8, int64_t{1} << 33});
   const std::vector<TestBlob> blobs = {
-      {"apache-datasketches-theta-v1", "sketchbytes",
-       R"(,"compression-codec":"zstd","properties":{"ndv":"42"})"},
+      {"apache-datasketches-theta-v1", "sketchbytes", R"(,"compression-codec":"zstd","properties":{"ndv":"42"})"},
       {"deletion-vector-v1", dv.Serialize(),
        R"(,"properties":{"referenced-data-file":"s3://b/data/a.parquet","cardinality":"4"})"},
   };
@@ -592,8 +563,7 @@ TEST(PuffinTest, ParsesHandBuiltFile) {
   st = ReadDeletionVector(file, -4, 8, "/x/y.puffin").status();
   EXPECT_TRUE(HasSubstr(st.message(), "blob at offset -4"));
   // Blob-metadata checks.
-  EXPECT_EQ(ReadDeletionVector(file, sketch, "/x/y.puffin").status().code(),
-            StatusCode::kInvalidArgument);
+  EXPECT_EQ(ReadDeletionVector(file, sketch, "/x/y.puffin").status().code(), StatusCode::kInvalidArgument);
   PuffinBlobMetadata lying = meta;
   lying.properties["cardinality"] = "5";
   EXPECT_TRUE(HasSubstr(ReadDeletionVector(file, lying, "/x/y.puffin").status().message(),
@@ -610,8 +580,7 @@ TEST(PuffinTest, EmptyFile) {
 TEST(PuffinTest, Lz4CompressedFooter) {
   std::string payload;
   const std::string plain = BuildPuffin({{"deletion-vector-v1", "abcd", ""}}, 0, &payload);
-  const std::string file =
-      ReplaceFooter(plain, payload.size(), Lz4Frame(payload, /*with_content_size=*/true), 1);
+  const std::string file = ReplaceFooter(plain, payload.size(), Lz4Frame(payload, /*with_content_size=*/true), 1);
   auto footer = ParsePuffinFooter(file, "lz4.puffin");
   ASSERT_TRUE(footer.ok()) << footer.status().ToString();
   EXPECT_TRUE(footer->payload_was_compressed);
@@ -619,14 +588,11 @@ TEST(PuffinTest, Lz4CompressedFooter) {
   EXPECT_EQ(*SlicePuffinBlob(file, footer->blobs[0], "lz4.puffin"), "abcd");
 
   // The spec requires the frame's content size; without it we cannot bound the output.
-  const std::string no_size =
-      ReplaceFooter(plain, payload.size(), Lz4Frame(payload, /*with_content_size=*/false), 1);
-  EXPECT_TRUE(
-      HasSubstr(ParsePuffinFooter(no_size, "lz4.puffin").status().message(), "no content size"));
+  const std::string no_size = ReplaceFooter(plain, payload.size(), Lz4Frame(payload, /*with_content_size=*/false), 1);
+  EXPECT_TRUE(HasSubstr(ParsePuffinFooter(no_size, "lz4.puffin").status().message(), "no content size"));
   // Not an LZ4 frame at all.
   const std::string garbage = ReplaceFooter(plain, payload.size(), payload, 1);
-  EXPECT_TRUE(
-      HasSubstr(ParsePuffinFooter(garbage, "lz4.puffin").status().message(), "not an LZ4 frame"));
+  EXPECT_TRUE(HasSubstr(ParsePuffinFooter(garbage, "lz4.puffin").status().message(), "not an LZ4 frame"));
 }
 
 TEST(PuffinTest, WriterOutputParses) {
@@ -754,8 +720,7 @@ TEST(PuffinErrorTest, FramingErrors) {
   // Payload size field: too large, negative, and pointing at the wrong place.
   std::string bad = good;
   bad.replace(bad.size() - 12, 4, std::string("\x3f\x42\x0f\x00", 4));  // 999999
-  EXPECT_TRUE(HasSubstr(
-      message(bad), fmt::format("footer payload size 999999 exceeds file size {}", bad.size())));
+  EXPECT_TRUE(HasSubstr(message(bad), fmt::format("footer payload size 999999 exceeds file size {}", bad.size())));
   bad.replace(bad.size() - 12, 4, std::string("\xff\xff\xff\xff", 4));
   EXPECT_TRUE(HasSubstr(message(bad), "negative footer payload size -1"));
   bad.replace(bad.size() - 12, 4, std::string("\x02\x00\x00\x00", 4));
@@ -775,32 +740,27 @@ TEST(PuffinErrorTest, FooterJsonErrors) {
   std::string payload;
   const std::string good = BuildPuffin({{"deletion-vector-v1", "abcd", ""}}, 0, &payload);
   auto message = [&](std::string_view json) {
-    Status st =
-        ParsePuffinFooter(ReplaceFooter(good, payload.size(), json, 0), "j.puffin").status();
+    Status st = ParsePuffinFooter(ReplaceFooter(good, payload.size(), json, 0), "j.puffin").status();
     EXPECT_EQ(st.code(), StatusCode::kCorrupt) << json;
     EXPECT_TRUE(HasSubstr(st.message(), "puffin file j.puffin"));
     return st.message();
   };
-  const std::string blob_head =
-      R"({"blobs":[{"type":"t","fields":[1],"snapshot-id":-1,"sequence-number":-1)";
+  const std::string blob_head = R"({"blobs":[{"type":"t","fields":[1],"snapshot-id":-1,"sequence-number":-1)";
   EXPECT_TRUE(HasSubstr(message("{not json"), "not valid JSON"));
   EXPECT_TRUE(HasSubstr(message("[]"), "must be a JSON object"));
   EXPECT_TRUE(HasSubstr(message(R"({"blobs":{}})"), "'blobs' is missing or not a list"));
   EXPECT_TRUE(HasSubstr(message(R"({"blobs":[1]})"), "blob 0: must be a JSON object"));
   EXPECT_TRUE(HasSubstr(message(R"({"blobs":[{"fields":[]}]})"), "'type' is missing"));
   EXPECT_TRUE(HasSubstr(message(R"({"blobs":[{"type":"t"}]})"), "'fields' is missing"));
-  EXPECT_TRUE(HasSubstr(message(R"({"blobs":[{"type":"t","fields":["a"]}]})"),
-                        "'fields' entries must be 32-bit integers"));
+  EXPECT_TRUE(
+      HasSubstr(message(R"({"blobs":[{"type":"t","fields":["a"]}]})"), "'fields' entries must be 32-bit integers"));
   EXPECT_TRUE(HasSubstr(message(R"({"blobs":[{"type":"t","fields":[4294967296]}]})"),
                         "'fields' entries must be 32-bit integers"));
+  EXPECT_TRUE(HasSubstr(message(blob_head + R"(,"length":4}]})"), "missing required field 'offset'"));
+  EXPECT_TRUE(HasSubstr(message(blob_head + R"(,"offset":"4","length":4}]})"), "field 'offset' must be an integer"));
+  EXPECT_TRUE(HasSubstr(message(blob_head + R"(,"offset":1.5,"length":4}]})"), "field 'offset' must be an integer"));
   EXPECT_TRUE(
-      HasSubstr(message(blob_head + R"(,"length":4}]})"), "missing required field 'offset'"));
-  EXPECT_TRUE(HasSubstr(message(blob_head + R"(,"offset":"4","length":4}]})"),
-                        "field 'offset' must be an integer"));
-  EXPECT_TRUE(HasSubstr(message(blob_head + R"(,"offset":1.5,"length":4}]})"),
-                        "field 'offset' must be an integer"));
-  EXPECT_TRUE(HasSubstr(message(blob_head + R"(,"offset":18446744073709551615,"length":4}]})"),
-                        "does not fit in a long"));
+      HasSubstr(message(blob_head + R"(,"offset":18446744073709551615,"length":4}]})"), "does not fit in a long"));
   EXPECT_TRUE(HasSubstr(message(blob_head + R"(,"offset":4,"length":5}]})"),
                         "offset 4 length 5 lies outside the blob area [4, 8)"));
   EXPECT_TRUE(HasSubstr(message(blob_head + R"(,"offset":0,"length":4}]})"), "outside"));
@@ -811,8 +771,7 @@ TEST(PuffinErrorTest, FooterJsonErrors) {
                         "property 'a' must be a string"));
   EXPECT_TRUE(HasSubstr(message(R"({"blobs":[],"properties":[]})"), "must be an object"));
   // Invalid UTF-8 inside a string.
-  EXPECT_TRUE(
-      HasSubstr(message("{\"blobs\":[],\"properties\":{\"a\":\"\xff\"}}"), "not valid JSON"));
+  EXPECT_TRUE(HasSubstr(message("{\"blobs\":[],\"properties\":{\"a\":\"\xff\"}}"), "not valid JSON"));
 }
 
 // --------------------------------------------- independent implementation --
@@ -826,9 +785,9 @@ class PythonOracleTest : public ::testing::Test {
       GTEST_SKIP() << "set THAW_PYTHON to a python with pyroaring to cross-check";
     }
     python_ = python;
-    dir_ = std::filesystem::path(::testing::TempDir()) /
-           ("thaw_dv_" + std::to_string(::getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    dir_ =
+        std::filesystem::path(::testing::TempDir()) / ("thaw_dv_" + std::to_string(::getpid()) + "_" +
+                                                       ::testing::UnitTest::GetInstance()->current_test_info()->name());
     std::filesystem::create_directories(dir_);
   }
   void TearDown() override {
@@ -844,10 +803,9 @@ class PythonOracleTest : public ::testing::Test {
 #endif
   }
 
-  int Run(std::string_view mode, const std::filesystem::path& data,
-          const std::filesystem::path& positions) {
-    const std::string cmd = fmt::format("'{}' '{}' {} '{}' '{}'", python_, Script().string(), mode,
-                                        data.string(), positions.string());
+  int Run(std::string_view mode, const std::filesystem::path& data, const std::filesystem::path& positions) {
+    const std::string cmd =
+        fmt::format("'{}' '{}' {} '{}' '{}'", python_, Script().string(), mode, data.string(), positions.string());
     const int rc = std::system(cmd.c_str());
     return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
   }
@@ -899,9 +857,9 @@ TEST_F(PythonOracleTest, PyicebergReadsOurPuffinFile) {
   for (int64_t i = 0; i < 10'000; ++i) positions.push_back(900'000 + i);
   const DeletionVector dv = DeletionVector::FromPositions(positions);
   PuffinWriter writer;
-  writer.AddBlob(std::string(kDeletionVectorBlobType), {}, -1, -1, dv.Serialize(),
-                 {{"referenced-data-file", "file:/wh/t/data/0.parquet"},
-                  {"cardinality", std::to_string(dv.Cardinality())}});
+  writer.AddBlob(
+      std::string(kDeletionVectorBlobType), {}, -1, -1, dv.Serialize(),
+      {{"referenced-data-file", "file:/wh/t/data/0.parquet"}, {"cardinality", std::to_string(dv.Cardinality())}});
   const auto puffin_path = dir_ / "dv.puffin";
   const auto positions_path = dir_ / "positions.txt";
   WriteFile(puffin_path, writer.Finish({{"created-by", "thaw test"}}));

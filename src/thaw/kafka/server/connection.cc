@@ -1,7 +1,6 @@
 #include "thaw/kafka/server/connection.h"
 
 #include <array>
-#include <cstring>
 
 #include "thaw/common/log.h"
 #include "thaw/kafka/protocol/errors.h"

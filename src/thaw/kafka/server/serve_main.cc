@@ -9,7 +9,6 @@
 
 #include "thaw/common/log.h"
 #include "thaw/kafka/server/group_coordinator.h"
-#include "thaw/records/read_summary.h"
 
 namespace thaw::kafka::server {
 

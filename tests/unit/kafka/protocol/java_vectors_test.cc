@@ -18,21 +18,14 @@
 #include <map>
 #include <sstream>
 
+#include "test_hex.h"
 #include "thaw/kafka/protocol/messages.h"
 #include "thaw/kafka/protocol/messages_testing.h"
 
 namespace thaw::kafka {
 namespace {
 
-std::string Hex(std::string_view s) {
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string out;
-  for (unsigned char c : s) {
-    out.push_back(kHex[c >> 4]);
-    out.push_back(kHex[c & 15]);
-  }
-  return out;
-}
+using thaw::testing::Hex;
 
 constexpr int kSeeds = 3;
 

@@ -7,27 +7,15 @@
 
 #include <set>
 
+#include "test_hex.h"
 #include "thaw/kafka/protocol/messages_testing.h"
 
 namespace thaw::kafka {
 namespace {
 
-std::string Hex(std::string_view s) {
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string out;
-  for (unsigned char c : s) {
-    out.push_back(kHex[c >> 4]);
-    out.push_back(kHex[c & 15]);
-  }
-  return out;
-}
+using thaw::testing::Hex;
 
-std::string Unhex(std::string_view hex) {
-  std::string out;
-  for (size_t i = 0; i + 1 < hex.size(); i += 2)
-    out.push_back(static_cast<char>(std::stoi(std::string(hex.substr(i, 2)), nullptr, 16)));
-  return out;
-}
+using thaw::testing::Unhex;
 
 template <typename M>
 std::string Encode(const M& m, int16_t version) {

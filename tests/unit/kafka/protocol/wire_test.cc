@@ -4,18 +4,12 @@
 
 #include <limits>
 
+#include "test_hex.h"
+
 namespace thaw::kafka {
 namespace {
 
-std::string Hex(std::string_view s) {
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string out;
-  for (unsigned char c : s) {
-    out.push_back(kHex[c >> 4]);
-    out.push_back(kHex[c & 15]);
-  }
-  return out;
-}
+using thaw::testing::Hex;
 
 TEST(WireWriter, IntegersAreBigEndian) {
   WireWriter w;

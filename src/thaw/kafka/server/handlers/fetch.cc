@@ -109,6 +109,8 @@ asio::awaitable<msg::FetchResponse> HandleFetch(RequestContext& ctx, const msg::
   auto& registry = *ctx.broker.topics;
   const bool by_id = ctx.api_version >= 13;
   std::vector<Slot> slots;
+  // Both vectors are reserved to their final sizes, so the slots' pointers
+  // into the response stay valid.
   resp.responses.reserve(req.topics.size());
   for (const auto& topic : req.topics) {
     auto& rt = resp.responses.emplace_back();
@@ -126,14 +128,7 @@ asio::awaitable<msg::FetchResponse> HandleFetch(RequestContext& ctx, const msg::
       if (!served) {
         out.error_code = static_cast<int16_t>(by_id ? ErrorCode::kUnknownTopicId : ErrorCode::kUnknownTopicOrPartition);
       }
-    }
-  }
-  // Slots point into resp, which no longer grows.
-  for (size_t i = 0; i < req.topics.size(); ++i) {
-    const auto& topic = req.topics[i];
-    auto served = by_id ? registry.FindById(topic.topic_id) : registry.Find(topic.topic);
-    for (size_t j = 0; j < topic.partitions.size(); ++j) {
-      slots.push_back({served, &topic.partitions[j], &resp.responses[i].partitions[j]});
+      slots.push_back({served, &p, &out});
     }
   }
   const auto deadline = Clock::now() + std::chrono::milliseconds(std::max(0, req.max_wait_ms));

@@ -56,8 +56,7 @@ void Answer(msg::ListOffsetsResponse::ListOffsetsPartitionResponse* out, serve::
 
 asio::awaitable<msg::ListOffsetsResponse> HandleListOffsets(RequestContext& ctx, const msg::ListOffsetsRequest& req) {
   auto& registry = *ctx.broker.topics;
-  const int16_t version = ctx.api_version;
-  co_return co_await RunBlocking(*ctx.broker.blocking, [&req, &registry, version]() {
+  co_return co_await RunBlocking(*ctx.broker.blocking, [&req, &registry]() {
     msg::ListOffsetsResponse resp;
     for (const auto& topic : req.topics) {
       msg::ListOffsetsResponse::ListOffsetsTopicResponse rt;
@@ -76,7 +75,6 @@ asio::awaitable<msg::ListOffsetsResponse> HandleListOffsets(RequestContext& ctx,
       }
       resp.topics.push_back(std::move(rt));
     }
-    (void)version;
     return resp;
   });
 }
