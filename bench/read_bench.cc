@@ -12,7 +12,7 @@
 #include <string>
 
 #include "thaw/records/record_reader.h"
-#include "thaw/storage/catalog.h"
+#include "thaw/catalog/catalog.h"
 
 using Clock = std::chrono::steady_clock;
 
@@ -29,12 +29,12 @@ int main(int argc, char** argv) {
     else if (!std::strcmp(argv[i], "--limit")) limit = std::atoll(argv[i + 1]);
   }
   auto t0 = Clock::now();
-  auto cat = thaw::storage::OpenCatalog(argv[1], "");
+  auto cat = thaw::catalog::OpenCatalog(argv[1], "");
   if (!cat.ok()) { std::fprintf(stderr, "%s\n", cat.status().ToString().c_str()); return 1; }
-  auto id = thaw::storage::TableIdentifier::Parse(argv[2]);
+  auto id = thaw::catalog::TableIdentifier::Parse(argv[2]);
   auto table = (*cat)->LoadTable(*id);
   if (!table.ok()) { std::fprintf(stderr, "%s\n", table.status().ToString().c_str()); return 1; }
-  auto shared = std::make_shared<const thaw::storage::Table>(std::move(*table));
+  auto shared = std::make_shared<const thaw::iceberg::Table>(std::move(*table));
   auto reader = thaw::records::RecordReader::Make(shared, opt);
   if (!reader.ok()) { std::fprintf(stderr, "%s\n", reader.status().ToString().c_str()); return 1; }
   thaw::records::RecordBatch batch;

@@ -81,8 +81,8 @@ int main(int argc, char** argv) {
     }
   }
   auto open = [&]() -> Result<std::unique_ptr<serve::TopicRegistry>> {
-    ASSIGN_OR_RAISE(auto cat, storage::OpenCatalog(argv[1], ""));
-    return serve::TopicRegistry::Make(std::shared_ptr<storage::Catalog>(std::move(cat)), {cfg}, opts);
+    ASSIGN_OR_RAISE(auto cat, catalog::OpenCatalog(argv[1], ""));
+    return serve::TopicRegistry::Make(std::shared_ptr<catalog::Catalog>(std::move(cat)), {cfg}, opts);
   };
   auto fail = [](const Status& st) {
     std::fprintf(stderr, "%s\n", st.ToString().c_str());

@@ -27,21 +27,21 @@ void TableArgs::Register(CLI::App* app) {
                   "merged as streams and sorted through --spill-dir");
 }
 
-Result<std::shared_ptr<const storage::Table>> TableArgs::Load() const {
+Result<std::shared_ptr<const iceberg::Table>> TableArgs::Load() const {
   if (!metadata.empty()) {
     if (!catalog.empty() || !table.empty()) {
       return Status::Invalid("give either --metadata PATH or --catalog URI --table NS.NAME, not both");
     }
-    ASSIGN_OR_RAISE(auto t, storage::LoadTableFromMetadata(metadata));
-    return std::make_shared<const storage::Table>(std::move(t));
+    ASSIGN_OR_RAISE(auto t, catalog::LoadTableFromMetadata(metadata));
+    return std::make_shared<const iceberg::Table>(std::move(t));
   }
   if (catalog.empty() || table.empty()) {
     return Status::Invalid("which table? give --catalog URI --table NS.NAME, or --metadata PATH/TO/vN.metadata.json");
   }
-  ASSIGN_OR_RAISE(auto id, storage::TableIdentifier::Parse(table));
-  ASSIGN_OR_RAISE(auto cat, storage::OpenCatalog(catalog, catalog_name));
+  ASSIGN_OR_RAISE(auto id, catalog::TableIdentifier::Parse(table));
+  ASSIGN_OR_RAISE(auto cat, catalog::OpenCatalog(catalog, catalog_name));
   ASSIGN_OR_RAISE(auto t, cat->LoadTable(id));
-  return std::make_shared<const storage::Table>(std::move(t));
+  return std::make_shared<const iceberg::Table>(std::move(t));
 }
 
 Status TableArgs::Apply(records::ReadOptions* o) const {

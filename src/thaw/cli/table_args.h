@@ -13,7 +13,7 @@
 
 #include "thaw/common/status.h"
 #include "thaw/records/record_reader.h"
-#include "thaw/storage/catalog.h"
+#include "thaw/catalog/catalog.h"
 
 namespace thaw::cli {
 
@@ -31,7 +31,7 @@ struct TableArgs {
   int64_t memory_budget_mib = 0;  // 0 = the reader's default
 
   void Register(CLI::App* app);
-  Result<std::shared_ptr<const storage::Table>> Load() const;
+  Result<std::shared_ptr<const iceberg::Table>> Load() const;
   // Fills snapshot, layout and memory (spill) parts of the read options.
   Status Apply(records::ReadOptions* options) const;
 };

@@ -21,7 +21,7 @@ constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
 constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
 }  // namespace
 
-Result<std::shared_ptr<const ReadPlan>> ReadPlan::Make(std::shared_ptr<const storage::Table> table,
+Result<std::shared_ptr<const ReadPlan>> ReadPlan::Make(std::shared_ptr<const iceberg::Table> table,
                                                        const ReadOptions& options) {
   std::shared_ptr<ReadPlan> plan(new ReadPlan());
   plan->table_ = std::move(table);
@@ -314,7 +314,7 @@ Result<std::optional<ReadPlan::OffsetBounds>> ReadPlan::Watermarks(int32_t parti
 
 namespace {
 
-std::string CacheKey(const storage::Table& table, const iceberg::Snapshot* snap, const ReadOptions& o) {
+std::string CacheKey(const iceberg::Table& table, const iceberg::Snapshot* snap, const ReadOptions& o) {
   std::string k = table.metadata_location + '\x1f' + table.name + '\x1f' +
                   (snap ? std::to_string(snap->snapshot_id) : std::string("-"));
   auto opt = [&](const std::optional<int64_t>& v) { k += '\x1f' + (v ? std::to_string(*v) : std::string("-")); };
@@ -342,7 +342,7 @@ std::string CacheKey(const storage::Table& table, const iceberg::Snapshot* snap,
 
 }  // namespace
 
-Result<std::shared_ptr<const ReadPlan>> ReadPlanCache::Get(std::shared_ptr<const storage::Table> table,
+Result<std::shared_ptr<const ReadPlan>> ReadPlanCache::Get(std::shared_ptr<const iceberg::Table> table,
                                                            const ReadOptions& options) {
   ASSIGN_OR_RAISE(const iceberg::Snapshot* snap, iceberg::SelectSnapshot(table->metadata, options.snapshot));
   const std::string key = CacheKey(*table, snap, options);

@@ -31,7 +31,7 @@
 #include "thaw/iceberg/schema.h"
 #include "thaw/iceberg/table_scan.h"
 #include "thaw/records/layout.h"
-#include "thaw/storage/catalog.h"
+#include "thaw/iceberg/table.h"
 
 namespace thaw::records {
 
@@ -68,10 +68,10 @@ class ReadPlan {
   // Plans the read `options` describe: snapshot, layout, partitions, offset
   // and time ranges and only_added_in prune manifests and files here; the
   // rest of ReadOptions (start offsets, order, projection) is for readers.
-  static Result<std::shared_ptr<const ReadPlan>> Make(std::shared_ptr<const storage::Table> table,
+  static Result<std::shared_ptr<const ReadPlan>> Make(std::shared_ptr<const iceberg::Table> table,
                                                       const ReadOptions& options);
 
-  const std::shared_ptr<const storage::Table>& table() const { return table_; }
+  const std::shared_ptr<const iceberg::Table>& table() const { return table_; }
   const Layout& layout() const { return layout_; }
   const iceberg::Snapshot* snapshot() const { return snapshot_; }
   const iceberg::ScanStats& scan_stats() const { return stats_; }
@@ -112,7 +112,7 @@ class ReadPlan {
   ReadPlan() = default;
   Status Plan(const ReadOptions& options);
 
-  std::shared_ptr<const storage::Table> table_;
+  std::shared_ptr<const iceberg::Table> table_;
   Layout layout_;
   const iceberg::Snapshot* snapshot_ = nullptr;
   iceberg::ScanStats stats_;
@@ -131,7 +131,7 @@ class ReadPlan {
 class ReadPlanCache {
  public:
   explicit ReadPlanCache(size_t capacity = 16) : capacity_(capacity) {}
-  Result<std::shared_ptr<const ReadPlan>> Get(std::shared_ptr<const storage::Table> table,
+  Result<std::shared_ptr<const ReadPlan>> Get(std::shared_ptr<const iceberg::Table> table,
                                               const ReadOptions& options);
   size_t size() const;
 

@@ -53,7 +53,7 @@ void ReadSummary::Add(const Record& r) {
   ++records_;
 }
 
-Result<TableSummary> Summarize(std::shared_ptr<const storage::Table> table, ReadOptions options,
+Result<TableSummary> Summarize(std::shared_ptr<const iceberg::Table> table, ReadOptions options,
                                const SummaryFilter& filter) {
   TableSummary out;
   options.metadata_only = !filter;

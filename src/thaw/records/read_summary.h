@@ -72,7 +72,7 @@ struct TableSummary {
 // columns are decoded (ReadOptions::metadata_only); if duplicate offsets turn
 // up, the read is repeated with every column to tell which differ.
 using SummaryFilter = std::function<bool(const RecordBatch&, const Record&)>;
-Result<TableSummary> Summarize(std::shared_ptr<const storage::Table> table, ReadOptions options,
+Result<TableSummary> Summarize(std::shared_ptr<const iceberg::Table> table, ReadOptions options,
                                const SummaryFilter& filter = nullptr);
 
 }  // namespace thaw::records

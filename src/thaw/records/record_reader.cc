@@ -114,7 +114,7 @@ bool SamePosition(const Record& a, const Record& b) { return a.partition == b.pa
 
 struct RecordReader::Impl {
   std::shared_ptr<const ReadPlan> plan;
-  std::shared_ptr<const storage::Table> table;
+  std::shared_ptr<const iceberg::Table> table;
   ReadOptions opt;
   Layout layout;
   const iceberg::Snapshot* snapshot = nullptr;
@@ -227,7 +227,7 @@ std::optional<std::pair<int64_t, int64_t>> RecordReader::planned_timestamp_range
   return impl_->plan->planned_timestamp_range_ms();
 }
 
-Result<std::unique_ptr<RecordReader>> RecordReader::Make(std::shared_ptr<const storage::Table> table,
+Result<std::unique_ptr<RecordReader>> RecordReader::Make(std::shared_ptr<const iceberg::Table> table,
                                                          ReadOptions options) {
   ASSIGN_OR_RAISE(auto plan, ReadPlan::Make(std::move(table), options));
   return Make(std::move(plan), std::move(options));

@@ -44,7 +44,7 @@
 #include "thaw/records/read_plan.h"
 #include "thaw/records/record.h"
 #include "thaw/records/record_merge.h"
-#include "thaw/storage/catalog.h"
+#include "thaw/iceberg/table.h"
 
 namespace thaw::records {
 
@@ -102,7 +102,7 @@ struct ReadOptions {
 class RecordReader {
  public:
   // Plans the read (ReadPlan::Make) and reads it.
-  static Result<std::unique_ptr<RecordReader>> Make(std::shared_ptr<const storage::Table> table,
+  static Result<std::unique_ptr<RecordReader>> Make(std::shared_ptr<const iceberg::Table> table,
                                                     ReadOptions options);
   // Reads a plan made earlier (shared, e.g. from a ReadPlanCache): the plan's
   // files, narrowed by `options` (partitions, ranges, start offsets; the

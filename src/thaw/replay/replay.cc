@@ -109,7 +109,7 @@ struct FileBounds {
 
 // The live data files of the reader's snapshot with their bounds (manifests
 // only; no data read). Empty for a table without an offset column.
-Result<std::vector<FileBounds>> PlanFileBounds(const std::shared_ptr<const storage::Table>& table,
+Result<std::vector<FileBounds>> PlanFileBounds(const std::shared_ptr<const iceberg::Table>& table,
                                                const records::RecordReader& reader) {
   std::vector<FileBounds> out;
   const auto& layout = reader.layout();
@@ -154,7 +154,7 @@ Result<std::vector<FileBounds>> PlanFileBounds(const std::shared_ptr<const stora
 // What the table (at the snapshot `read` selects) holds, for an error about
 // a range: its partitions, offsets per partition and timestamps, from the
 // data files' column metrics (no data is read).
-Result<std::string> DescribeExtent(const std::shared_ptr<const storage::Table>& table,
+Result<std::string> DescribeExtent(const std::shared_ptr<const iceberg::Table>& table,
                                    const records::ReadOptions& read, std::set<int32_t>* partitions_out) {
   records::ReadOptions all = read;
   all.partitions.reset();
@@ -223,7 +223,7 @@ Result<std::string> DescribeExtent(const std::shared_ptr<const storage::Table>& 
 // none for partitions not asked), capped by the reader's own plan (which
 // time ranges prune). `exact` when no file was cut, nothing is deleted and
 // nothing else filters.
-std::pair<int64_t, bool> EstimateRecords(const std::shared_ptr<const storage::Table>& table,
+std::pair<int64_t, bool> EstimateRecords(const std::shared_ptr<const iceberg::Table>& table,
                                          const records::RecordReader& reader, const records::ReadOptions& read,
                                          bool filtered) {
   const int64_t planned = reader.planned_records();
@@ -265,7 +265,7 @@ std::pair<int64_t, bool> EstimateRecords(const std::shared_ptr<const storage::Ta
 // errors naming the table's extent (warnings with --allow-empty). Reads
 // `reader` up to its first record (into `batch`, *pending = true) to know
 // the range is not empty. Returns false if there is nothing to replay.
-Result<bool> CheckRange(const std::shared_ptr<const storage::Table>& table, const ReplayOptions& o,
+Result<bool> CheckRange(const std::shared_ptr<const iceberg::Table>& table, const ReplayOptions& o,
                         records::RecordReader& reader, records::RecordBatch* batch, bool* pending,
                         std::vector<std::string>* warnings) {
   *pending = false;
@@ -313,7 +313,7 @@ Result<bool> CheckRange(const std::shared_ptr<const storage::Table>& table, cons
 
 }  // namespace
 
-Result<std::string> DescribePlan(std::shared_ptr<const storage::Table> table, const ReplayOptions& o) {
+Result<std::string> DescribePlan(std::shared_ptr<const iceberg::Table> table, const ReplayOptions& o) {
   std::string out;
   {
     // The same checks as a replay, so --dry-run tells of a bad range.
@@ -364,7 +364,7 @@ Status EnsureCheckpointTopic(KafkaProducer& producer, const std::string& topic, 
   return producer.CreateTopic(topic, 1, rf, configs, timeout_ms);
 }
 
-Result<ReplaySummary> RunReplayImpl(std::shared_ptr<const storage::Table> table, const ReplayOptions& o,
+Result<ReplaySummary> RunReplayImpl(std::shared_ptr<const iceberg::Table> table, const ReplayOptions& o,
                                     const std::function<void(const Progress&)>& on_progress) {
   const auto t0 = Clock::now();
   ReplaySummary sum;
@@ -882,7 +882,7 @@ Result<ReplaySummary> RunReplayImpl(std::shared_ptr<const storage::Table> table,
 }  // namespace
 
 // RunReplayImpl, with what a rerun does added to errors met while producing.
-Result<ReplaySummary> RunReplay(std::shared_ptr<const storage::Table> table, const ReplayOptions& o,
+Result<ReplaySummary> RunReplay(std::shared_ptr<const iceberg::Table> table, const ReplayOptions& o,
                                 const std::function<void(const Progress&)>& on_progress) {
   auto r = RunReplayImpl(std::move(table), o, on_progress);
   if (r.ok() || r.status().code() == StatusCode::kInvalidArgument || r.status().code() == StatusCode::kNotFound) {

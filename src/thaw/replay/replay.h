@@ -23,7 +23,7 @@
 #include "thaw/replay/kafka_client.h"
 #include "thaw/replay/partitioner.h"
 #include "thaw/replay/topic_check.h"
-#include "thaw/storage/catalog.h"
+#include "thaw/iceberg/table.h"
 
 namespace thaw::replay {
 
@@ -80,7 +80,7 @@ struct ReplayOptions {
   // metadata; `stop` ends following (SIGINT/SIGTERM).
   bool follow = false;
   int poll_interval_ms = 2000;
-  std::function<Result<std::shared_ptr<const storage::Table>>()> reload;
+  std::function<Result<std::shared_ptr<const iceberg::Table>>()> reload;
   const std::atomic<bool>* stop = nullptr;
   std::function<void(const std::string&)> report;  // notices (skipped snapshots, warnings, redone work)
 };
@@ -154,16 +154,16 @@ Result<std::optional<Checkpoint>> LoadCheckpoint(const KafkaConfig& kafka, const
                                                  const std::string& job, int timeout_ms);
 
 // Prints the plan (for --dry-run) to a string.
-Result<std::string> DescribePlan(std::shared_ptr<const storage::Table> table, const ReplayOptions& options);
+Result<std::string> DescribePlan(std::shared_ptr<const iceberg::Table> table, const ReplayOptions& options);
 
 // Reads `topic` back (read_committed) and checks the records linked to
 // `table_name`: with a table (`table` non-null) against the offsets `options`
 // select from it; without, only order, duplicates and the count
 // `expected_records` (-1: unknown).
-Result<VerifyResult> VerifyReplay(std::shared_ptr<const storage::Table> table, const std::string& table_name,
+Result<VerifyResult> VerifyReplay(std::shared_ptr<const iceberg::Table> table, const std::string& table_name,
                                   const ReplayOptions& options, int64_t expected_records);
 
-Result<ReplaySummary> RunReplay(std::shared_ptr<const storage::Table> table, const ReplayOptions& options,
+Result<ReplaySummary> RunReplay(std::shared_ptr<const iceberg::Table> table, const ReplayOptions& options,
                                 const std::function<void(const Progress&)>& on_progress);
 
 }  // namespace thaw::replay

@@ -25,7 +25,7 @@ void Problem(VerifyResult* r, std::string text) {
 
 }  // namespace
 
-Result<VerifyResult> VerifyReplay(std::shared_ptr<const storage::Table> table, const std::string& table_name,
+Result<VerifyResult> VerifyReplay(std::shared_ptr<const iceberg::Table> table, const std::string& table_name,
                                   const ReplayOptions& o, int64_t expected_records) {
   VerifyResult res;
   // Source partition -> source offsets as they arrived (all target partitions).

@@ -106,7 +106,7 @@ std::array<uint8_t, 16> DeriveTopicId(std::string_view table_uuid, std::string_v
 
 // One snapshot: its plan and, per partition, the segment index built on first use.
 struct ServedTopic::State {
-  std::shared_ptr<const storage::Table> table;
+  std::shared_ptr<const iceberg::Table> table;
   std::shared_ptr<const records::ReadPlan> plan;
   std::optional<int64_t> snapshot_id;
   std::string key_prefix;  // topic, table, compression, layout: what every segment key starts with
@@ -199,7 +199,7 @@ struct ServedTopic::Counters {
       refreshes{0};
 };
 
-ServedTopic::ServedTopic(std::shared_ptr<storage::Catalog> catalog, TopicConfig config, ServeOptions options,
+ServedTopic::ServedTopic(std::shared_ptr<catalog::Catalog> catalog, TopicConfig config, ServeOptions options,
                          std::shared_ptr<BatchCache> cache)
     : catalog_(std::move(catalog)),
       config_(std::move(config)),
@@ -212,7 +212,7 @@ ServedTopic::~ServedTopic() = default;
 namespace {
 
 Result<std::shared_ptr<ServedTopic::State>> MakeState(const TopicConfig& config,
-                                                      std::shared_ptr<const storage::Table> table) {
+                                                      std::shared_ptr<const iceberg::Table> table) {
   auto st = std::make_shared<ServedTopic::State>();
   records::ReadOptions ro;
   ro.layout = config.layout;
@@ -242,18 +242,18 @@ Result<std::shared_ptr<ServedTopic::State>> MakeState(const TopicConfig& config,
 
 }  // namespace
 
-Result<std::shared_ptr<ServedTopic>> ServedTopic::Make(std::shared_ptr<storage::Catalog> catalog, TopicConfig config,
+Result<std::shared_ptr<ServedTopic>> ServedTopic::Make(std::shared_ptr<catalog::Catalog> catalog, TopicConfig config,
                                                        const ServeOptions& options, std::shared_ptr<BatchCache> cache) {
   const std::string where = fmt::format("topic '{}' (table {})", config.name, config.table);
   RETURN_NOT_OK(ValidateTopicName(config.name).WithContext(where));
   if (!catalog) return Status::Invalid("{}: no catalog to load the table from", where);
-  auto id = storage::TableIdentifier::Parse(config.table);
+  auto id = catalog::TableIdentifier::Parse(config.table);
   if (!id.ok()) return id.status().WithContext(where);
   std::shared_ptr<ServedTopic> t(
       new ServedTopic(std::move(catalog), std::move(config), options,
                       cache ? std::move(cache) : std::make_shared<BatchCache>(options.cache_bytes)));
   t->id_ = *id;
-  Result<storage::Table> table = Status::Internal("unset");
+  Result<iceberg::Table> table = Status::Internal("unset");
   {
     std::lock_guard<std::mutex> lock(CatalogMutex());
     table = t->catalog_->LoadTable(t->id_);
@@ -261,7 +261,7 @@ Result<std::shared_ptr<ServedTopic>> ServedTopic::Make(std::shared_ptr<storage::
   if (!table.ok()) return table.status().WithContext(where);
   const auto& md = table->metadata;
   t->topic_id_ = DeriveTopicId(md.table_uuid.empty() ? md.location : md.table_uuid, t->config_.name);
-  auto state = MakeState(t->config_, std::make_shared<const storage::Table>(std::move(*table)));
+  auto state = MakeState(t->config_, std::make_shared<const iceberg::Table>(std::move(*table)));
   if (!state.ok()) return state.status().WithContext(where);
   t->state_ = std::move(*state);
   t->partition_count_ = std::max(1, t->state_->max_partition + 1);
@@ -543,7 +543,7 @@ Status ServedTopic::RefreshIfChanged() {
   const std::string where = fmt::format("refreshing topic '{}' (table {})", config_.name, config_.table);
   auto current = state();
   Status status = [&]() -> Status {
-    Result<storage::Table> table = Status::Internal("unset");
+    Result<iceberg::Table> table = Status::Internal("unset");
     {
       std::lock_guard<std::mutex> lock(CatalogMutex());
       table = catalog_->LoadTable(id_);
@@ -555,7 +555,7 @@ Status ServedTopic::RefreshIfChanged() {
     std::optional<int64_t> id;
     if (*snap) id = (*snap)->snapshot_id;
     if (id == current->snapshot_id) return Status::OK();  // metadata changed, data did not
-    auto next = MakeState(config_, std::make_shared<const storage::Table>(std::move(*table)));
+    auto next = MakeState(config_, std::make_shared<const iceberg::Table>(std::move(*table)));
     if (!next.ok()) return next.status().WithContext(where);
     std::lock_guard<std::mutex> lock(mu_);
     state_ = std::move(*next);

@@ -63,7 +63,7 @@
 #include "thaw/records/layout.h"
 #include "thaw/records/read_plan.h"
 #include "thaw/serve/batch_cache.h"
-#include "thaw/storage/catalog.h"
+#include "thaw/catalog/catalog.h"
 
 namespace thaw::serve {
 
@@ -121,7 +121,7 @@ class ServedTopic {
   // Loads the table, plans its current snapshot and checks it is
   // Kafka-shaped (a layout with an offset column). Errors name the topic
   // and the table.
-  static Result<std::shared_ptr<ServedTopic>> Make(std::shared_ptr<storage::Catalog> catalog, TopicConfig config,
+  static Result<std::shared_ptr<ServedTopic>> Make(std::shared_ptr<catalog::Catalog> catalog, TopicConfig config,
                                                    const ServeOptions& options, std::shared_ptr<BatchCache> cache);
   ~ServedTopic();
 
@@ -173,7 +173,7 @@ class ServedTopic {
   struct State;  // one snapshot's plan and per-partition index (served_topic.cc)
 
  private:
-  ServedTopic(std::shared_ptr<storage::Catalog> catalog, TopicConfig config, ServeOptions options,
+  ServedTopic(std::shared_ptr<catalog::Catalog> catalog, TopicConfig config, ServeOptions options,
               std::shared_ptr<BatchCache> cache);
   std::shared_ptr<State> state() const;
   Result<PartitionOffsets> OffsetsIn(State& st, int32_t partition);
@@ -181,8 +181,8 @@ class ServedTopic {
   // whose segment i' has the same range and row groups (decoded once).
   Result<std::shared_ptr<const Segment>> LoadSegment(State& st, int32_t partition, size_t i);
 
-  std::shared_ptr<storage::Catalog> catalog_;
-  storage::TableIdentifier id_;
+  std::shared_ptr<catalog::Catalog> catalog_;
+  catalog::TableIdentifier id_;
   const TopicConfig config_;
   const ServeOptions options_;
   std::shared_ptr<BatchCache> cache_;

@@ -29,7 +29,7 @@ Status ValidateTopicName(std::string_view name) {
   return Status::OK();
 }
 
-Result<std::unique_ptr<TopicRegistry>> TopicRegistry::Make(std::shared_ptr<storage::Catalog> catalog,
+Result<std::unique_ptr<TopicRegistry>> TopicRegistry::Make(std::shared_ptr<catalog::Catalog> catalog,
                                                            std::vector<TopicConfig> topics, ServeOptions options) {
   std::unique_ptr<TopicRegistry> r(new TopicRegistry());
   r->options_ = options;
@@ -45,7 +45,7 @@ Result<std::unique_ptr<TopicRegistry>> TopicRegistry::Make(std::shared_ptr<stora
   return r;
 }
 
-Result<std::vector<TopicConfig>> TopicRegistry::DiscoverTopics(storage::Catalog& catalog, std::string_view ns,
+Result<std::vector<TopicConfig>> TopicRegistry::DiscoverTopics(catalog::Catalog& catalog, std::string_view ns,
                                                                const TopicConfig& defaults,
                                                                std::vector<std::string>* skipped) {
   ASSIGN_OR_RAISE(auto ids, catalog.ListTables());

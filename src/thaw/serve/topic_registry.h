@@ -11,7 +11,7 @@
 #include "thaw/common/status.h"
 #include "thaw/serve/batch_cache.h"
 #include "thaw/serve/served_topic.h"
-#include "thaw/storage/catalog.h"
+#include "thaw/catalog/catalog.h"
 
 namespace thaw::serve {
 
@@ -20,7 +20,7 @@ class TopicRegistry {
   // Opens every topic (ServedTopic::Make). A missing table, a table that
   // is not Kafka-shaped, a bad or duplicate topic name is an error naming
   // the topic and the table, before anything is served.
-  static Result<std::unique_ptr<TopicRegistry>> Make(std::shared_ptr<storage::Catalog> catalog,
+  static Result<std::unique_ptr<TopicRegistry>> Make(std::shared_ptr<catalog::Catalog> catalog,
                                                      std::vector<TopicConfig> topics, ServeOptions options);
 
   // `--table-prefix NS`: a topic per Kafka-shaped table of namespace `ns`
@@ -29,7 +29,7 @@ class TopicRegistry {
   // table are ignored). Tables that are not Kafka-shaped are skipped and
   // listed in *skipped (name: why) when given. An empty result is not an
   // error here.
-  static Result<std::vector<TopicConfig>> DiscoverTopics(storage::Catalog& catalog, std::string_view ns,
+  static Result<std::vector<TopicConfig>> DiscoverTopics(catalog::Catalog& catalog, std::string_view ns,
                                                          const TopicConfig& defaults,
                                                          std::vector<std::string>* skipped = nullptr);
 

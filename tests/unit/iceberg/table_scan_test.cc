@@ -15,7 +15,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "thaw/storage/catalog.h"
+#include "thaw/catalog/catalog.h"
 
 namespace thaw::iceberg {
 namespace {
@@ -42,7 +42,7 @@ class IncrementalAppendScan : public ::testing::Test {
     ASSERT_TRUE(WIFEXITED(rc) && WEXITSTATUS(rc) == 0) << cmd << "\n" << out;
     info_ = nlohmann::json::parse(out, nullptr, false);
     ASSERT_FALSE(info_.is_discarded()) << out;
-    auto table = storage::LoadTableFromMetadata(info_["metadata"].get<std::string>());
+    auto table = catalog::LoadTableFromMetadata(info_["metadata"].get<std::string>());
     ASSERT_TRUE(table.ok()) << table.status().ToString();
     table_ = std::move(*table);
   }
@@ -62,7 +62,7 @@ class IncrementalAppendScan : public ::testing::Test {
 
   fs::path dir_;
   nlohmann::json info_;
-  storage::Table table_;
+  iceberg::Table table_;
 };
 
 TEST_F(IncrementalAppendScan, FindsFilesWhoseEntriesAMergeMadeExisting) {

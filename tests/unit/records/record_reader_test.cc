@@ -19,7 +19,7 @@
 
 #include "thaw/records/read_plan.h"
 #include "thaw/records/read_summary.h"
-#include "thaw/storage/catalog.h"
+#include "thaw/catalog/catalog.h"
 
 namespace thaw::records {
 namespace {
@@ -73,10 +73,10 @@ class ReaderFixture : public ::testing::Test {
     ASSERT_TRUE(info_.is_object());
   }
 
-  static std::shared_ptr<const storage::Table> Load(const char* which) {
-    auto t = storage::LoadTableFromMetadata(info_[which].get<std::string>());
+  static std::shared_ptr<const iceberg::Table> Load(const char* which) {
+    auto t = catalog::LoadTableFromMetadata(info_[which].get<std::string>());
     EXPECT_TRUE(t.ok()) << t.status().ToString();
-    return std::make_shared<const storage::Table>(std::move(*t));
+    return std::make_shared<const iceberg::Table>(std::move(*t));
   }
 
   // Reads everything; `reader` (if given) receives the finished reader.

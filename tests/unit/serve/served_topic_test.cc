@@ -21,7 +21,7 @@
 #include "thaw/kafka/protocol/record_batch.h"
 #include "thaw/records/record_reader.h"
 #include "thaw/serve/topic_registry.h"
-#include "thaw/storage/catalog.h"
+#include "thaw/catalog/catalog.h"
 
 namespace thaw::serve {
 namespace {
@@ -103,10 +103,10 @@ class ServeFixture : public ::testing::Test {
     return *rc == 0 && nl != std::string::npos ? out.substr(nl + 1) : out;
   }
 
-  static std::shared_ptr<storage::Catalog> Catalog() {
-    auto c = storage::OpenCatalog(info_["catalog"].get<std::string>(), "default");
+  static std::shared_ptr<catalog::Catalog> Catalog() {
+    auto c = catalog::OpenCatalog(info_["catalog"].get<std::string>(), "default");
     EXPECT_TRUE(c.ok()) << c.status().ToString();
-    return std::shared_ptr<storage::Catalog>(std::move(*c));
+    return std::shared_ptr<catalog::Catalog>(std::move(*c));
   }
 
   static TopicConfig Config(const std::string& table) {
@@ -126,11 +126,11 @@ class ServeFixture : public ::testing::Test {
 
   // The table's records per partition, as the RecordReader gives them.
   static std::map<int32_t, Rows> ReaderRows(const std::string& table) { return ReaderRows(*Catalog(), table); }
-  static std::map<int32_t, Rows> ReaderRows(storage::Catalog& cat, const std::string& table) {
-    auto id = storage::TableIdentifier::Parse("ns." + table);
+  static std::map<int32_t, Rows> ReaderRows(catalog::Catalog& cat, const std::string& table) {
+    auto id = catalog::TableIdentifier::Parse("ns." + table);
     auto t = cat.LoadTable(*id);
     EXPECT_TRUE(t.ok()) << t.status().ToString();
-    auto reader = records::RecordReader::Make(std::make_shared<const storage::Table>(std::move(*t)), {});
+    auto reader = records::RecordReader::Make(std::make_shared<const iceberg::Table>(std::move(*t)), {});
     EXPECT_TRUE(reader.ok()) << reader.status().ToString();
     std::map<int32_t, Rows> out;
     records::RecordBatch b;
@@ -505,11 +505,11 @@ TEST_F(ServeFixture, RowGroupsHoldingSeveralPartitionsAreDecodedOnceForAll) {
   EXPECT_EQ(s.segment_reads, row_groups);
   EXPECT_EQ(s.segments_filled, 4 * row_groups);
   // What reading partition by partition would have cost.
-  auto id = storage::TableIdentifier::Parse("ns.serve_unpart");
+  auto id = catalog::TableIdentifier::Parse("ns.serve_unpart");
   auto table = Catalog()->LoadTable(*id);
   records::ReadOptions ro;
   ro.order = records::ReadOrder::kPartitionMajor;
-  auto reader = records::RecordReader::Make(std::make_shared<const storage::Table>(std::move(*table)), ro);
+  auto reader = records::RecordReader::Make(std::make_shared<const iceberg::Table>(std::move(*table)), ro);
   ASSERT_TRUE(reader.ok());
   records::RecordBatch b;
   while (*(*reader)->Next(&b)) {
@@ -690,9 +690,9 @@ TEST_F(ServeFixture, TablesWithDeleteFilesFromIcebergJava) {
   const int status = pclose(pipe);
   if (out.find("install-java.sh") != std::string::npos) GTEST_SKIP() << "Iceberg Java not installed: " << out;
   ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << out;
-  auto cat = storage::OpenCatalog("sqlite:///" + (wh / "java_catalog.db").string(), "");
+  auto cat = catalog::OpenCatalog("sqlite:///" + (wh / "java_catalog.db").string(), "");
   ASSERT_TRUE(cat.ok()) << cat.status().ToString();
-  std::shared_ptr<storage::Catalog> shared(std::move(*cat));
+  std::shared_ptr<catalog::Catalog> shared(std::move(*cat));
   const std::vector<std::string> tables = {"pos_deletes", "eq_deletes", "dv_deletes", "partitioned_transforms"};
   std::vector<TopicConfig> cs;
   for (const auto& t : tables) cs.push_back(Config(t));

@@ -1,18 +1,20 @@
-// Catalogs: where a table's current metadata file is found. Thaw talks to a
-// catalog only through this interface, so the SQL catalog (SQLite, the JDBC
-// schema shared by Iceberg Java and pyiceberg), a bare metadata file, and
-// later a REST catalog are interchangeable.
+// Catalogs: where a table's current metadata is found. Thaw talks to a
+// catalog only through this interface, so the SQL catalog (the JDBC schema
+// shared by Iceberg Java and pyiceberg, on SQLite), a bare metadata file, and
+// the REST catalog are interchangeable. Catalogs sit above the table format
+// (iceberg/) and hand back loaded tables whose files are read through
+// storage/'s FileIO.
 #pragma once
 
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "thaw/common/status.h"
-#include "thaw/iceberg/table_metadata.h"
-#include "thaw/storage/file_io.h"
+#include "thaw/iceberg/table.h"
 
-namespace thaw::storage {
+namespace thaw::catalog {
 
 struct TableIdentifier {
   std::vector<std::string> ns;
@@ -23,18 +25,10 @@ struct TableIdentifier {
   std::string ToString() const;
 };
 
-// A loaded table: its metadata and the FileIO that reads its files.
-struct Table {
-  std::string name;               // for messages: "ns.t" or the metadata path
-  std::string metadata_location;
-  iceberg::TableMetadata metadata;
-  std::shared_ptr<FileIO> io;
-};
-
 class Catalog {
  public:
   virtual ~Catalog() = default;
-  virtual Result<Table> LoadTable(const TableIdentifier& id) = 0;
+  virtual Result<iceberg::Table> LoadTable(const TableIdentifier& id) = 0;
   virtual Result<std::vector<TableIdentifier>> ListTables() = 0;
   virtual std::string description() const = 0;
 };
@@ -45,6 +39,6 @@ class Catalog {
 Result<std::unique_ptr<Catalog>> OpenCatalog(const std::string& uri, const std::string& catalog_name);
 
 // A table with no catalog: a metadata.json location.
-Result<Table> LoadTableFromMetadata(const std::string& metadata_location);
+Result<iceberg::Table> LoadTableFromMetadata(const std::string& metadata_location);
 
-}  // namespace thaw::storage
+}  // namespace thaw::catalog

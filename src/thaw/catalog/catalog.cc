@@ -1,0 +1,47 @@
+#include "thaw/catalog/catalog.h"
+
+#include "thaw/catalog/sql_catalog.h"
+
+namespace thaw::catalog {
+
+Result<TableIdentifier> TableIdentifier::Parse(std::string_view text) {
+  TableIdentifier id;
+  std::string part;
+  std::vector<std::string> parts;
+  for (char c : text) {
+    if (c == '.') {
+      parts.push_back(part);
+      part.clear();
+    } else {
+      part.push_back(c);
+    }
+  }
+  parts.push_back(part);
+  for (const auto& p : parts) {
+    if (p.empty()) return Status::Invalid("table name '{}' is not NAMESPACE.TABLE (empty part)", text);
+  }
+  if (parts.size() < 2) return Status::Invalid("table name '{}' needs a namespace: use NAMESPACE.TABLE", text);
+  id.name = parts.back();
+  parts.pop_back();
+  id.ns = std::move(parts);
+  return id;
+}
+
+std::string TableIdentifier::ns_string() const {
+  std::string s;
+  for (size_t i = 0; i < ns.size(); ++i) s += (i ? "." : "") + ns[i];
+  return s;
+}
+
+std::string TableIdentifier::ToString() const { return ns_string() + "." + name; }
+
+Result<std::unique_ptr<Catalog>> OpenCatalog(const std::string& uri, const std::string& catalog_name) {
+  return OpenSqliteCatalog(uri, catalog_name);
+}
+
+Result<iceberg::Table> LoadTableFromMetadata(const std::string& metadata_location) {
+  ASSIGN_OR_RAISE(auto io, storage::FileIOForLocation(metadata_location));
+  return iceberg::LoadTableFromMetadata(metadata_location, std::move(io));
+}
+
+}  // namespace thaw::catalog
