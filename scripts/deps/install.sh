@@ -21,20 +21,26 @@ stamp_set() {
 }
 
 # --- Debian packages -------------------------------------------------------
-mapfile -t pkgs < <(grep -v '^\s*#' "$here/debian-packages.txt" | sed '/^\s*$/d')
-missing=()
-for spec in "${pkgs[@]}"; do
-  name="${spec%%=*}"; want="${spec#*=}"
-  have="$(dpkg-query -W -f='${Version}' "$name" 2>/dev/null || true)"
-  [[ "$have" == "$want" ]] || missing+=("$spec")
-done
-if ((${#missing[@]})); then
-  echo "[deps] installing Debian packages: ${missing[*]}"
-  SUDO=""; [[ $(id -u) -eq 0 ]] || SUDO="sudo"
-  export DEBIAN_FRONTEND=noninteractive
-  $SUDO apt-get update -qq
-  $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
-fi
+# debian-packages.txt: to build and run; debian-test-packages.txt (--test):
+# servers the tests start (PostgreSQL for the SQL catalog).
+install_debian() { # pin-file
+  local pkgs missing=() spec name want have
+  mapfile -t pkgs < <(grep -v '^\s*#' "$1" | sed '/^\s*$/d')
+  for spec in "${pkgs[@]}"; do
+    name="${spec%%=*}"; want="${spec#*=}"
+    have="$(dpkg-query -W -f='${Version}' "$name" 2>/dev/null || true)"
+    [[ "$have" == "$want" ]] || missing+=("$spec")
+  done
+  if ((${#missing[@]})); then
+    echo "[deps] installing Debian packages: ${missing[*]}"
+    SUDO=""; [[ $(id -u) -eq 0 ]] || SUDO="sudo"
+    export DEBIAN_FRONTEND=noninteractive
+    $SUDO apt-get update -qq
+    $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+  fi
+}
+install_debian "$here/debian-packages.txt"
+[[ "${1:-}" == "--test" ]] && install_debian "$here/debian-test-packages.txt"
 
 # --- Python venv (pyarrow provides Arrow C++ / Parquet) ---------------------
 venv="$root/.deps/venv"

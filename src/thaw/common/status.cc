@@ -11,6 +11,8 @@ const char* StatusCodeName(StatusCode code) {
     case StatusCode::kUnsupported: return "unsupported";
     case StatusCode::kIOError: return "I/O error";
     case StatusCode::kCommitConflict: return "commit conflict";
+    case StatusCode::kCommitStateUnknown: return "commit state unknown";
+    case StatusCode::kPermissionDenied: return "permission denied";
     case StatusCode::kAborted: return "aborted";
     case StatusCode::kInternal: return "internal error";
   }

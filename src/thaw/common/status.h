@@ -22,7 +22,9 @@ enum class StatusCode : int {
   kCorrupt,           // bytes that do not parse (Avro, Parquet, JSON, Puffin)
   kUnsupported,       // valid input using a feature Thaw does not implement
   kIOError,           // the OS or network failed
-  kCommitConflict,    // optimistic commit lost a race
+  kCommitConflict,    // optimistic commit lost a race: reload and re-apply
+  kCommitStateUnknown,  // a commit's outcome is unknown (5xx, lost response): never delete its files
+  kPermissionDenied,  // a catalog or object store refused the credentials (401/403)
   kAborted,           // work not proven durable (aborted transaction, unproven delivery): redo it from the last commit
   kInternal,          // a bug in Thaw
 };
@@ -54,6 +56,18 @@ class [[nodiscard]] Status {
   template <typename... Args>
   static Status IOError(fmt::format_string<Args...> f, Args&&... args) {
     return {StatusCode::kIOError, fmt::format(f, std::forward<Args>(args)...)};
+  }
+  template <typename... Args>
+  static Status CommitConflict(fmt::format_string<Args...> f, Args&&... args) {
+    return {StatusCode::kCommitConflict, fmt::format(f, std::forward<Args>(args)...)};
+  }
+  template <typename... Args>
+  static Status CommitStateUnknown(fmt::format_string<Args...> f, Args&&... args) {
+    return {StatusCode::kCommitStateUnknown, fmt::format(f, std::forward<Args>(args)...)};
+  }
+  template <typename... Args>
+  static Status PermissionDenied(fmt::format_string<Args...> f, Args&&... args) {
+    return {StatusCode::kPermissionDenied, fmt::format(f, std::forward<Args>(args)...)};
   }
   template <typename... Args>
   static Status Aborted(fmt::format_string<Args...> f, Args&&... args) {

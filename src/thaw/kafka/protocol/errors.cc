@@ -32,6 +32,10 @@ ErrorCode ToKafkaError(StatusCode code) {
       return ErrorCode::kKafkaStorageError;
     case StatusCode::kCommitConflict:
       return ErrorCode::kUnknownServerError;
+    case StatusCode::kCommitStateUnknown:
+      return ErrorCode::kUnknownServerError;
+    case StatusCode::kPermissionDenied:
+      return ErrorCode::kKafkaStorageError;
     case StatusCode::kAborted:
       return ErrorCode::kRequestTimedOut;
     case StatusCode::kInternal:

@@ -170,6 +170,9 @@ inline int16_t ToInt(ErrorCode code) { return static_cast<int16_t>(code); }
 //   kUnsupported     INVALID_REQUEST               ("sent to an incompatible broker", in Kafka's words)
 //   kIOError         KAFKA_STORAGE_ERROR           (the table's storage failed; clients retry)
 //   kCommitConflict  UNKNOWN_SERVER_ERROR
+//   kCommitStateUnknown UNKNOWN_SERVER_ERROR
+//   kPermissionDenied KAFKA_STORAGE_ERROR          (the catalog or object store refused Thaw's
+//                                                   credentials: Thaw's problem, not the client's)
 //   kAborted         REQUEST_TIMED_OUT             (outcome not proven; clients retry)
 //   kInternal        UNKNOWN_SERVER_ERROR
 // The switch has no default, so a new StatusCode does not compile until it is mapped here.

@@ -50,6 +50,8 @@ TEST(KafkaErrors, StatusMap) {
   EXPECT_EQ(ToKafkaError(Status::Aborted("unproven")), ErrorCode::kRequestTimedOut);
   EXPECT_EQ(ToKafkaError(Status::Internal("bug")), ErrorCode::kUnknownServerError);
   EXPECT_EQ(ToKafkaError(Status(StatusCode::kCommitConflict, "race")), ErrorCode::kUnknownServerError);
+  EXPECT_EQ(ToKafkaError(Status(StatusCode::kCommitStateUnknown, "lost")), ErrorCode::kUnknownServerError);
+  EXPECT_EQ(ToKafkaError(Status(StatusCode::kPermissionDenied, "403")), ErrorCode::kKafkaStorageError);
 }
 
 }  // namespace
