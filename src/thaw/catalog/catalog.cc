@@ -1,6 +1,7 @@
 #include "thaw/catalog/catalog.h"
 
 #include "thaw/catalog/sql_catalog.h"
+#include "thaw/storage/file_io_registry.h"
 
 namespace thaw::catalog {
 
@@ -40,7 +41,12 @@ Result<std::unique_ptr<Catalog>> OpenCatalog(const std::string& uri, const std::
 }
 
 Result<iceberg::Table> LoadTableFromMetadata(const std::string& metadata_location) {
-  ASSIGN_OR_RAISE(auto io, storage::FileIOForLocation(metadata_location));
+  return LoadTableFromMetadata(metadata_location, storage::PropertyMap{});
+}
+
+Result<iceberg::Table> LoadTableFromMetadata(const std::string& metadata_location,
+                                             const storage::PropertyMap& properties) {
+  ASSIGN_OR_RAISE(auto io, storage::FileIOFor(metadata_location, properties));
   return iceberg::LoadTableFromMetadata(metadata_location, std::move(io));
 }
 

@@ -13,6 +13,7 @@
 
 #include "thaw/common/status.h"
 #include "thaw/iceberg/table.h"
+#include "thaw/storage/property_map.h"
 
 namespace thaw::catalog {
 
@@ -38,7 +39,11 @@ class Catalog {
 // `catalog_name` selects rows of the JDBC schema; empty = the only one present.
 Result<std::unique_ptr<Catalog>> OpenCatalog(const std::string& uri, const std::string& catalog_name);
 
-// A table with no catalog: a metadata.json location.
+// A table with no catalog: a metadata.json location (local, or in object
+// storage with the SDKs' default credentials).
 Result<iceberg::Table> LoadTableFromMetadata(const std::string& metadata_location);
+// The same with storage properties (s3.endpoint, s3.access-key-id, ...; see docs/storage.md).
+Result<iceberg::Table> LoadTableFromMetadata(const std::string& metadata_location,
+                                             const storage::PropertyMap& properties);
 
 }  // namespace thaw::catalog
