@@ -9,7 +9,7 @@
 #include <tuple>
 
 #include "thaw/common/log.h"
-#include "thaw/storage/file_io.h"
+#include "thaw/storage/file_io_registry.h"
 
 namespace thaw::catalog {
 
@@ -58,9 +58,9 @@ std::string ServerMessage(const std::string& body) {
   return text;
 }
 
-// Until storage::FileIOFor (objstore) is merged: local files only.
-Result<std::shared_ptr<storage::FileIO>> TableFileIO(const std::string& location, const storage::PropertyMap&) {
-  return storage::FileIOForLocation(location);
+Result<std::shared_ptr<storage::FileIO>> TableFileIO(const std::string& location,
+                                                      const storage::PropertyMap& properties) {
+  return storage::FileIOFor(location, properties);
 }
 
 }  // namespace

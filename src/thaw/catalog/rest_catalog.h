@@ -38,7 +38,7 @@ class RestCatalog : public Catalog {
   Result<std::vector<TableIdentifier>> ListTables(const std::vector<std::string>& ns);
 
   // Creates the namespace (and its missing ancestors); one that exists is fine.
-  Status CreateNamespace(const std::vector<std::string>& ns);
+  Status CreateNamespace(const std::vector<std::string>& ns) override;
   // POST .../tables with the spec's CreateTableRequest (`name`, `schema`, ...);
   // the name in the request is set from `id`. 409 (exists) -> kCommitConflict.
   Result<iceberg::Table> CreateTable(const TableIdentifier& id, const nlohmann::json& request);
