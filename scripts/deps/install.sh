@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Idempotent, pinned installation of everything Thaw needs to build and test.
 #   scripts/deps/install.sh          Debian packages + Python venv + Kafka message specs (build + demo)
-#   scripts/deps/install.sh --test   also the test peers (Java jars, ...)
+#   scripts/deps/install.sh --test   also the test peers (Java jars, Kafka, the Iceberg REST
+#                                    catalog server, clients, moto, PostgreSQL)
 # Each step records a stamp keyed by the hash of its pin file, so a re-run
 # with unchanged pins does nothing.
 set -euo pipefail
@@ -67,6 +68,7 @@ PY
 if [[ "${1:-}" == "--test" ]]; then
   "$here/install-java.sh"
   "$here/install-kafka.sh"
+  "$here/install-rest-catalog.sh"
   "$here/install-clients.sh"
 fi
 echo "[deps] ok"

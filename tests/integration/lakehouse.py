@@ -282,6 +282,117 @@ class Postgres(_Server):
 
 
 # --------------------------------------------------------------------------
+# Apache Iceberg's REST catalog server
+
+
+def _java() -> str:
+    home = os.environ.get("JAVA_HOME")
+    if home and os.access(os.path.join(home, "bin", "java"), os.X_OK):
+        return os.path.join(home, "bin", "java")
+    j = shutil.which("java")
+    if not j:
+        pytest.fail("java not found (JDK >= 17: scripts/deps/install.sh --test)", pytrace=False)
+    return j
+
+
+def _ensure_rest_jars() -> None:
+    if list(REST_LIB.glob("iceberg-open-api-*-test-fixtures.jar")):
+        return
+    p = subprocess.run([str(INSTALL_REST)], capture_output=True, text=True)
+    if p.returncode != 0:
+        pytest.fail(f"{INSTALL_REST} failed:\n{p.stdout}{p.stderr}", pytrace=False)
+
+
+class RestCatalog(_Server):
+    name = "Iceberg RESTCatalogServer (rest_catalog)"
+
+    def __init__(self, dir: Path, store: S3Store, prefix: str):
+        super().__init__(dir, dir / "rest-catalog.log")
+        self.store = store
+        self.port = 0
+        self.warehouse = f"s3://{store.bucket}/{prefix}"
+        self.db = dir / "catalog.db"
+
+    @property
+    def uri(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def client_props(self) -> dict[str, str]:
+        """What a client needs besides the URI: the store's endpoint and addressing. The
+        server vends the access key and secret itself (include-credentials), but not these."""
+        return {k: v for k, v in self.store.props().items()
+                if k in ("s3.endpoint", "s3.region", "s3.path-style-access")}
+
+    def pyiceberg(self, **extra):
+        """A pyiceberg RestCatalog on this server, with the store's s3.* properties."""
+        from pyiceberg.catalog.rest import RestCatalog as PyRestCatalog
+        props = {"uri": self.uri, **self.store.props(), **extra}
+        return PyRestCatalog("rest", **props)
+
+    def env(self) -> dict[str, str]:
+        # RESTCatalogServer reads its catalog properties from CATALOG_* variables:
+        # CATALOG_X_Y__Z -> x.y-z.
+        e = {k: v for k, v in os.environ.items() if not k.startswith("CATALOG_")}
+        e.update({
+            "CATALOG_REST_PORT": str(self.port),
+            "CATALOG_WAREHOUSE": self.warehouse,
+            "CATALOG_CATALOG__IMPL": "org.apache.iceberg.jdbc.JdbcCatalog",
+            "CATALOG_URI": f"jdbc:sqlite:{self.db}",
+            "CATALOG_JDBC_SCHEMA__VERSION": "V1",
+            "CATALOG_IO__IMPL": "org.apache.iceberg.aws.s3.S3FileIO",
+            "CATALOG_S3_ENDPOINT": self.store.endpoint,
+            "CATALOG_S3_PATH__STYLE__ACCESS": "true",
+            "CATALOG_S3_ACCESS__KEY__ID": self.store.access_key,
+            "CATALOG_S3_SECRET__ACCESS__KEY": self.store.secret_key,
+            "CATALOG_CLIENT_REGION": self.store.region,
+            "CATALOG_INCLUDE__CREDENTIALS": "true",
+            # The AWS SDK's own chain must not find anything else on this machine.
+            "AWS_ACCESS_KEY_ID": self.store.access_key,
+            "AWS_SECRET_ACCESS_KEY": self.store.secret_key,
+            "AWS_REGION": self.store.region,
+        })
+        return e
+
+    def argv(self) -> list[str]:
+        return [_java(), "-Xmx512m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xshare:auto",
+                "-cp", f"{REST_LIB}/*",
+                "-Dorg.slf4j.simpleLogger.defaultLogLevel=info",
+                "-Dorg.slf4j.simpleLogger.log.org.apache.hadoop.util.NativeCodeLoader=error",
+                "org.apache.iceberg.rest.RESTCatalogServer"]
+
+    @classmethod
+    def start(cls, dir: Path, store: S3Store, prefix: str = "rest") -> "RestCatalog":
+        _ensure_rest_jars()
+        s = cls(dir, store, prefix)
+        t0 = time.monotonic()
+        for _ in range(BIND_TRIES):
+            s.port = free_port()
+            s.proc = s._spawn(s.argv(), env=s.env(), cwd=dir)
+            deadline = time.monotonic() + 90
+            up = False
+            while time.monotonic() < deadline and s.proc.poll() is None:
+                if _http_ok(f"{s.uri}/v1/config"):
+                    up = True
+                    break
+                time.sleep(0.1)
+            if up:
+                break
+            bind_failed = "Address already in use" in s.log_tail()
+            s._end()
+            if not bind_failed:
+                break
+        else:
+            up = False
+        if not up:
+            log = s.log_tail()
+            s.stop()
+            pytest.fail(f"RESTCatalogServer did not answer GET /v1/config on 127.0.0.1; log:\n{log}",
+                        pytrace=False)
+        s.start_seconds = time.monotonic() - t0
+        return s
+
+
+# --------------------------------------------------------------------------
 # Fixtures
 
 _SERVER_FIXTURES = ("s3_store", "postgres", "rest_catalog")
@@ -290,6 +401,13 @@ _SERVER_FIXTURES = ("s3_store", "postgres", "rest_catalog")
 @pytest.fixture(scope="session")
 def s3_store(tmp_path_factory):
     s = S3Store.start(tmp_path_factory.mktemp("moto"))
+    yield s
+    s.stop()
+
+
+@pytest.fixture(scope="session")
+def rest_catalog(tmp_path_factory, s3_store):
+    s = RestCatalog.start(tmp_path_factory.mktemp("rest-catalog"), s3_store)
     yield s
     s.stop()
 

@@ -32,3 +32,27 @@ def test_postgres_hosts_a_pyiceberg_sql_catalog(postgres, tmp_path):
     assert [(r[0], r[1]) for r in rows] == [("ns", "t")]
     assert rows[0][2] == cat.load_table("ns.t").metadata_location
     assert cat.load_table("ns.t").scan().to_arrow()["x"].to_pylist() == [1, 2, 3]
+
+
+def test_rest_catalog_writes_tables_into_the_store_and_vends_its_credentials(rest_catalog, s3_store):
+    import json
+    import urllib.request
+
+    cat = rest_catalog.pyiceberg()
+    cat.create_namespace_if_not_exists("servers_test")
+    t = cat.create_table("servers_test.t", pa.schema([("x", pa.int64())]))
+    t.append(pa.table({"x": [1, 2, 3]}))
+    loaded = cat.load_table("servers_test.t")
+    assert loaded.metadata_location.startswith(f"s3://{s3_store.bucket}/rest/servers_test/t/metadata/")
+    # Metadata and data files are objects in moto, not local files.
+    keys = s3_store.list_keys("rest/servers_test/t/")
+    assert loaded.metadata_location.removeprefix(f"s3://{s3_store.bucket}/") in keys
+    assert any(k.endswith(".parquet") for k in keys)
+    assert loaded.scan().to_arrow()["x"].to_pylist() == [1, 2, 3]
+    # include-credentials: the load-table response carries the store's keys.
+    req = urllib.request.Request(f"{rest_catalog.uri}/v1/namespaces/servers_test/tables/t",
+                                 headers={"X-Iceberg-Access-Delegation": "vended-credentials"})
+    with urllib.request.urlopen(req, timeout=30) as r:
+        config = json.load(r)["config"]
+    assert config["s3.access-key-id"] == s3_store.access_key
+    assert config["s3.secret-access-key"] == s3_store.secret_key
