@@ -24,8 +24,7 @@ using thaw::Result;
 using thaw::Status;
 
 void PrintStatus(const Status& st) {
-  std::cout << json{{"ok", false}, {"code", thaw::StatusCodeName(st.code())}, {"message", st.message()}}.dump()
-            << "\n";
+  std::cout << json{{"ok", false}, {"code", thaw::StatusCodeName(st.code())}, {"message", st.message()}}.dump() << "\n";
 }
 
 void PrintTable(const thaw::iceberg::Table& t) {
