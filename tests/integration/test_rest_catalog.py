@@ -17,6 +17,7 @@ import pytest
 import fixtures
 from fault_proxy import FaultProxy
 from serve_harness import ThawServer
+from test_inspect import parse_records
 
 NS = ("rest_it",)
 DEEP_NS = ("rest_it", "deep", "er")
@@ -95,9 +96,12 @@ def test_records_read_through_rest_match_what_pyiceberg_wrote(thaw, rest_catalog
     p = run_thaw(thaw, "inspect", "--catalog", rest_catalog.uri, "--table", "rest_it.deep.er.small", "--records",
                  "--format", "json")
     assert p.returncode == 0, p.stderr.decode()[:4000]
-    got = [json.loads(line) for line in p.stdout.decode().splitlines() if line.strip()]
-    assert sorted((r["partition"], r["offset"]) for r in got) == sorted(
-        (r["partition"], r["offset"]) for r in records)
+    got = parse_records(p.stdout, "thaw")
+    assert len(got) == len(records)
+    key = lambda r: (r["partition"], r["offset"])  # noqa: E731
+    for g, w in zip(sorted(got, key=key), sorted(records, key=key)):
+        assert (g["partition"], g["offset"], g["key"], g["value"]) == (w["partition"], w["offset"], w["key"],
+                                                                      w["value"])
 
 
 def test_missing_table_is_a_clear_not_found(thaw, rest_catalog, rest_tables):
