@@ -217,6 +217,7 @@ Result<HttpResponse> RestCatalog::Execute(Call& call, TransportFailure* failure)
   HttpRequest request;
   request.method = call.method;
   request.url = call.Url(base_);
+  request.body = call.body;
   request.headers = extra_headers_;
   request.headers.emplace_back("Accept", "application/json");
   if (!call.body.empty()) request.headers.emplace_back("Content-Type", "application/json");
