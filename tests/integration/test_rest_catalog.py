@@ -47,7 +47,9 @@ def rest_tables(rest_catalog):
 
 def _env_without_aws() -> dict:
     """Thaw's environment with no AWS settings: storage access must come from the catalog."""
-    return {k: v for k, v in os.environ.items() if not k.startswith("AWS_")} | {"AWS_EC2_METADATA_DISABLED": "true"}
+    return {k: v for k, v in os.environ.items() if not k.startswith("AWS_")} | {
+        "AWS_EC2_METADATA_DISABLED": "true", "AWS_SHARED_CREDENTIALS_FILE": "/nonexistent/credentials",
+        "AWS_CONFIG_FILE": "/nonexistent/config"}
 
 
 # What the catalog does not vend: the store's endpoint, region and addressing (set by the lakehouse plugin).
@@ -89,6 +91,18 @@ def test_inspect_through_rest_and_s3_with_catalog_supplied_storage_config(thaw, 
     assert table.metadata_location.startswith("s3://")
     out = inspect_json(thaw, rest_catalog.uri, name)
     check_matches(out, table, records)
+
+
+def test_without_the_catalog_the_store_refuses_the_same_reads(thaw, rest_catalog, rest_tables):
+    # The control for the test above: the same metadata file with the same store properties but no catalog
+    # (so no vended keys) is refused by the store, so the keys Thaw used above came from the catalog.
+    table, _ = rest_tables["rest_it.flat"]
+    args = ["inspect", "--metadata", table.metadata_location, "--json"]
+    for p in STORE_PROPS:
+        args += ["--catalog-property", p]
+    p = run_thaw(thaw, *args)
+    assert p.returncode != 0
+    assert "refused" in p.stderr.decode() or "denied" in p.stderr.decode().lower(), p.stderr.decode()
 
 
 def test_records_read_through_rest_match_what_pyiceberg_wrote(thaw, rest_catalog, rest_tables):
