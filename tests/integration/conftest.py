@@ -22,8 +22,9 @@ import pytest
 
 import fixtures
 
-# The real Kafka broker (KRaft) fixture `kafka`.
-pytest_plugins = ["kafka_broker"]
+# The real Kafka broker (KRaft) fixture `kafka`; the lakehouse servers (moto
+# S3 store, PostgreSQL, Iceberg REST catalog) of lakehouse.py.
+pytest_plugins = ["kafka_broker", "lakehouse"]
 
 REPO = Path(__file__).resolve().parents[2]
 DEFAULT_THAW_BIN = REPO / "build" / "bin" / "thaw"
