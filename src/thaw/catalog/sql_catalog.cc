@@ -187,6 +187,7 @@ class PostgresBackend : public SqlBackend {
     values.push_back(nullptr);
     b->conn_ = PQconnectdbParams(keys.data(), values.data(), 1);
     if (!b->conn_) return Status::IOError("catalog {}: libpq could not allocate a connection", t.redacted);
+    PQsetNoticeProcessor(b->conn_, [](void*, const char*) {}, nullptr);  // no NOTICE lines on stderr
     if (PQstatus(b->conn_) != CONNECTION_OK) {
       std::string err = b->Message(PQerrorMessage(b->conn_));
       if (err.find("password authentication failed") != std::string::npos ||
@@ -342,7 +343,13 @@ Result<SqlTarget> ParseSqlUri(const std::string& uri, const storage::PropertyMap
 }
 
 SqlCatalog::SqlCatalog(std::unique_ptr<SqlBackend> db, std::string name, storage::PropertyMap properties)
-    : db_(std::move(db)), name_(std::move(name)), properties_(std::move(properties)) {}
+    : db_(std::move(db)), name_(std::move(name)), properties_(std::move(properties)) {
+  // properties_ go to the tables' FileIO: not the database's URI and credentials.
+  properties_.erase("uri");
+  for (auto it = properties_.begin(); it != properties_.end();) {
+    it = StartsWith(it->first, "jdbc.") ? properties_.erase(it) : std::next(it);
+  }
+}
 
 SqlCatalog::~SqlCatalog() = default;
 
@@ -387,23 +394,25 @@ Status SqlCatalog::DetectSchema() {
 
 Status SqlCatalog::EnsureSchema() {
   RETURN_NOT_OK(db_->PrepareWrite());
-  // The V1 schema, as pyiceberg creates it (IF NOT EXISTS: an existing V0
-  // iceberg_tables stays as it is; a missing iceberg_namespace_properties is
-  // added, as JdbcCatalog does at start).
-  RETURN_NOT_OK(db_->Exec(
-                       "CREATE TABLE IF NOT EXISTS iceberg_tables (catalog_name VARCHAR(255) NOT NULL, "
-                       "table_namespace VARCHAR(255) NOT NULL, table_name VARCHAR(255) NOT NULL, "
-                       "metadata_location VARCHAR(1000), previous_metadata_location VARCHAR(1000), "
-                       "iceberg_type VARCHAR(5), PRIMARY KEY (catalog_name, table_namespace, table_name))",
-                       {})
-                    .status());
-  RETURN_NOT_OK(db_->Exec(
-                       "CREATE TABLE IF NOT EXISTS iceberg_namespace_properties (catalog_name VARCHAR(255) NOT NULL, "
-                       "namespace VARCHAR(255) NOT NULL, property_key VARCHAR(255), property_value VARCHAR(1000), "
-                       "PRIMARY KEY (catalog_name, namespace, property_key))",
-                       {})
-                    .status());
-  if (!has_schema_) return DetectSchema();
+  // The V1 schema, as pyiceberg creates it; only what is missing (an existing
+  // V0 iceberg_tables stays as it is), so that a user allowed only to update
+  // rows can commit.
+  if (!has_schema_) {
+    RETURN_NOT_OK(db_->Exec("CREATE TABLE IF NOT EXISTS iceberg_tables (catalog_name VARCHAR(255) NOT NULL, "
+                            "table_namespace VARCHAR(255) NOT NULL, table_name VARCHAR(255) NOT NULL, "
+                            "metadata_location VARCHAR(1000), previous_metadata_location VARCHAR(1000), "
+                            "iceberg_type VARCHAR(5), PRIMARY KEY (catalog_name, table_namespace, table_name))",
+                            {})
+                      .status());
+    RETURN_NOT_OK(DetectSchema());
+  }
+  if (!db_->Query("SELECT property_key FROM iceberg_namespace_properties WHERE 1 = 0", {}).ok()) {
+    RETURN_NOT_OK(db_->Exec("CREATE TABLE IF NOT EXISTS iceberg_namespace_properties (catalog_name VARCHAR(255) NOT "
+                            "NULL, namespace VARCHAR(255) NOT NULL, property_key VARCHAR(255), property_value "
+                            "VARCHAR(1000), PRIMARY KEY (catalog_name, namespace, property_key))",
+                            {})
+                      .status());
+  }
   return Status::OK();
 }
 
