@@ -1,13 +1,12 @@
 #include "thaw/catalog/sql_catalog.h"
 
-#include <gtest/gtest.h>
-#include <sqlite3.h>
-#include <unistd.h>
-
 #include <arpa/inet.h>
+#include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <pwd.h>
+#include <sqlite3.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <cstdlib>
@@ -84,9 +83,9 @@ TEST_F(SqliteCatalogTest, RegisterCreatesTheV1SchemaAndSwapIsCompareAndSwap) {
   EXPECT_NE(again.message().find("already exists"), std::string::npos) << again.message();
   EXPECT_NE(again.message().find("v1.metadata.json"), std::string::npos) << again.message();
 
-  ASSERT_TRUE(cat->SwapMetadataLocation(Id("ns.t"), "/wh/ns/t/metadata/v1.metadata.json",
-                                        "/wh/ns/t/metadata/v2.metadata.json")
-                  .ok());
+  ASSERT_TRUE(
+      cat->SwapMetadataLocation(Id("ns.t"), "/wh/ns/t/metadata/v1.metadata.json", "/wh/ns/t/metadata/v2.metadata.json")
+          .ok());
   EXPECT_EQ(Scalar("SELECT metadata_location || ' ' || previous_metadata_location FROM iceberg_tables"),
             "/wh/ns/t/metadata/v2.metadata.json /wh/ns/t/metadata/v1.metadata.json");
   // A writer that still believes v1 is current loses.
@@ -245,7 +244,8 @@ class PostgresServer {
     }
     if (!started_) return;
     error.clear();
-    Run(fmt::format("{}/psql -h {} -p {} -U postgres -d postgres -v ON_ERROR_STOP=1 -q -c \"CREATE ROLE thaw LOGIN "
+    Run(
+        fmt::format("{}/psql -h {} -p {} -U postgres -d postgres -v ON_ERROR_STOP=1 -q -c \"CREATE ROLE thaw LOGIN "
                     "PASSWORD 'unit-pw'\" -c \"CREATE DATABASE thaw OWNER thaw\"",
                     kBin, dir, port));
   }
