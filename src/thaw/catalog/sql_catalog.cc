@@ -237,8 +237,16 @@ class PostgresBackend : public SqlBackend {
   explicit PostgresBackend(std::string where) : where_(std::move(where)) {}
 
   std::string Message(const char* m) const {
-    std::string s = m ? m : "";
-    while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
+    // libpq's messages span lines ("...failed: Connection refused\n\tIs the server running..."): one line.
+    std::string s;
+    for (const char* p = m ? m : ""; *p; ++p) {
+      if (*p == '\n' || *p == '\t') {
+        if (!s.empty() && s.back() != ' ') s += *p == '\n' ? "; " : " ";
+      } else {
+        s += *p;
+      }
+    }
+    while (!s.empty() && (s.back() == ' ' || s.back() == ';')) s.pop_back();
     return Scrub(s, secrets_);
   }
 
