@@ -1,6 +1,7 @@
 #include "thaw/catalog/catalog.h"
 
-#include "thaw/catalog/sql_catalog.h"
+#include "thaw/catalog/catalog_config.h"
+#include "thaw/storage/file_io_registry.h"
 
 namespace thaw::catalog {
 
@@ -35,12 +36,22 @@ std::string TableIdentifier::ns_string() const {
 
 std::string TableIdentifier::ToString() const { return ns_string() + "." + name; }
 
+Status Catalog::CreateNamespace(const std::vector<std::string>& ns) {
+  return Status::Unsupported("{} cannot create namespaces ({})", description(), TableIdentifier{ns, "x"}.ns_string());
+}
+
 Result<std::unique_ptr<Catalog>> OpenCatalog(const std::string& uri, const std::string& catalog_name) {
-  return OpenSqliteCatalog(uri, catalog_name);
+  ASSIGN_OR_RAISE(CatalogConfig config, ResolveCatalogConfig(uri, {}, {}, catalog_name));
+  return OpenCatalog(config);
 }
 
 Result<iceberg::Table> LoadTableFromMetadata(const std::string& metadata_location) {
-  ASSIGN_OR_RAISE(auto io, storage::FileIOForLocation(metadata_location));
+  return LoadTableFromMetadata(metadata_location, storage::PropertyMap{});
+}
+
+Result<iceberg::Table> LoadTableFromMetadata(const std::string& metadata_location,
+                                             const storage::PropertyMap& properties) {
+  ASSIGN_OR_RAISE(auto io, storage::FileIOFor(metadata_location, properties));
   return iceberg::LoadTableFromMetadata(metadata_location, std::move(io));
 }
 
