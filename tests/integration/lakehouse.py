@@ -46,6 +46,7 @@ import os
 import shutil
 import socket
 import subprocess
+import sys
 import tempfile
 import time
 import urllib.error
@@ -55,7 +56,9 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
-VENV_BIN = Path(os.environ.get("THAW_PYTHON", str(REPO / ".deps" / "venv" / "bin" / "python"))).parent
+# moto_server: beside the Python running the tests (the project venv), else the project venv's.
+VENV_BIN = next((d for d in (Path(sys.executable).parent, REPO / ".deps" / "venv" / "bin")
+                 if (d / "moto_server").exists()), REPO / ".deps" / "venv" / "bin")
 PG_BIN = Path(os.environ.get("THAW_TEST_PG_BIN", "/usr/lib/postgresql/15/bin"))
 REST_LIB = REPO / ".deps" / "rest-catalog" / "lib"
 INSTALL_REST = REPO / "scripts" / "deps" / "install-rest-catalog.sh"
