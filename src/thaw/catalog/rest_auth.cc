@@ -211,9 +211,9 @@ class OAuth2Auth : public RestAuth {
           detail = body["error"]["message"].dump();
         }
       }
-      std::string msg = fmt::format("POST {}: HTTP {}{}{}: the OAuth2 token request with {} was refused; {}",
-                                    RedactUrl(token_uri_), response.status, detail.empty() ? "" : ": ", detail,
-                                    Describe(), Advice());
+      std::string msg =
+          fmt::format("POST {}: HTTP {}{}{}: the OAuth2 token request with {} was refused; {}", RedactUrl(token_uri_),
+                      response.status, detail.empty() ? "" : ": ", detail, Describe(), Advice());
       if (response.status == 400 || response.status == 401 || response.status == 403) {
         return Status::PermissionDenied("{}", msg);
       }
@@ -349,8 +349,7 @@ Result<SigV4Signature> SignSigV4(const HttpRequest& request, const SigV4Credenti
                                       canonical_headers, signed_headers, Sha256Hex(request.body));
   std::string_view day = amz_date.substr(0, 8);
   std::string scope = fmt::format("{}/{}/{}/aws4_request", day, region, service);
-  sig.string_to_sign =
-      fmt::format("AWS4-HMAC-SHA256\n{}\n{}\n{}", amz_date, scope, Sha256Hex(sig.canonical_request));
+  sig.string_to_sign = fmt::format("AWS4-HMAC-SHA256\n{}\n{}\n{}", amz_date, scope, Sha256Hex(sig.canonical_request));
   std::string key = Hmac("AWS4" + credentials.secret_access_key, day);
   key = Hmac(key, region);
   key = Hmac(key, service);

@@ -59,7 +59,7 @@ std::string ServerMessage(const std::string& body) {
 }
 
 Result<std::shared_ptr<storage::FileIO>> TableFileIO(const std::string& location,
-                                                      const storage::PropertyMap& properties) {
+                                                     const storage::PropertyMap& properties) {
   return storage::FileIOFor(location, properties);
 }
 
@@ -67,7 +67,7 @@ Result<std::shared_ptr<storage::FileIO>> TableFileIO(const std::string& location
 
 struct RestCatalog::Call {
   std::string method = "GET";
-  std::string path;  // absolute path below base_, "/v1/..."
+  std::string path;                                        // absolute path below base_, "/v1/..."
   std::vector<std::pair<std::string, std::string>> query;  // values already encoded
   HttpHeaders headers;
   std::string body;
@@ -110,8 +110,7 @@ const StorageCredential* ChooseStorageCredential(std::string_view location,
 }
 
 storage::PropertyMap TableIOProperties(const storage::PropertyMap& catalog, const storage::PropertyMap& table_config,
-                                       const std::vector<StorageCredential>& credentials,
-                                       std::string_view location) {
+                                       const std::vector<StorageCredential>& credentials, std::string_view location) {
   storage::PropertyMap merged = catalog;
   for (const auto& [k, v] : table_config) merged[k] = v;
   if (const auto* c = ChooseStorageCredential(location, credentials)) {
@@ -126,7 +125,7 @@ std::string NewIdempotencyKey() {
       std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
           .count());
   uint64_t r1 = rng(), r2 = rng();
-  uint64_t hi = (ms << 16) | 0x7000 | (r1 & 0x0fff);             // 48-bit time, version 7, 12 random bits
+  uint64_t hi = (ms << 16) | 0x7000 | (r1 & 0x0fff);                   // 48-bit time, version 7, 12 random bits
   uint64_t lo = (r2 & 0x3fffffffffffffffULL) | 0x8000000000000000ULL;  // variant 10
   return fmt::format("{:08x}-{:04x}-{:04x}-{:04x}-{:012x}", hi >> 32, (hi >> 16) & 0xffff, hi & 0xffff, lo >> 48,
                      lo & 0xffffffffffffULL);
@@ -195,8 +194,8 @@ Status RestCatalog::FetchConfig(const CatalogConfig& config) {
   idempotency_keys_ = j.contains("idempotency-key-lifetime") && !j["idempotency-key-lifetime"].is_null();
   ASSIGN_OR_RAISE(auto page_size, IntProp(properties_, "rest-page-size", 0));
   page_size_ = static_cast<int>(page_size);
-  log::Debug("REST catalog {}: prefix '{}', namespace separator '{}', idempotency keys {}", RedactUrl(base_),
-             prefix_, separator_, idempotency_keys_);
+  log::Debug("REST catalog {}: prefix '{}', namespace separator '{}', idempotency keys {}", RedactUrl(base_), prefix_,
+             separator_, idempotency_keys_);
   return Status::OK();
 }
 
@@ -214,9 +213,11 @@ std::string RestCatalog::NamespacePath(const std::vector<std::string>& ns) const
 }
 
 Result<HttpResponse> RestCatalog::Execute(Call& call, TransportFailure* failure) {
+  std::lock_guard lock(mu_);
   HttpRequest request;
   request.method = call.method;
   request.url = call.Url(base_);
+  request.body = call.body;
   request.headers = extra_headers_;
   request.headers.emplace_back("Accept", "application/json");
   if (!call.body.empty()) request.headers.emplace_back("Content-Type", "application/json");
@@ -238,13 +239,12 @@ Result<HttpResponse> RestCatalog::Execute(Call& call, TransportFailure* failure)
 Status RestCatalog::ErrorFor(const Call& call, const HttpResponse& response, std::string_view what) const {
   std::string where = fmt::format("{} {}", call.method, RedactUrl(call.Url(base_)));
   std::string server = ServerMessage(response.body);
-  std::string head = fmt::format("{}: {}: HTTP {}{}{}", what, where, response.status, server.empty() ? "" : ": ",
-                                 server);
+  std::string head =
+      fmt::format("{}: {}: HTTP {}{}{}", what, where, response.status, server.empty() ? "" : ": ", server);
   switch (response.status) {
     case 401:
     case 403:
-      return Status::PermissionDenied("{}: {} refused {}; {}", head, description(), auth_->Describe(),
-                                      auth_->Advice());
+      return Status::PermissionDenied("{}: {} refused {}; {}", head, description(), auth_->Describe(), auth_->Advice());
     case 404:
       return Status::NotFound("{}", head);
     case 409:
@@ -364,9 +364,9 @@ Result<iceberg::Table> RestCatalog::TableFromLoadResult(const TableIdentifier& i
   if (!j.is_object() || !j.contains("metadata") || !j["metadata"].is_object()) {
     return Status::Corrupt("{}: the catalog's response has no table metadata", what);
   }
-  std::string metadata_location =
-      j.contains("metadata-location") && j["metadata-location"].is_string() ? j["metadata-location"].get<std::string>()
-                                                                            : "";
+  std::string metadata_location = j.contains("metadata-location") && j["metadata-location"].is_string()
+                                      ? j["metadata-location"].get<std::string>()
+                                      : "";
   ASSIGN_OR_RAISE(auto md, iceberg::TableMetadata::Parse(
                                j["metadata"].dump(), metadata_location.empty() ? id.ToString() : metadata_location));
   std::vector<rest::StorageCredential> creds;
@@ -377,8 +377,8 @@ Result<iceberg::Table> RestCatalog::TableFromLoadResult(const TableIdentifier& i
     }
   }
   std::string location = j["metadata"].value("location", metadata_location);
-  auto io_props = rest::TableIOProperties(properties_, StringMap(j.value("config", nlohmann::json::object())), creds,
-                                          location);
+  auto io_props =
+      rest::TableIOProperties(properties_, StringMap(j.value("config", nlohmann::json::object())), creds, location);
   iceberg::Table table;
   table.name = id.ToString();
   table.metadata_location = metadata_location;
@@ -396,8 +396,8 @@ Result<iceberg::Table> RestCatalog::LoadTable(const TableIdentifier& id) {
   std::string what = fmt::format("loading table '{}'", id.ToString());
   ASSIGN_OR_RAISE(auto response, Execute(call));
   if (response.status == 404) {
-    return Status::NotFound("{}: no such table in {} (HTTP 404: {}); check the namespace and table name",
-                            what, description(), ServerMessage(response.body));
+    return Status::NotFound("{}: no such table in {} (HTTP 404: {}); check the namespace and table name", what,
+                            description(), ServerMessage(response.body));
   }
   if (response.status != 200) return ErrorFor(call, response, what);
   return TableFromLoadResult(id, response.body, what);
@@ -447,8 +447,8 @@ Result<iceberg::Table> RestCatalog::CreateTable(const TableIdentifier& id, const
                                   ServerMessage(response->body));
   }
   if (response->status == 500 || response->status == 502 || response->status == 503 || response->status == 504) {
-    return Status::CommitStateUnknown("{}: HTTP {}: {}; the table may or may not exist now: load it to find out",
-                                      what, response->status, ServerMessage(response->body));
+    return Status::CommitStateUnknown("{}: HTTP {}: {}; the table may or may not exist now: load it to find out", what,
+                                      response->status, ServerMessage(response->body));
   }
   if (response->status != 200) return ErrorFor(call, *response, what);
   return TableFromLoadResult(id, response->body, what);
@@ -459,10 +459,11 @@ Result<iceberg::Table> RestCatalog::CommitTable(const TableIdentifier& id, const
   Call call;
   call.method = "POST";
   call.path = NamespacePath(id.ns) + "/tables/" + PercentEncode(id.name);
-  call.body = nlohmann::json{{"identifier", {{"namespace", id.ns}, {"name", id.name}}},
-                             {"requirements", requirements},
-                             {"updates", updates}}
-                  .dump();
+  call.body = nlohmann::json{
+      {"identifier", {{"namespace", id.ns}, {"name", id.name}}},
+      {"requirements", requirements},
+      {"updates",
+       updates}}.dump();
   // Without an Idempotency-Key a commit is retried only when it never reached
   // the server (connection refused) or the server said it did not act (429, 503).
   call.policy = RetryPolicy::kNotSent;

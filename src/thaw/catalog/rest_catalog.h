@@ -5,6 +5,7 @@
 #pragma once
 
 #include <memory>
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
@@ -61,8 +62,7 @@ class RestCatalog : public Catalog {
   Status ErrorFor(const Call& call, const HttpResponse& response, std::string_view what) const;
   std::string Path(std::string_view tail) const;  // "/v1/{prefix}/" + tail
   std::string NamespacePath(const std::vector<std::string>& ns) const;
-  Result<iceberg::Table> TableFromLoadResult(const TableIdentifier& id, const std::string& body,
-                                             std::string_view what);
+  Result<iceberg::Table> TableFromLoadResult(const TableIdentifier& id, const std::string& body, std::string_view what);
 
   std::string base_;  // uri without a trailing '/'
   std::string prefix_;
@@ -72,6 +72,7 @@ class RestCatalog : public Catalog {
   HttpHeaders extra_headers_;  // header.* properties
   bool idempotency_keys_ = false;
   int page_size_ = 0;
+  std::mutex mu_;  // one request at a time: the curl handle and the OAuth2 token are shared
   std::unique_ptr<HttpClient> http_;
   std::unique_ptr<RestAuth> auth_;
 };
@@ -99,8 +100,7 @@ const StorageCredential* ChooseStorageCredential(std::string_view location,
 // The properties for a loaded table's FileIO: catalog properties < the load
 // result's config < the chosen storage credential's config.
 storage::PropertyMap TableIOProperties(const storage::PropertyMap& catalog, const storage::PropertyMap& table_config,
-                                       const std::vector<StorageCredential>& credentials,
-                                       std::string_view location);
+                                       const std::vector<StorageCredential>& credentials, std::string_view location);
 
 // A UUIDv7 string for Idempotency-Key.
 std::string NewIdempotencyKey();

@@ -50,8 +50,8 @@ Status EnsureS3() {
   std::call_once(once, [] {
     auto opts = arrow::fs::S3GlobalOptions::Defaults();  // log level from ARROW_S3_LOG_LEVEL (default: fatal only)
     init = arrow::fs::InitializeS3(opts);
-    // The AWS SDK must be shut down before static destructors run, or the process can crash at exit.
-    if (init.ok()) std::atexit(ShutdownObjectStores);
+    // The AWS SDK must be shut down before static destructors run, or the process can crash at exit:
+    // ShutdownObjectStores is registered once the first S3 client exists (see ArrowFileIO::Make).
   });
   if (!init.ok()) return Status::IOError("cannot initialise the S3 client (AWS SDK): {}", init.message());
   return Status::OK();
@@ -286,6 +286,10 @@ Result<std::shared_ptr<ArrowFileIO>> ArrowFileIO::Make(const StoreLocation& samp
       o.allow_bucket_deletion = false;
       auto fs = arrow::fs::S3FileSystem::Make(o);
       if (!fs.ok()) return Status::IOError("cannot create the S3 client: {}", fs.status().message());
+      // Registered after Arrow's own S3 client finalizer (a static made with the first client), so that it
+      // runs before that static is destroyed: registered earlier, FinalizeS3 at exit locks a destroyed mutex.
+      static std::once_flag exit_hook;
+      std::call_once(exit_hook, [] { std::atexit(ShutdownObjectStores); });
       io->fs_ = *fs;
       io->description_ = fmt::format("s3 ({}{}, {})",
                                      s.endpoint_override.empty() ? "AWS" : "endpoint " + s.scheme + "://" + s.endpoint_override,

@@ -20,9 +20,10 @@ TEST(SigV4, AwsTestSuiteGetVanilla) {
             "GET\n/\n\nhost:example.amazonaws.com\nx-amz-date:20150830T123600Z\n\nhost;x-amz-date\n"
             "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
   EXPECT_EQ(sig->signature, "5fa00fa31553b73ebf1942676e86291e8372ff2a2260956d9b8aae1d763fbf31");
-  EXPECT_EQ(sig->authorization,
-            "AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE/20150830/us-east-1/service/aws4_request, "
-            "SignedHeaders=host;x-amz-date, Signature=5fa00fa31553b73ebf1942676e86291e8372ff2a2260956d9b8aae1d763fbf31");
+  EXPECT_EQ(
+      sig->authorization,
+      "AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE/20150830/us-east-1/service/aws4_request, "
+      "SignedHeaders=host;x-amz-date, Signature=5fa00fa31553b73ebf1942676e86291e8372ff2a2260956d9b8aae1d763fbf31");
 }
 
 // AWS's test suite, "get-vanilla-query-order-key-case": query pairs sorted.
@@ -44,7 +45,9 @@ TEST(SigV4, RestCatalogPostMatchesBotocore) {
   std::string body = R"({"namespace":["a","b"],"properties":{}})";
   HttpRequest r;
   r.method = "POST";
-  r.url = "https://glue.eu-west-1.amazonaws.com:8443/iceberg/v1/cat%2Fx/namespaces/a%1Fb/tables?pageToken=t%2B1&pageSize=10";
+  r.url =
+      "https://glue.eu-west-1.amazonaws.com:8443/iceberg/v1/cat%2Fx/namespaces/a%1Fb/"
+      "tables?pageToken=t%2B1&pageSize=10";
   r.body = body;
   r.headers = {{"Host", "glue.eu-west-1.amazonaws.com:8443"},
                {"X-Amz-Date", "20261130T101500Z"},
@@ -105,9 +108,8 @@ TEST(SigV4, ProviderSignsAndMovesBearerToOriginalAuthorization) {
 TEST(SigV4, MissingRegionOrKeysIsAClearError) {
   auto http = HttpClient::Make();
   ASSERT_TRUE(http.ok());
-  storage::PropertyMap props = {{"rest.sigv4-enabled", "true"},
-                                {"rest.access-key-id", "AKID"},
-                                {"rest.secret-access-key", "s"}};
+  storage::PropertyMap props = {
+      {"rest.sigv4-enabled", "true"}, {"rest.access-key-id", "AKID"}, {"rest.secret-access-key", "s"}};
   ::unsetenv("AWS_REGION");
   ::unsetenv("AWS_DEFAULT_REGION");
   auto auth = MakeRestAuth("http://h", props, http->get());

@@ -48,8 +48,8 @@ TEST(RestStorageCredentials, LongestMatchingPrefixWins) {
 }
 
 TEST(RestStorageCredentials, TableIOPropertiesLayering) {
-  storage::PropertyMap catalog = {{"s3.endpoint", "http://minio:9000"}, {"s3.access-key-id", "catalog-key"},
-                                  {"s3.region", "us-east-1"}};
+  storage::PropertyMap catalog = {
+      {"s3.endpoint", "http://minio:9000"}, {"s3.access-key-id", "catalog-key"}, {"s3.region", "us-east-1"}};
   storage::PropertyMap table_config = {{"s3.access-key-id", "config-key"}, {"s3.session-token", "config-tok"}};
   std::vector<StorageCredential> creds = {{"s3://b/wh/", {{"s3.access-key-id", "vended"}, {"s3.session-token", "v"}}},
                                           {"s3://b/elsewhere/", {{"s3.access-key-id", "wrong"}}}};
