@@ -37,6 +37,15 @@ class Warehouse:
     built: dict          # table name -> fixtures.Built
     build_seconds: float
 
+    kind = "local"
+
+    @property
+    def catalog_args(self) -> list[str]:
+        return ["--catalog", self.uri]
+
+    def metadata_args(self, name: str) -> list[str]:
+        return ["--metadata", self.table(name).metadata_location.removeprefix("file://")]
+
     def catalog(self):
         return fixtures.open_catalog(self.dir)
 

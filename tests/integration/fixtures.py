@@ -103,12 +103,21 @@ def open_catalog(warehouse: str) -> SqlCatalog:
     return SqlCatalog("default", uri=catalog_uri(warehouse), warehouse=f"file://{warehouse}")
 
 
+def is_uri(warehouse: str) -> bool:
+    """True for an object-store warehouse URI (s3://bucket/prefix, ...), False for a local directory."""
+    return "://" in warehouse and not warehouse.startswith("file://")
+
+
 def table_location(warehouse: str, name: str) -> str:
+    """Where table `ns.tbl` lives: under a local warehouse directory, or under an
+    object-store warehouse URI (s3://bucket/prefix) given instead."""
     ns, tbl = name.split(".")
+    if is_uri(warehouse):
+        return f"{warehouse.rstrip('/')}/{ns}/{tbl}"
     return f"file://{os.path.abspath(warehouse)}/{ns}/{tbl}"
 
 
-def create(cat: SqlCatalog, warehouse: str, name: str, schema: Schema, *, spec: PartitionSpec | None = None,
+def create(cat, warehouse: str, name: str, schema: Schema, *, spec: PartitionSpec | None = None,
            sort_order: SortOrder | None = None, properties: dict[str, str] | None = None):
     kwargs: dict[str, Any] = {}
     if spec is not None:
@@ -348,11 +357,15 @@ def upgrade_to_v3(cat, wh, name: str, edit: Callable[[dict], None] | None = None
     """Rewrite the current metadata as format-version 3, like a v2 -> v3 upgrade
     (old snapshots keep no row lineage; next-row-id starts at 0), and point the
     catalog at it. `edit` may change the metadata dict further (v3-only
-    schema features pyiceberg cannot write)."""
+    schema features pyiceberg cannot write).
+
+    A local warehouse's SQLite catalog gets a compare-and-swap of the metadata
+    pointer; any other catalog (REST) has no such primitive for a file written
+    by hand, so the table is dropped (files kept) and registered again at the
+    new metadata file."""
     t = cat.load_table(name)
     old_loc = t.metadata_location
-    path = old_loc.removeprefix("file://")
-    with open(path) as f:
+    with t.io.new_input(old_loc).open() as f:
         meta = json.load(f)
     meta["format-version"] = 3
     meta["next-row-id"] = 0
@@ -361,20 +374,24 @@ def upgrade_to_v3(cat, wh, name: str, edit: Callable[[dict], None] | None = None
     now = int(time.time() * 1000)
     meta.setdefault("metadata-log", []).append({"timestamp-ms": meta["last-updated-ms"], "metadata-file": old_loc})
     meta["last-updated-ms"] = now
-    base = os.path.basename(path)
+    base = old_loc.rsplit("/", 1)[1]
     seq = int(base.split("-", 1)[0]) + 1
-    new_path = os.path.join(os.path.dirname(path), f"{seq:05d}-{uuid.uuid4()}.metadata.json")
-    with open(new_path, "w") as f:
-        json.dump(meta, f, indent=2)
-    ns, tbl = name.split(".")
-    con = sqlite3.connect(os.path.join(os.path.abspath(wh), "catalog.db"))
-    with con:
-        n = con.execute(
-            "UPDATE iceberg_tables SET metadata_location=?, previous_metadata_location=? "
-            "WHERE catalog_name='default' AND table_namespace=? AND table_name=? AND metadata_location=?",
-            ("file://" + new_path, old_loc, ns, tbl, old_loc)).rowcount
-    con.close()
-    assert n == 1, f"catalog update of {name} failed"
+    new_loc = f"{old_loc.rsplit('/', 1)[0]}/{seq:05d}-{uuid.uuid4()}.metadata.json"
+    with t.io.new_output(new_loc).create() as f:
+        f.write(json.dumps(meta, indent=2).encode())
+    if isinstance(cat, SqlCatalog) and not is_uri(wh):
+        ns, tbl = name.split(".")
+        con = sqlite3.connect(os.path.join(os.path.abspath(wh), "catalog.db"))
+        with con:
+            n = con.execute(
+                "UPDATE iceberg_tables SET metadata_location=?, previous_metadata_location=? "
+                "WHERE catalog_name='default' AND table_namespace=? AND table_name=? AND metadata_location=?",
+                (new_loc, old_loc, ns, tbl, old_loc)).rowcount
+        con.close()
+        assert n == 1, f"catalog update of {name} failed"
+    else:
+        cat.drop_table(name)  # not purged: the files stay
+        cat.register_table(name, new_loc)
 
 
 def build_canonical_v3(cat, wh) -> Built:
@@ -873,12 +890,18 @@ BUILDERS: list[Callable] = [
 ]
 
 
-def build_warehouse(warehouse: str, verbose: bool = False) -> dict[str, Built]:
-    os.makedirs(warehouse, exist_ok=True)
-    cat = open_catalog(warehouse)
+def build_warehouse(warehouse: str, verbose: bool = False, *, catalog=None,
+                    builders: list[Callable] | None = None) -> dict[str, Built]:
+    """Write the fixture tables (all of BUILDERS, or `builders`). By default into
+    a local warehouse directory with its SQLite catalog; with `catalog` (e.g. a
+    pyiceberg RestCatalog), through that catalog into `warehouse`, an
+    object-store URI such as s3://bucket/prefix."""
+    if catalog is None:
+        os.makedirs(warehouse, exist_ok=True)
+    cat = catalog if catalog is not None else open_catalog(warehouse)
     cat.create_namespace_if_not_exists(NS)
     out: dict[str, Built] = {}
-    for b in BUILDERS:
+    for b in builders if builders is not None else BUILDERS:
         t0 = time.monotonic()
         built = b(cat, warehouse)
         out[built.name] = built

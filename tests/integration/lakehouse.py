@@ -27,6 +27,13 @@ when it does not come up). Nothing is mocked: these are the real programs.
   ``.warehouse`` (s3://warehouse/rest), ``.pyiceberg(**extra)`` -> a pyiceberg
   RestCatalog.
 
+* ``lakehouse_warehouse``: every table of fixtures.build_warehouse, written by
+  pyiceberg through ``rest_catalog`` into ``s3_store``.
+* ``table_env`` (per test, parametrised "local" / "rest-s3"): conftest's local
+  ``warehouse`` or ``lakehouse_warehouse``, behind one interface
+  (``.catalog_args``, ``.metadata_args(name)``, ``.built``, ``.table(name)``), so
+  an existing scenario runs in both by taking ``table_env``.
+
 Run them by hand: see tests/integration/README.md ("Lakehouse servers").
 
 Environment:
@@ -39,6 +46,7 @@ import os
 import shutil
 import socket
 import subprocess
+import sys
 import tempfile
 import time
 import urllib.error
@@ -48,7 +56,9 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
-VENV_BIN = Path(os.environ.get("THAW_PYTHON", str(REPO / ".deps" / "venv" / "bin" / "python"))).parent
+# moto_server: beside the Python running the tests (the project venv), else the project venv's.
+VENV_BIN = next((d for d in (Path(sys.executable).parent, REPO / ".deps" / "venv" / "bin")
+                 if (d / "moto_server").exists()), REPO / ".deps" / "venv" / "bin")
 PG_BIN = Path(os.environ.get("THAW_TEST_PG_BIN", "/usr/lib/postgresql/15/bin"))
 REST_LIB = REPO / ".deps" / "rest-catalog" / "lib"
 INSTALL_REST = REPO / "scripts" / "deps" / "install-rest-catalog.sh"
@@ -417,6 +427,72 @@ def postgres():
     s = Postgres.start()
     yield s
     s.stop()
+
+
+# --------------------------------------------------------------------------
+# The fixture tables through the REST catalog into the store, and the two
+# table environments the shared scenarios run in.
+
+
+class LakehouseWarehouse:
+    """fixtures.build_warehouse's tables, written by pyiceberg through the REST
+    catalog into the S3 store; the same interface as conftest's local Warehouse."""
+
+    kind = "rest-s3"
+
+    def __init__(self, rest: RestCatalog, built: dict, build_seconds: float):
+        self.rest = rest
+        self.uri = rest.uri
+        self.built = built
+        self.build_seconds = build_seconds
+        self._catalog = None
+
+    @property
+    def catalog_args(self) -> list[str]:
+        """`--catalog URI` plus the store's endpoint and addressing as catalog properties. The
+        access key and secret are not passed: the REST catalog vends them with each table."""
+        args = ["--catalog", self.rest.uri]
+        for k, v in self.rest.client_props().items():
+            args += ["--catalog-property", f"{k}={v}"]
+        return args
+
+    def metadata_args(self, name: str) -> list[str]:
+        """`--metadata s3://...` of a table, with every storage property (no catalog to vend keys)."""
+        args = ["--metadata", self.table(name).metadata_location]
+        for k, v in self.rest.store.props().items():
+            args += ["--catalog-property", f"{k}={v}"]
+        return args
+
+    def catalog(self):
+        if self._catalog is None:
+            self._catalog = self.rest.pyiceberg()
+        return self._catalog
+
+    def table(self, name: str):
+        return self.catalog().load_table(name)
+
+
+@pytest.fixture(scope="session")
+def lakehouse_warehouse(rest_catalog) -> LakehouseWarehouse:
+    import fixtures
+
+    t0 = time.monotonic()
+    built = fixtures.build_warehouse(rest_catalog.warehouse, catalog=rest_catalog.pyiceberg())
+    return LakehouseWarehouse(rest_catalog, built, time.monotonic() - t0)
+
+
+TABLE_ENVS = ["local", "rest-s3"]
+
+
+@pytest.fixture(params=TABLE_ENVS)
+def table_env(request):
+    """The fixture tables in a local warehouse with its SQLite catalog ("local", conftest's
+    `warehouse`) or behind the REST catalog in the S3 store ("rest-s3"). Both have
+    `.catalog_args` (CLI arguments selecting the catalog), `.metadata_args(name)`, `.built`,
+    `.table(name)` (a pyiceberg table, for oracles), `.catalog()` and `.kind`."""
+    if request.param == "local":
+        return request.getfixturevalue("warehouse")
+    return request.getfixturevalue("lakehouse_warehouse")
 
 
 @pytest.hookimpl(hookwrapper=True)

@@ -107,8 +107,12 @@ class ThawServer:
     """One `thaw serve` process; restart() keeps its port and state dir."""
 
     def __init__(self, thaw_bin: Path, catalog_uri: str, topics: list[Topic], workdir: Path,
-                 refresh: str | None = "1s", topic_args: bool = False, extra: list[str] | None = None):
+                 refresh: str | None = "1s", topic_args: bool = False, extra: list[str] | None = None,
+                 catalog_args: list[str] | None = None):
         self.thaw_bin, self.catalog_uri, self.topics = thaw_bin, catalog_uri, topics
+        # How serve selects its catalog: `--catalog URI` unless given (e.g. a REST catalog's
+        # `--catalog http://... --catalog-property ...`).
+        self.catalog_args = list(catalog_args) if catalog_args is not None else ["--catalog", catalog_uri]
         self.workdir = workdir
         self.state = workdir / "state"
         self.state.mkdir(parents=True, exist_ok=True)
@@ -120,7 +124,7 @@ class ThawServer:
         self.stderr_path: Path | None = None
 
     def args(self) -> list[str]:
-        a = [str(self.thaw_bin), "serve", "--catalog", self.catalog_uri]
+        a = [str(self.thaw_bin), "serve", *self.catalog_args]
         if self.topic_args:
             for t in self.topics:
                 a += ["--topic", f"{t.name}={t.table}"]
@@ -224,10 +228,14 @@ def _b64d(s: str | None) -> bytes | None:
 class Served:
     """Tables served as topics by the target; see the module doc."""
 
-    def __init__(self, mode: str, bootstrap: str, catalog_uri: str, warehouse_dir: str, topics: list[Topic],
-                 server: ThawServer | None = None, broker=None, thaw=None):
+    def __init__(self, mode: str, bootstrap: str, catalog_uri: str, warehouse_dir: str | None, topics: list[Topic],
+                 server: ThawServer | None = None, broker=None, thaw=None, env=None):
         self.mode, self.bootstrap, self.catalog_uri = mode, bootstrap, catalog_uri
         self.warehouse_dir = warehouse_dir
+        # A table environment (lakehouse.py's table_env: local or REST + S3), or None for a
+        # local warehouse directory.
+        self.env = env
+        self.catalog_args = env.catalog_args if env is not None else ["--catalog", catalog_uri]
         self.topics = {t.name: t for t in topics}
         self.server, self.broker, self.thaw = server, broker, thaw
         self.wire: dict[str, str] = {t.name: t.name for t in topics}
@@ -235,6 +243,8 @@ class Served:
 
     # -- tables -----------------------------------------------------------
     def table(self, name: str):
+        if self.env is not None:
+            return self.env.table(self.topics[name].table)
         return fixtures.open_catalog(self.warehouse_dir).load_table(self.topics[name].table)
 
     def records(self, name: str) -> list[dict]:
@@ -257,7 +267,7 @@ class Served:
     # -- kafka mode ------------------------------------------------------------
     def _replay(self, name: str, partition: int | None = None, from_offset: int | None = None) -> None:
         t = self.topics[name]
-        args = ["replay", "--catalog", self.catalog_uri, "--table", t.table, "--brokers", self.bootstrap,
+        args = ["replay", *self.catalog_args, "--table", t.table, "--brokers", self.bootstrap,
                 "--topic", self.wire[name], "--quiet"]
         if partition is not None:
             args += ["--partitions", str(partition), "--from-offset", str(from_offset)]
@@ -472,19 +482,27 @@ def _serve_broker(request):
 
 
 @contextlib.contextmanager
-def open_served(thaw_bin, thaw, workdir: Path, broker, warehouse_dir: str, topics: list[Topic], **options):
+def open_served(thaw_bin, thaw, workdir: Path, broker, warehouse, topics: list[Topic], **options):
     """Served tables on the $THAW_SERVE_TARGET target (options go to
-    ThawServer: refresh, topic_args, extra)."""
-    uri = fixtures.catalog_uri(warehouse_dir)
+    ThawServer: refresh, topic_args, extra). `warehouse`: a local warehouse
+    directory, or a table environment (lakehouse.py's `table_env` kinds: its
+    `catalog_args` select the catalog, `table(name)` is the oracle's table)."""
+    if isinstance(warehouse, (str, Path)):
+        warehouse_dir, env = str(warehouse), None
+        uri = fixtures.catalog_uri(warehouse_dir)
+    else:
+        warehouse_dir, env = None, warehouse
+        uri = env.uri
+        options = dict(options, catalog_args=env.catalog_args)
     if TARGET == "kafka":
-        s = Served("kafka", broker.bootstrap, uri, warehouse_dir, topics, broker=broker, thaw=thaw)
+        s = Served("kafka", broker.bootstrap, uri, warehouse_dir, topics, broker=broker, thaw=thaw, env=env)
         s._setup_kafka()
         yield s
         return
     srv = ThawServer(thaw_bin, uri, topics, workdir, **options)
     try:
         srv.start()
-        yield Served("thaw", srv.bootstrap, uri, warehouse_dir, topics, server=srv, thaw=thaw)
+        yield Served("thaw", srv.bootstrap, uri, warehouse_dir, topics, server=srv, thaw=thaw, env=env)
         if srv.proc is not None:
             srv.stop()
     finally:

@@ -15,6 +15,10 @@ mapping and the JSON value mapping):
   offset) order.
 * `--layout NAME`, `--column FIELD=COLUMN`, `--metadata PATH`, `--snapshot ID`,
   `--ref NAME`, `--as-of TIME`.
+
+The tests that take `table_env` run twice: on the local warehouse with its
+SQLite catalog ("local") and on the same tables written through Iceberg's REST
+catalog into an S3-compatible store ("rest-s3", lakehouse.py).
 """
 
 from __future__ import annotations
@@ -57,7 +61,7 @@ RECORD_KEYS = {"partition", "offset", "timestamp", "timestamp_type", "key", "val
 
 
 def src(warehouse, name):
-    return ["--catalog", warehouse.uri, "--table", name]
+    return [*warehouse.catalog_args, "--table", name]
 
 
 def expected(warehouse, name, snapshot_id=None, columns=None):
@@ -160,14 +164,14 @@ def inspect_json(thaw, warehouse, name, *extra):
 
 
 @pytest.mark.parametrize("name", TABLES)
-def test_oracle_matches_written_records(warehouse, name):
-    built = warehouse.built[name]
-    exp = expected(warehouse, name)
+def test_oracle_matches_written_records(table_env, name):
+    built = table_env.built[name]
+    exp = expected(table_env, name)
     if built.records is not None:
         assert_same_records(exp, built.records)
     else:
         assert len(exp) == len(built.json_rows)
-    assert warehouse.build_seconds < 60
+    assert table_env.build_seconds < 60
 
 
 def test_oracle_first_snapshot(warehouse):
@@ -182,11 +186,11 @@ def test_oracle_first_snapshot(warehouse):
 
 
 @pytest.mark.parametrize("name", TABLES)
-def test_inspect_json(thaw, warehouse, name):
+def test_inspect_json(thaw, table_env, name):
     layout = CASES[name][0]
-    t = warehouse.table(name)
-    exp = expected(warehouse, name)
-    out = inspect_json(thaw, warehouse, name)
+    t = table_env.table(name)
+    exp = expected(table_env, name)
+    out = inspect_json(thaw, table_env, name)
     tasks = list(t.scan().plan_files())
     assert out["table"] == name
     assert out["layout"] == oracle.reported_layout(layout)
@@ -220,8 +224,8 @@ def test_inspect_human(thaw, warehouse, name):
 
 
 @pytest.mark.parametrize("name", [n for n in TABLES if CASES[n][0] != "plain"])
-def test_records_full_dump(thaw, warehouse, name):
-    assert_same_records(records(thaw, warehouse, name), expected(warehouse, name))
+def test_records_full_dump(thaw, table_env, name):
+    assert_same_records(records(thaw, table_env, name), expected(table_env, name))
 
 
 @pytest.mark.parametrize("name", ["ns.plain", "ns.plain_types", "ns.v3_defaults"])
@@ -319,15 +323,15 @@ def test_redpanda_v1_explicit_columns(thaw, warehouse):
 
 
 @pytest.mark.parametrize("name", ["ns.canonical_v2", "ns.redpanda", "ns.canonical_v3"])
-def test_metadata_path(thaw, warehouse, name):
+def test_metadata_path(thaw, table_env, name):
     layout, _, args = CASES[name]
-    path = warehouse.table(name).metadata_location.removeprefix("file://")
-    p = thaw.ok("inspect", "--metadata", path, *args, "--records", "--format", "json")
-    assert_same_records(parse_records(p.stdout, layout), expected(warehouse, name))
-    p = thaw.ok("inspect", "--metadata", path, *args, "--json")
+    meta = table_env.metadata_args(name)
+    p = thaw.ok("inspect", *meta, *args, "--records", "--format", "json")
+    assert_same_records(parse_records(p.stdout, layout), expected(table_env, name))
+    p = thaw.ok("inspect", *meta, *args, "--json")
     out = json.loads(p.stdout)
     assert out["layout"] == oracle.reported_layout(layout)
-    assert out["records"] == len(expected(warehouse, name))
+    assert out["records"] == len(expected(table_env, name))
 
 
 # ---------------------------------------------------------------------------
@@ -344,10 +348,10 @@ def iso_ms(ms: int) -> str:
 
 
 @pytest.mark.parametrize("how", ["snapshot", "ref-tag", "as-of-ms", "as-of-iso", "ref-branch", "ref-main"])
-def test_snapshot_selection(thaw, warehouse, how):
+def test_snapshot_selection(thaw, table_env, how):
     name = "ns.canonical_v2"
-    built = warehouse.built[name]
-    t = warehouse.table(name)
+    built = table_env.built[name]
+    t = table_env.table(name)
     first, second = built.snapshot_ids[0], built.snapshot_ids[1]
     t1, t2 = snapshot_ts(t, first), snapshot_ts(t, second)
     assert t2 - t1 >= 2, "fixture snapshots too close in time"
@@ -360,11 +364,11 @@ def test_snapshot_selection(thaw, warehouse, how):
         "ref-branch": (["--ref", "audit"], second),
         "ref-main": (["--ref", "main"], t.current_snapshot().snapshot_id),
     }[how]
-    want = expected(warehouse, name, snapshot_id=want_id)
+    want = expected(table_env, name, snapshot_id=want_id)
     if want_id == first:
         assert want == built.append_records[0]
-    assert_same_records(records(thaw, warehouse, name, *sel), want)
-    out = inspect_json(thaw, warehouse, name, *sel)
+    assert_same_records(records(thaw, table_env, name, *sel), want)
+    out = inspect_json(thaw, table_env, name, *sel)
     assert out["snapshot_id"] == want_id
     assert out["records"] == len(want)
     assert partitions_of(out) == oracle.summary(want)

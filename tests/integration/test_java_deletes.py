@@ -4,7 +4,10 @@ deletion vector, and partition-spec evolution with bucket/day transforms.
 
 Iceberg Java writes the tables (tests/fixtures/java) and its own generic
 reader, which applies every delete, is the oracle: Thaw must yield exactly the
-rows it yields, in (partition, offset) order.
+rows it yields, in (partition, offset) order. Every scenario runs twice: on a
+local warehouse with a SQLite JdbcCatalog, and with the same tables written by
+Iceberg Java through Iceberg's REST catalog into an S3-compatible store
+(lakehouse.py's servers).
 """
 
 from __future__ import annotations
@@ -20,45 +23,95 @@ RUN = REPO / "tests" / "fixtures" / "java" / "run.sh"
 TABLES = ["ns.pos_deletes", "ns.eq_deletes", "ns.dv_deletes", "ns.partitioned_transforms"]
 
 
+class JavaTables:
+    """The Java-written tables in one environment: "local" (a warehouse directory with a SQLite
+    JdbcCatalog) or "rest-s3" (through Iceberg's REST catalog into the S3 store, lakehouse.py).
+    `catalog_args(table)` selects a table for thaw; `oracle(table)` is Iceberg Java's own read of
+    it (deletes applied), computed once per table; `puffin_files()` the bytes of every Puffin file."""
+
+    def __init__(self, kind: str, oracle_target: list[str], catalog_args: list[str], puffins):
+        self.kind = kind
+        self._oracle_target = oracle_target
+        self._catalog_args = catalog_args
+        self._puffins = puffins
+        self._oracle: dict[str, list[dict]] = {}
+
+    def catalog_args(self, table: str) -> list[str]:
+        return [*self._catalog_args, "--table", table]
+
+    def oracle(self, table: str) -> list[dict]:
+        if table not in self._oracle:
+            t = self._oracle_target
+            argv = [str(RUN), "oracle", t[0], table, *t[1:]] if self.kind == "rest-s3" else \
+                [str(RUN), "oracle", *t, table]
+            p = subprocess.run(argv, capture_output=True, timeout=300)
+            assert p.returncode == 0, f"Java oracle of {table} failed:\n{p.stderr.decode()[-3000:]}"
+            self._oracle[table] = [json.loads(line) for line in p.stdout.decode().splitlines() if line.strip()]
+        return self._oracle[table]
+
+    def puffin_files(self) -> list[bytes]:
+        return self._puffins()
+
+
+def _write(argv: list[str]) -> None:
+    p = subprocess.run([str(RUN), "write", *argv], capture_output=True, timeout=300)
+    assert p.returncode == 0, f"Java fixture writer failed:\n{p.stderr.decode()[-3000:]}"
+
+
 @pytest.fixture(scope="module")
-def java_wh(tmp_path_factory):
+def java_wh(tmp_path_factory) -> JavaTables:
     wh = tmp_path_factory.mktemp("java_wh")
-    subprocess.run([str(RUN), "write", str(wh)], check=True, capture_output=True, timeout=300)
-    return wh
+    _write([str(wh)])
+    return JavaTables("local", [str(wh / "java_catalog.db"), str(wh)],
+                      ["--catalog", f"sqlite:///{wh}/java_catalog.db"],
+                      lambda: [f.read_bytes() for f in (wh / "java").rglob("*.puffin")])
 
 
-def oracle(java_wh, table):
-    p = subprocess.run([str(RUN), "oracle", str(java_wh / "java_catalog.db"), str(java_wh), table],
-                       check=True, capture_output=True, timeout=300)
-    return [json.loads(line) for line in p.stdout.decode().splitlines() if line.strip()]
+@pytest.fixture(scope="module")
+def java_rest(rest_catalog, s3_store) -> JavaTables:
+    # The writer and the oracle get the store's endpoint and addressing; the catalog vends the keys.
+    props = [f"{k}={v}" for k, v in rest_catalog.client_props().items()] + [f"client.region={s3_store.region}"]
+    _write([rest_catalog.uri, *props])
+    prefix = rest_catalog.warehouse.removeprefix(f"s3://{s3_store.bucket}/") + "/ns/dv_deletes/"
+
+    def puffins():
+        c = s3_store.client()
+        return [c.get_object(Bucket=s3_store.bucket, Key=k)["Body"].read()
+                for k in s3_store.list_keys(prefix) if k.endswith(".puffin")]
+
+    args = ["--catalog", rest_catalog.uri]
+    for k, v in rest_catalog.client_props().items():
+        args += ["--catalog-property", f"{k}={v}"]
+    return JavaTables("rest-s3", [rest_catalog.uri, *props], args, puffins)
 
 
-def catalog_args(java_wh, table):
-    return ["--catalog", f"sqlite:///{java_wh}/java_catalog.db", "--table", table]
+@pytest.fixture(params=["local", "rest-s3"])
+def java_tables(request) -> JavaTables:
+    return request.getfixturevalue("java_wh" if request.param == "local" else "java_rest")
 
 
 @pytest.mark.parametrize("table", TABLES)
-def test_records_match_iceberg_java(thaw, java_wh, table):
-    want = oracle(java_wh, table)
-    p = thaw.ok("inspect", *catalog_args(java_wh, table), "--records", "--format", "json")
+def test_records_match_iceberg_java(thaw, java_tables, table):
+    want = java_tables.oracle(table)
+    p = thaw.ok("inspect", *java_tables.catalog_args(table), "--records", "--format", "json")
     got = [json.loads(line) for line in p.stdout.decode().splitlines()]
     assert len(got) == len(want)
     assert got == want
 
 
-def test_deletes_are_counted_and_applied(thaw, java_wh):
+def test_deletes_are_counted_and_applied(thaw, java_tables):
     for table, written in [("ns.pos_deletes", 40), ("ns.eq_deletes", 43), ("ns.dv_deletes", 40)]:
-        p = thaw.ok("inspect", *catalog_args(java_wh, table), "--json")
+        p = thaw.ok("inspect", *java_tables.catalog_args(table), "--json")
         s = json.loads(p.stdout)
         assert s["delete_files"] >= 1, table
         assert s["records"] < written, table
-        assert s["records"] == len(oracle(java_wh, table)), table
+        assert s["records"] == len(java_tables.oracle(table)), table
 
 
-def test_equality_delete_does_not_hide_later_reinsert(thaw, java_wh):
+def test_equality_delete_does_not_hide_later_reinsert(thaw, java_tables):
     # (partition 0, offset 3) was equality-deleted, then appended again in a
     # later snapshot: the newer row has a higher sequence number and stays.
-    p = thaw.ok("inspect", *catalog_args(java_wh, "ns.eq_deletes"), "--partition", "0",
+    p = thaw.ok("inspect", *java_tables.catalog_args("ns.eq_deletes"), "--partition", "0",
                 "--from-offset", "3", "--limit", "1", "--format", "json")
     rec = json.loads(p.stdout.decode().splitlines()[0])
     assert rec["offset"] == 3
@@ -66,17 +119,17 @@ def test_equality_delete_does_not_hide_later_reinsert(thaw, java_wh):
     assert base64.b64decode(rec["value"]) == b"v-0-3-readded"
 
 
-def test_seek_in_transform_partitioned_table(thaw, java_wh):
-    want = [r for r in oracle(java_wh, "ns.partitioned_transforms") if r["partition"] == 1 and r["offset"] >= 7][:5]
-    p = thaw.ok("inspect", *catalog_args(java_wh, "ns.partitioned_transforms"), "--partition", "1",
+def test_seek_in_transform_partitioned_table(thaw, java_tables):
+    want = [r for r in java_tables.oracle("ns.partitioned_transforms")
+            if r["partition"] == 1 and r["offset"] >= 7][:5]
+    p = thaw.ok("inspect", *java_tables.catalog_args("ns.partitioned_transforms"), "--partition", "1",
                 "--from-offset", "7", "--limit", "5", "--format", "json")
     got = [json.loads(line) for line in p.stdout.decode().splitlines()]
     assert got == want
 
 
-def puffin_blob_lengths(path: Path) -> list[int]:
+def puffin_blob_lengths(data: bytes) -> list[int]:
     """Blob lengths from a Puffin file's footer (uncompressed JSON payload)."""
-    data = path.read_bytes()
     assert data[:4] == b"PFA1" and data[-4:] == b"PFA1"
     payload_size = int.from_bytes(data[-12:-8], "little")
     assert int.from_bytes(data[-8:-4], "little") & 1 == 0, "compressed footer"
@@ -84,15 +137,15 @@ def puffin_blob_lengths(path: Path) -> list[int]:
     return [b["length"] for b in footer["blobs"]]
 
 
-def test_deletion_vectors_are_read_by_byte_range(thaw, java_wh):
+def test_deletion_vectors_are_read_by_byte_range(thaw, java_tables):
     # Iceberg Java wrote one Puffin file holding the DVs of two data files:
     # Thaw fetches each blob's bytes, not the whole file once per data file.
-    puffins = list((java_wh / "java").rglob("*.puffin"))
-    assert len(puffins) == 1, puffins
+    puffins = java_tables.puffin_files()
+    assert len(puffins) == 1, len(puffins)
     lengths = puffin_blob_lengths(puffins[0])
     assert len(lengths) == 2
-    p = thaw.ok("inspect", *catalog_args(java_wh, "ns.dv_deletes"), "--json")
+    p = thaw.ok("inspect", *java_tables.catalog_args("ns.dv_deletes"), "--json")
     dv = json.loads(p.stdout)["deletion_vectors"]
     assert dv["blobs_read"] == 2
     assert dv["bytes_read"] == sum(lengths)
-    assert dv["bytes_read"] < puffins[0].stat().st_size
+    assert dv["bytes_read"] < len(puffins[0])

@@ -10,6 +10,9 @@ kafkajs: no codec package needed), lz4, zstd, snappy.
 
 THAW_SERVE_TARGET=kafka runs the same tests against a real broker holding
 the same tables (replayed with `thaw replay`); see serve_harness.py.
+
+The tests that take `served_env` also run with the tables behind Iceberg's
+REST catalog in an S3-compatible store ("rest-s3", lakehouse.py).
 """
 
 from __future__ import annotations
@@ -57,6 +60,21 @@ def served(thaw_bin, thaw, warehouse, tmp_path_factory, _serve_broker):
                      TOPICS) as s:
         yield s
         assert s.alive(), f"thaw serve died during the tests\n{s.stderr()}"
+
+
+@pytest.fixture(scope="module")
+def served_rest(thaw_bin, thaw, lakehouse_warehouse, tmp_path_factory, _serve_broker):
+    """The same topics, served from the tables behind the REST catalog in S3 (lakehouse.py)."""
+    with open_served(thaw_bin, thaw, tmp_path_factory.mktemp("serve-rest"), _serve_broker, lakehouse_warehouse,
+                     TOPICS) as s:
+        yield s
+        assert s.alive(), f"thaw serve died during the tests\n{s.stderr()}"
+
+
+@pytest.fixture(params=["local", "rest-s3"])
+def served_env(request):
+    """`served` ("local") or `served_rest` ("rest-s3"), for the scenarios run in both."""
+    return request.getfixturevalue("served" if request.param == "local" else "served_rest")
 
 
 def mid_timestamp(served, name: str) -> int:
@@ -121,23 +139,24 @@ def test_kcat_metadata(served):
 
 
 @pytest.mark.parametrize("name", LAYOUT_TOPICS + ["orders-snappy"])
-def test_confluent_assign_from_beginning(served, name):
-    p = served.run(confluent_cmd("-b", served.bootstrap, "-t", served.topic(name)))
-    served.check(name, served.parse(p.stdout), client="confluent-kafka assign")
+def test_confluent_assign_from_beginning(served_env, name):
+    p = served_env.run(confluent_cmd("-b", served_env.bootstrap, "-t", served_env.topic(name)))
+    served_env.check(name, served_env.parse(p.stdout), client="confluent-kafka assign")
 
 
-def test_confluent_seek_mid_read(served):
+def test_confluent_seek_mid_read(served_env):
     # After the first record of partition 1, seek back to partition 1's
     # 10th record: everything from there is delivered again, in order.
-    recs = [r for r in served.records("orders-lz4") if r["partition"] == 1]
+    recs = [r for r in served_env.records("orders-lz4") if r["partition"] == 1]
     target = recs[10]["offset"]
-    p = served.run(confluent_cmd("-b", served.bootstrap, "-t", served.topic("orders-lz4"), "--partition", "1",
-                                 "--seek-to", f"1:{served.wire_offset('orders-lz4', 1, target)}"))
-    lines = served.parse(p.stdout)
+    p = served_env.run(confluent_cmd("-b", served_env.bootstrap, "-t", served_env.topic("orders-lz4"),
+                                     "--partition", "1",
+                                     "--seek-to", f"1:{served_env.wire_offset('orders-lz4', 1, target)}"))
+    lines = served_env.parse(p.stdout)
     assert len(lines) == 1 + len(recs) - 10
-    assert lines[0]["offset"] == served.wire_offset("orders-lz4", 1, recs[0]["offset"]), lines[0]
-    served.check("orders-lz4", lines[1:], start=f"offset:{target}", partitions=[1],
-                 client="confluent-kafka after seek")
+    assert lines[0]["offset"] == served_env.wire_offset("orders-lz4", 1, recs[0]["offset"]), lines[0]
+    served_env.check("orders-lz4", lines[1:], start=f"offset:{target}", partitions=[1],
+                     client="confluent-kafka after seek")
 
 
 def test_confluent_offsets_for_times(served):
