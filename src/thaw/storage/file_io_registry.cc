@@ -3,6 +3,8 @@
 #include <map>
 #include <mutex>
 
+#include "thaw/common/log.h"
+
 #include "thaw/storage/object_store.h"
 #include "thaw/storage/store_options.h"
 
@@ -24,6 +26,11 @@ Registry& GetRegistry() {
       {
         std::lock_guard lock(GetRegistry().mu);
         drop.swap(GetRegistry().ios);
+      }
+      for (const auto& [key, io] : drop) {
+        const IOStats s = io->stats();
+        log::Debug("{}: {} requests, {} bytes read, {} retries", static_cast<ArrowFileIO&>(*io).description(),
+                   s.requests, s.bytes_read, s.retries);
       }
     });
     return reg;

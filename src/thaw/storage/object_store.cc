@@ -250,7 +250,18 @@ Result<std::shared_ptr<ArrowFileIO>> ArrowFileIO::Make(const StoreLocation& samp
   switch (sample.kind) {
     case StoreKind::kS3: {
       RETURN_NOT_OK(EnsureS3());
-      ASSIGN_OR_RAISE(auto s, S3SettingsFrom(properties));
+      // The AWS SDKs' endpoint variables, which Arrow's S3 client does not read itself.
+      PropertyMap with_env = properties;
+      if (!with_env.contains("s3.endpoint")) {
+        for (const char* var : {"AWS_ENDPOINT_URL_S3", "AWS_ENDPOINT_URL"}) {
+          const char* v = std::getenv(var);
+          if (v && *v) {
+            with_env["s3.endpoint"] = v;
+            break;
+          }
+        }
+      }
+      ASSIGN_OR_RAISE(auto s, S3SettingsFrom(with_env));
       arrow::fs::S3Options o;
       std::string creds;
       if (s.anonymous) {
