@@ -16,6 +16,7 @@ import pytest
 
 import fixtures
 from fault_proxy import FaultProxy
+from serve_harness import ThawServer
 
 NS = ("rest_it",)
 DEEP_NS = ("rest_it", "deep", "er")
@@ -39,7 +40,8 @@ def rest_tables(rest_catalog):
     cat = rest_catalog.pyiceberg()
     flat, flat_records = _write_table(cat, NS + ("flat",), seed=11)
     deep, deep_records = _write_table(cat, DEEP_NS + ("small",), seed=12)
-    return {"rest_it.flat": (flat, flat_records), "rest_it.deep.er.small": (deep, deep_records)}
+    deep2, deep2_records = _write_table(cat, DEEP_NS + ("small2",), seed=13)
+    return {"rest_it.deep.er.small2": (deep2, deep2_records), "rest_it.flat": (flat, flat_records), "rest_it.deep.er.small": (deep, deep_records)}
 
 
 def _env_without_aws() -> dict:
@@ -47,10 +49,22 @@ def _env_without_aws() -> dict:
     return {k: v for k, v in os.environ.items() if not k.startswith("AWS_")} | {"AWS_EC2_METADATA_DISABLED": "true"}
 
 
-def run_thaw(thaw, *args, env=None, timeout=120):
+# What the catalog does not vend: the store's endpoint, region and addressing (set by the lakehouse plugin).
+STORE_PROPS: list[str] = []
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _store_props(rest_catalog):
+    STORE_PROPS[:] = [f"{k}={v}" for k, v in rest_catalog.client_props().items()]
+    assert not any("access-key" in p or "secret" in p for p in STORE_PROPS)  # the keys come from the catalog
+
+
+def run_thaw(thaw, *args, timeout=120):
+    """thaw with the store's endpoint as catalog properties and no AWS_* variables."""
     import subprocess
-    return subprocess.run([str(thaw.binary), *map(str, args)], capture_output=True, timeout=timeout,
-                          env=env if env is not None else _env_without_aws())
+    extra = [a for p in STORE_PROPS for a in ("--catalog-property", p)] if "--catalog" in args else []
+    return subprocess.run([str(thaw.binary), *map(str, args), *extra], capture_output=True, timeout=timeout,
+                          env=_env_without_aws())
 
 
 def inspect_json(thaw, uri: str, table: str, *props: str):
@@ -206,5 +220,122 @@ def test_catalog_always_unavailable_ends_with_a_bounded_clear_error(thaw, rest_c
         assert "HTTP 503" in err and "/v1/config" in err and "after 3 attempts" in err, err
         assert "secret-tok-123" not in err
         assert proxy.stats()["requests"] == 3
+    finally:
+        proxy.stop()
+
+
+# ---------------------------------------------------------------------------------------------------------
+# listing: serve --table-prefix walks the namespaces recursively and follows next-page-token
+
+
+def test_serve_discovers_tables_in_a_nested_namespace_page_by_page(thaw_bin, rest_catalog, rest_tables, tmp_path):
+    from confluent_kafka.admin import AdminClient
+    proxy = FaultProxy(rest_catalog.uri).start()
+    server = ThawServer(thaw_bin, proxy.url, [], tmp_path, extra=[
+        "--table-prefix", "rest_it.deep.er", "--catalog-property", "rest-page-size=1",
+        *sum((["--catalog-property", f"{k}={v}"] for k, v in rest_catalog.client_props().items()), [])])
+    try:
+        server.start()
+        topics = AdminClient({"bootstrap.servers": server.bootstrap}).list_topics(timeout=30).topics
+        assert {"small", "small2"} <= set(topics), server.stderr()
+        assert "flat" not in topics  # rest_it.flat is in another namespace
+        by_path = proxy.stats()["by_path"]
+        # Namespaces listed level by level (rest_it -> rest_it.deep -> rest_it.deep.er) ...
+        assert sum(n for k, n in by_path.items() if k.endswith("/v1/namespaces")) >= 3, by_path
+        # ... and the two tables of rest_it.deep.er fetched one page at a time.
+        deep_lists = sum(n for k, n in by_path.items() if k.startswith("GET ") and "deep" in k and "er/tables" in k
+                         and k.endswith("/tables"))
+        assert deep_lists >= 2, by_path
+        server.stop()
+    finally:
+        server.kill()
+        proxy.stop()
+
+
+# ---------------------------------------------------------------------------------------------------------
+# write primitives for archive (issue 10): create namespace/table and commit, through tests/tools/rest_tool.cc
+
+
+@pytest.fixture(scope="module")
+def rest_tool(thaw_bin):
+    p = thaw_bin.parent / "thaw_rest_tool"
+    if not os.access(p, os.X_OK):
+        pytest.fail(f"{p} not found: build it (ninja -C build thaw_rest_tool)", pytrace=False)
+
+    def run(uri: str, cmd: str, *args: str, props: tuple[str, ...] = ()):
+        import subprocess
+        r = subprocess.run([str(p), uri, *STORE_PROPS, *props, cmd, *args], capture_output=True, timeout=120,
+                           env=_env_without_aws())
+        assert r.returncode == 0, r.stderr.decode()
+        return json.loads(r.stdout)
+    return run
+
+
+def _schema_json():
+    return {"type": "struct", "schema-id": 0, "fields": [
+        {"id": 1, "name": "id", "type": "long", "required": True},
+        {"id": 2, "name": "v", "type": "string", "required": False}]}
+
+
+def test_create_namespace_and_table_then_commit(rest_tool, rest_catalog):
+    uri = rest_catalog.uri
+    assert rest_tool(uri, "create-namespace", "arch.x.y") == {"ok": True}
+    assert rest_tool(uri, "create-namespace", "arch.x.y") == {"ok": True}  # exists: fine
+    created = rest_tool(uri, "create-table", "arch.x.y.t", json.dumps({"schema": _schema_json(),
+                                                                       "properties": {"format-version": "2"}}))
+    assert created["ok"], created
+    assert created["metadata_location"].startswith("s3://")
+    cat = rest_catalog.pyiceberg()
+    t = cat.load_table(("arch", "x", "y", "t"))
+    assert str(t.metadata.table_uuid) == created["table_uuid"]
+
+    # Creating it again: a conflict, not a crash.
+    again = rest_tool(uri, "create-table", "arch.x.y.t", json.dumps({"schema": _schema_json()}))
+    assert again["code"] == "commit conflict" and "already exists" in again["message"]
+
+    # A commit whose requirements hold: 200, the new metadata.
+    req = [{"type": "assert-table-uuid", "uuid": created["table_uuid"]}]
+    upd = [{"action": "set-properties", "updates": {"thaw.test": "one"}}]
+    done = rest_tool(uri, "commit", "arch.x.y.t", json.dumps(req), json.dumps(upd))
+    assert done["ok"], done
+    assert done["metadata_location"] != created["metadata_location"]
+    assert cat.load_table(("arch", "x", "y", "t")).properties["thaw.test"] == "one"
+
+    # A commit whose requirement no longer holds: 409 -> commit conflict, nothing changed.
+    stale = [{"type": "assert-ref-snapshot-id", "ref": "main", "snapshot-id": 12345}]
+    upd2 = [{"action": "set-properties", "updates": {"thaw.test": "two"}}]
+    conflict = rest_tool(uri, "commit", "arch.x.y.t", json.dumps(stale), json.dumps(upd2))
+    assert conflict["code"] == "commit conflict", conflict
+    assert "reload the table" in conflict["message"]
+    assert cat.load_table(("arch", "x", "y", "t")).properties["thaw.test"] == "one"
+
+
+def test_commit_with_lost_response_is_state_unknown_not_failure(rest_tool, rest_catalog):
+    uri = rest_catalog.uri
+    rest_tool(uri, "create-namespace", "arch2")
+    created = rest_tool(uri, "create-table", "arch2.t", json.dumps({"schema": _schema_json()}))
+    assert created["ok"], created
+    req = [{"type": "assert-table-uuid", "uuid": created["table_uuid"]}]
+    cat = rest_catalog.pyiceberg()
+    # Only the commit's POST is faulted: the proxy forwards it (the catalog applies it), then resets the
+    # connection halfway through the response.
+    proxy = FaultProxy(uri, fault_rate=1.0, faults=("reset",),
+                       fault_filter=lambda method, path: method == "POST" and path.endswith("/tables/t")).start()
+    try:
+        upd = [{"action": "set-properties", "updates": {"thaw.lost": "applied"}}]
+        lost = rest_tool(proxy.url, "commit", "arch2.t", json.dumps(req), json.dumps(upd))
+        assert lost["code"] == "commit state unknown", lost
+        assert "keep the files" in lost["message"]
+        # ... and indeed it was applied: claiming failure (and deleting files) would have been wrong.
+        assert cat.load_table(("arch2", "t")).properties.get("thaw.lost") == "applied"
+        assert proxy.requests_matching("/tables/t", "POST") == 1  # a lost commit is not blindly re-sent
+
+        # 503 on every try: the commit is retried (the server did not act), then reported as unknown.
+        proxy.faults = ("503",)
+        upd = [{"action": "set-properties", "updates": {"thaw.503": "x"}}]
+        unavailable = rest_tool(proxy.url, "commit", "arch2.t", json.dumps(req), json.dumps(upd),
+                                props=("rest.client.max-retries=1",))
+        assert unavailable["code"] == "commit state unknown", unavailable
+        assert "HTTP 503" in unavailable["message"]
     finally:
         proxy.stop()

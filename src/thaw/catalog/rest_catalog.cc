@@ -214,6 +214,7 @@ std::string RestCatalog::NamespacePath(const std::vector<std::string>& ns) const
 }
 
 Result<HttpResponse> RestCatalog::Execute(Call& call, TransportFailure* failure) {
+  std::lock_guard lock(mu_);
   HttpRequest request;
   request.method = call.method;
   request.url = call.Url(base_);

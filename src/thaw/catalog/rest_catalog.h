@@ -5,6 +5,7 @@
 #pragma once
 
 #include <memory>
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
@@ -72,6 +73,7 @@ class RestCatalog : public Catalog {
   HttpHeaders extra_headers_;  // header.* properties
   bool idempotency_keys_ = false;
   int page_size_ = 0;
+  std::mutex mu_;  // one request at a time: the curl handle and the OAuth2 token are shared
   std::unique_ptr<HttpClient> http_;
   std::unique_ptr<RestAuth> auth_;
 };
