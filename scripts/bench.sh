@@ -64,5 +64,6 @@ print(f"  ratio unpartitioned/partitioned {p['seconds'] / u['seconds']:.2f}x (ta
 PY
 "$root/bench/replay_bench.sh"
 "$root/bench/serve_bench.sh"
+"$root/bench/object_store_bench.sh"
 echo "[bench] overlapping files in one partition: peak memory vs pyiceberg"
 "$py" "$root/bench/overlap_memory.py"

@@ -1,0 +1,346 @@
+"""Object-store benchmark (issue 9), driven by bench/object_store_bench.sh.
+
+The same table (OBJSTORE_BENCH_RECORDS records x 1 KiB incompressible values, 4 Kafka partitions, partitioned
+by kafka_partition, 20,000-row row groups; ~310 MB of Parquet in 4 data files by default), written twice by
+pyiceberg with the same rows in the same order: once into a local warehouse (SQLite catalog, file://), once
+into moto's S3 server on loopback (SQLite catalog, s3://). Each run measures, for every source:
+
+  local      the local warehouse
+  moto       moto directly (no proxy): the S3 ceiling on this machine (moto is Python)
+  proxy      moto behind tests/integration/fault_proxy.py with no injected latency: moto + the proxy's own cost
+  proxy+20ms moto behind the proxy adding 20 ms to every request (the issue's target case)
+
+two operations:
+
+  replay     `thaw replay --create-topic --json` into a fresh 4-partition topic of the local broker; MB/s from
+             replay's own JSON (record bytes: key + value + headers, over its clock), the topic's record count
+             checked
+  read       `thaw inspect --records --format '%p %o\\n'`: every record read (keys, values, headers decoded),
+             one short line printed per record (the lines are counted); MB/s = the replay's record bytes over
+             the process's wall time
+
+and, through the proxy, the HTTP requests per data file (HEAD/GET on each data file's object).
+
+Thaw reads the S3 copy with `--catalog sqlite:///… --catalog-property s3.endpoint=… (keys, region,
+path-style)`: the SQL catalog with S3 storage, so no REST catalog is involved in the figures.
+
+Prints one JSON line per measurement to stdout prefixed with "RESULT " and a summary at the end.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import socket
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import pyarrow as pa
+from pyarrow import fs as pafs
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "tests" / "integration"))
+from fault_proxy import FaultProxy  # noqa: E402
+
+PARTS = 4
+CHUNK = 25_000        # rows per partition per append (one append => one data file per partition)
+ROW_GROUP = 20_000
+VALUE = 1024
+ACCESS_KEY, SECRET_KEY, REGION, BUCKET = "bench", "bench-secret", "us-east-1", "bench"
+
+
+def log(*a):
+    print("[objstore-bench]", *a, file=sys.stderr, flush=True)
+
+
+def schema():
+    from pyiceberg.schema import Schema
+    from pyiceberg.types import (BinaryType, IntegerType, ListType, LongType, NestedField, StringType, StructType,
+                                 TimestamptzType)
+    return Schema(
+        NestedField(1, "kafka_partition", IntegerType(), required=True),
+        NestedField(2, "kafka_offset", LongType(), required=True),
+        NestedField(3, "kafka_timestamp", TimestamptzType(), required=True),
+        NestedField(4, "kafka_timestamp_type", IntegerType(), required=True),
+        NestedField(5, "key", BinaryType(), required=False),
+        NestedField(6, "value", BinaryType(), required=False),
+        NestedField(7, "headers", ListType(8, StructType(NestedField(9, "key", StringType(), required=True),
+                                                          NestedField(10, "value", BinaryType(), required=False)),
+                                           element_required=True), required=False),
+    )
+
+
+def arrow_schema():
+    return pa.schema([
+        pa.field("kafka_partition", pa.int32(), nullable=False),
+        pa.field("kafka_offset", pa.int64(), nullable=False),
+        pa.field("kafka_timestamp", pa.timestamp("us", tz="UTC"), nullable=False),
+        pa.field("kafka_timestamp_type", pa.int32(), nullable=False),
+        pa.field("key", pa.binary()),
+        pa.field("value", pa.binary()),
+        pa.field("headers", pa.list_(pa.field("element", pa.struct([pa.field("key", pa.string(), nullable=False),
+                                                                    pa.field("value", pa.binary())]),
+                                              nullable=False))),
+    ])
+
+
+def batches(n_total: int):
+    """The appends, in order: each holds CHUNK rows of every partition (random, incompressible values)."""
+    rng = random.Random(9)
+    per = n_total // PARTS
+    for start in range(0, per, CHUNK):
+        n = min(CHUNK, per - start)
+        parts = []
+        for p in range(PARTS):
+            offs = list(range(start, start + n))
+            parts.append(pa.table({
+                "kafka_partition": pa.array([p] * n, pa.int32()),
+                "kafka_offset": pa.array(offs, pa.int64()),
+                "kafka_timestamp": pa.array([1_700_000_000_000_000 + o * 1000 for o in offs],
+                                            pa.timestamp("us", tz="UTC")),
+                "kafka_timestamp_type": pa.array([0] * n, pa.int32()),
+                "key": pa.array([f"key-{o % 1000}".encode() for o in offs], pa.binary()),
+                "value": pa.array([rng.randbytes(VALUE) for _ in offs], pa.binary()),
+                "headers": pa.array([[{"key": "source", "value": b"bench"}]] * n,
+                                    arrow_schema().field("headers").type),
+            }, schema=arrow_schema()))
+        yield pa.concat_tables(parts)
+
+
+def write_table(catalog, location: str, n_total: int):
+    from pyiceberg.partitioning import PartitionField, PartitionSpec
+    from pyiceberg.transforms import IdentityTransform
+    spec = PartitionSpec(PartitionField(source_id=1, field_id=1000, transform=IdentityTransform(),
+                                        name="kafka_partition"))
+    catalog.create_namespace_if_not_exists("bench")
+    t = catalog.create_table("bench.obj", schema=schema(), partition_spec=spec, location=location,
+                             properties={"thaw.layout": "thaw/1", "write.parquet.row-group-limit": str(ROW_GROUP),
+                                         "write.target-file-size-bytes": str(1 << 40)})
+    # One append of all rows: one data file per partition.
+    t.append(pa.concat_tables(list(batches(n_total))))
+    return t
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def start_moto(logdir: Path):
+    exe = Path(sys.executable).with_name("moto_server")
+    for _ in range(20):
+        port = free_port()
+        proc = subprocess.Popen([str(exe), "-H", "127.0.0.1", "-p", str(port)], stdout=subprocess.DEVNULL,
+                                stderr=open(logdir / "moto.log", "ab"))
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and proc.poll() is None:
+            try:
+                with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+                    return proc, f"http://127.0.0.1:{port}"
+            except OSError:
+                time.sleep(0.1)
+        proc.kill()
+        proc.wait()
+    raise SystemExit("moto_server did not start; see " + str(logdir / "moto.log"))
+
+
+def s3_props(endpoint: str) -> dict:
+    return {"s3.endpoint": endpoint, "s3.access-key-id": ACCESS_KEY, "s3.secret-access-key": SECRET_KEY,
+            "s3.region": REGION, "s3.path-style-access": "true"}
+
+
+def run(cmd, stdout=subprocess.PIPE, timeout=1800):
+    """Runs cmd; returns (stdout bytes, stderr bytes, wall seconds)."""
+    t0 = time.monotonic()
+    p = subprocess.Popen(cmd, stdout=stdout, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL)
+    out, err = p.communicate(timeout=timeout)
+    wall = time.monotonic() - t0
+    if p.returncode != 0:
+        raise SystemExit(f"FAILED ({p.returncode}): {' '.join(map(str, cmd))}\n{err.decode(errors='replace')[-4000:]}")
+    return out, err, wall
+
+
+def kafka_admin(bootstrap):
+    from confluent_kafka import Consumer, TopicPartition
+    from confluent_kafka.admin import AdminClient
+
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+
+    def count(topic):
+        c = Consumer({"bootstrap.servers": bootstrap, "group.id": "objstore-bench"})
+        n = sum(c.get_watermark_offsets(TopicPartition(topic, p), timeout=30)[1] for p in range(PARTS))
+        c.close()
+        return n
+
+    def delete(topic):
+        for f in admin.delete_topics([topic]).values():
+            f.result(30)
+
+    return count, delete
+
+
+def data_file_requests(stats: dict) -> dict:
+    """{data file path: {"HEAD": n, "GET": n}} from a proxy's per-path counts."""
+    out: dict[str, dict] = {}
+    for key, n in stats["by_path"].items():
+        method, path = key.split(" ", 1)
+        if path.endswith(".parquet") and "/data/" in path:
+            out.setdefault(path, {}).setdefault(method, 0)
+            out[path][method] += n
+    return out
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--thaw", required=True)
+    ap.add_argument("--bootstrap", required=True)
+    ap.add_argument("--work", required=True)
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--records", type=int, default=300_000)
+    ap.add_argument("--latency-ms", type=float, default=20)
+    a = ap.parse_args()
+    work = Path(a.work)
+    work.mkdir(parents=True, exist_ok=True)
+    from pyiceberg.catalog.sql import SqlCatalog
+
+    # Local copy (cached between runs of the benchmark).
+    local_wh = work / f"local-{a.records}"
+    if not (local_wh / "done").exists():
+        log(f"writing the local table ({a.records:,} records) into {local_wh}")
+        if local_wh.exists():
+            import shutil
+            shutil.rmtree(local_wh)
+        local_wh.mkdir(parents=True)
+        cat = SqlCatalog("default", uri=f"sqlite:///{local_wh}/catalog.db", warehouse=f"file://{local_wh}")
+        write_table(cat, f"file://{local_wh}/bench/obj", a.records)
+        (local_wh / "done").write_text("ok")
+    local_uri = f"sqlite:///{local_wh}/catalog.db"
+    local_files = sorted((local_wh / "bench" / "obj" / "data").rglob("*.parquet"))
+    file_bytes = sum(f.stat().st_size for f in local_files)
+
+    # S3 copy: moto is in-memory, so it is written again every time.
+    moto, moto_url = start_moto(work)
+    procs = [moto]
+    proxies = []
+    try:
+        s3 = pafs.S3FileSystem(access_key=ACCESS_KEY, secret_key=SECRET_KEY, region=REGION, scheme="http",
+                               endpoint_override=moto_url.removeprefix("http://"), allow_bucket_creation=True)
+        s3.create_dir(BUCKET)
+        s3_wh = work / f"s3cat-{uuid.uuid4().hex[:8]}"
+        s3_wh.mkdir()
+        log(f"writing the same table into moto at {moto_url}")
+        cat = SqlCatalog("default", uri=f"sqlite:///{s3_wh}/catalog.db", warehouse=f"s3://{BUCKET}/wh",
+                         **s3_props(moto_url))
+        write_table(cat, f"s3://{BUCKET}/wh/bench/obj", a.records)
+        s3_uri = f"sqlite:///{s3_wh}/catalog.db"
+
+        plain = FaultProxy(moto_url).start()
+        slow = FaultProxy(moto_url, latency_ms=a.latency_ms).start()
+        proxies += [plain, slow]
+        sources = {
+            "local": (local_uri, [], None),
+            "moto": (s3_uri, s3_props(moto_url), None),
+            "proxy": (s3_uri, s3_props(plain.url), plain),
+            f"proxy+{a.latency_ms:g}ms": (s3_uri, s3_props(slow.url), slow),
+        }
+        count, delete = kafka_admin(a.bootstrap)
+        results = []
+        for i in range(1, a.runs + 1):
+            for name, (uri, props, proxy) in sources.items():
+                cat_args = ["--catalog", uri, "--table", "bench.obj"]
+                for k, v in (props or {}).items():
+                    cat_args += ["--catalog-property", f"{k}={v}"]
+                # replay
+                topic = f"objstore-{name.replace('+', '-')}-{i}-{uuid.uuid4().hex[:6]}"
+                log(f"run {i}/{a.runs}: {name}: replay")
+                if proxy:
+                    proxy.reset_stats()
+                out, _, wall = run([a.thaw, "replay", *cat_args, "--brokers", a.bootstrap, "--topic", topic,
+                                    "--create-topic", "--quiet", "--json"])
+                j = json.loads(out.decode().strip().splitlines()[-1])
+                got = count(topic)
+                if got != a.records or j["records"] != a.records:
+                    raise SystemExit(f"{name} replay: topic holds {got}, replay says {j['records']}, "
+                                     f"expected {a.records}")
+                delete(topic)
+                r = {"source": name, "op": "replay", "run": i, "records": j["records"], "bytes": j["bytes"],
+                     "seconds": j["seconds"], "wall": wall}
+                if proxy:
+                    r["proxy"] = _proxy_summary(proxy.stats())
+                results.append(r)
+                print("RESULT " + json.dumps(r), flush=True)
+                # full read
+                log(f"run {i}/{a.runs}: {name}: read")
+                if proxy:
+                    proxy.reset_stats()
+                out, _, wall = run([a.thaw, "inspect", *cat_args, "--records", "--format", "%p %o\\n"])
+                lines = out.count(b"\n")
+                if lines != a.records:
+                    raise SystemExit(f"{name} read: {lines} records printed, expected {a.records}")
+                r = {"source": name, "op": "read", "run": i, "records": lines, "bytes": j["bytes"], "seconds": wall}
+                if proxy:
+                    r["proxy"] = _proxy_summary(proxy.stats())
+                results.append(r)
+                print("RESULT " + json.dumps(r), flush=True)
+        summarize(results, a, file_bytes, len(local_files))
+    finally:
+        for p in proxies:
+            p.stop()
+        for p in procs:
+            p.terminate()
+            p.wait(10)
+
+
+def _proxy_summary(stats: dict) -> dict:
+    per = data_file_requests(stats)
+    return {"requests": stats["requests"], "data_files": len(per),
+            "per_data_file": sorted(sum(m.values()) for m in per.values()),
+            "per_data_file_by_method": {m: sorted(v.get(m, 0) for v in per.values()) for m in ("HEAD", "GET")},
+            "by_method": stats["by_method"], "bytes_out": stats["bytes_out"]}
+
+
+def summarize(results, a, file_bytes, n_files):
+    def med(rs):
+        return sorted(rs, key=lambda r: r["seconds"])[len(rs) // 2]
+
+    sources = list(dict.fromkeys(r["source"] for r in results))
+    print()
+    print(f"object store: {a.records:,} records x 1 KiB in {n_files} data files ({file_bytes / 1e6:.0f} MB of "
+          f"Parquet, {ROW_GROUP:,}-row row groups), 4 partitions; moto {_moto_version()} on loopback; "
+          f"medians of {a.runs} interleaved runs")
+    for op, label in (("replay", "thaw replay into a local broker"), ("read", "full read (thaw inspect --records)")):
+        base = med([r for r in results if r["op"] == op and r["source"] == "local"])
+        moto = med([r for r in results if r["op"] == op and r["source"] == "moto"])
+        print(f"  {label}")
+        for s in sources:
+            rs = [r for r in results if r["op"] == op and r["source"] == s]
+            m = med(rs)
+            mbs = m["bytes"] / m["seconds"] / 1e6
+            line = (f"    {s:<14} {mbs:8.1f} MB/s  {m['seconds']:6.2f} s   x local {base['seconds'] / m['seconds']:.2f}"
+                    f"   x moto {moto['seconds'] / m['seconds']:.2f}")
+            if "proxy" in m:
+                px = m["proxy"]
+                line += (f"   requests {px['requests']}, per data file {px['per_data_file']} "
+                         f"(HEAD {px['per_data_file_by_method']['HEAD']}, GET {px['per_data_file_by_method']['GET']})")
+            print(line + f"   all runs {[round(r['seconds'], 2) for r in rs]} s")
+    print("  MB = 10^6 bytes of records (key + value + headers) as replay counts them; read time is the inspect "
+          "process's wall time (start-up and planning included); replay time is replay's own clock. "
+          f"Target: proxy+{a.latency_ms:g}ms >= 0.8x local.")
+
+
+def _moto_version():
+    try:
+        import moto
+        return moto.__version__
+    except Exception:  # pragma: no cover
+        return "?"
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# Object-store benchmark (issue 9): the same table read from local files and
+# from an S3-compatible store on loopback (moto's server, the test suite's
+# store) with 20 ms of latency injected into every request by
+# tests/integration/fault_proxy.py, in the same run:
+#   * thaw replay into a fresh topic of a local single-node broker, and
+#   * a full read: thaw inspect --records (every record decoded, one short line
+#     printed per record),
+# each from four sources, interleaved run by run: local, moto directly (the
+# store's own ceiling: moto is Python), moto behind the proxy with no added
+# latency (the proxy's cost), and moto behind the proxy with 20 ms per
+# request (the target case: >= 0.8x local). The proxy's per-path counts give
+# the HTTP requests made for each data file (target: the footer and the
+# column chunks, nothing more). Details in bench/object_store_bench.py.
+#
+#   bench/object_store_bench.sh          (also run by scripts/bench.sh)
+#
+# Environment:
+#   OBJSTORE_BENCH_RECORDS   records x 1 KiB in the table (default 300000:
+#                            ~310 MB of Parquet in 4 data files); the local copy
+#                            is cached in bench/.work/objstore, the S3 copy is
+#                            written into a new moto every run (in memory)
+#   OBJSTORE_BENCH_RUNS      interleaved runs; medians are reported (default 3)
+#   OBJSTORE_BENCH_LATENCY   injected latency per request, ms (default 20)
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+py="$root/.deps/venv/bin/python"
+thaw="$root/build/bin/thaw"
+work="$root/bench/.work/objstore"
+
+ninja -C "$root/build" -j2 thaw >/dev/null
+mkdir -p "$work"
+kdir="$root/bench/.work/kafka-objstore-$$"
+tmp="$(mktemp -d "${TMPDIR:-/tmp}/thaw-objstore-bench.XXXXXX")"
+cleanup() {
+  if [[ -f "$kdir/.thaw-kafka" ]]; then "$root/scripts/kafka.sh" stop "$kdir" || true; fi
+  rm -rf "$tmp"
+}
+trap cleanup EXIT
+echo "[objstore-bench] starting a broker in $kdir"
+load_before="$(cut -d' ' -f1 /proc/loadavg)"
+for attempt in 1 2 3; do  # kafka.sh start fails now and then (see replay_bench.sh)
+  if THAW_KAFKA_OWNER_PID=$$ THAW_KAFKA_EXTRA_CONFIG="log.segment.delete.delay.ms=1000" \
+       "$root/scripts/kafka.sh" start "$kdir" >"$tmp/start.out"; then
+    break
+  fi
+  [[ -f "$kdir/.thaw-kafka" ]] && "$root/scripts/kafka.sh" stop "$kdir"
+  ((attempt < 3)) || exit 1
+  echo "[objstore-bench] broker start failed; retrying" >&2
+done
+bootstrap="$(sed -n 's/^BOOTSTRAP=//p' "$tmp/start.out")"
+
+"$py" "$root/bench/object_store_bench.py" --thaw "$thaw" --bootstrap "$bootstrap" --work "$work" \
+  --records "${OBJSTORE_BENCH_RECORDS:-300000}" --runs "${OBJSTORE_BENCH_RUNS:-3}" \
+  --latency-ms "${OBJSTORE_BENCH_LATENCY:-20}" | grep -v '^RESULT '
+echo "  load average ${load_before} before, $(cut -d' ' -f1 /proc/loadavg) after (the machine is not isolated)"
