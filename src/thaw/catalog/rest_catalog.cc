@@ -51,6 +51,11 @@ std::string ServerMessage(const std::string& body) {
     if (!type.empty() && !msg.empty()) return type + ": " + msg;
     return type + msg;
   }
+  // An HTML error page (a proxy's, a servlet container's): its title says it.
+  if (auto t = body.find("<title>"); t != std::string::npos) {
+    auto end = body.find("</title>", t);
+    if (end != std::string::npos && end - t < 300) return body.substr(t + 7, end - t - 7);
+  }
   std::string text = body.substr(0, 200);
   for (auto& c : text) {
     if (c == '\n' || c == '\r') c = ' ';
