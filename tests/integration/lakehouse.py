@@ -25,7 +25,8 @@ when it does not come up). Nothing is mocked: these are the real programs.
   JDBC catalog backend on a SQLite file, and CATALOG_INCLUDE__CREDENTIALS=true so
   it hands the store's credentials to clients. ``.uri`` (http://127.0.0.1:PORT),
   ``.warehouse`` (s3://warehouse/rest), ``.pyiceberg(**extra)`` -> a pyiceberg
-  RestCatalog.
+  RestCatalog, ``.client_props()`` -> what a client needs besides the keys it
+  vends (s3.endpoint, s3.region, s3.path-style-access).
 
 * ``lakehouse_warehouse``: every table of fixtures.build_warehouse, written by
   pyiceberg through ``rest_catalog`` into ``s3_store``.
