@@ -106,7 +106,7 @@ def _end_leftovers() -> None:
     """Servers a fixture started but never stopped (it failed between start and yield) end with
     the test session, not later."""
     for s in list(_RUNNING):
-        s._end()
+        s.stop()
 
 
 class _Server:
