@@ -7,6 +7,10 @@
   missing binary FAILS the test, it never skips it.
 * `small_table` (per test): a small canonical table in its own warehouse, for
   tests that corrupt files.
+
+The plugins kafka_broker.py (a real Kafka broker) and lakehouse.py (S3 store,
+Iceberg REST catalog, PostgreSQL; `table_env`, which runs a scenario on the
+local warehouse and on the same tables behind the REST catalog in S3) add more.
 """
 
 from __future__ import annotations

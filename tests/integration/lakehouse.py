@@ -25,7 +25,8 @@ when it does not come up). Nothing is mocked: these are the real programs.
   JDBC catalog backend on a SQLite file, and CATALOG_INCLUDE__CREDENTIALS=true so
   it hands the store's credentials to clients. ``.uri`` (http://127.0.0.1:PORT),
   ``.warehouse`` (s3://warehouse/rest), ``.pyiceberg(**extra)`` -> a pyiceberg
-  RestCatalog.
+  RestCatalog, ``.client_props()`` -> what a client needs besides the keys it
+  vends (s3.endpoint, s3.region, s3.path-style-access).
 
 * ``lakehouse_warehouse``: every table of fixtures.build_warehouse, written by
   pyiceberg through ``rest_catalog`` into ``s3_store``.
@@ -42,6 +43,7 @@ Environment:
 
 from __future__ import annotations
 
+import atexit
 import os
 import shutil
 import socket
@@ -96,6 +98,17 @@ def _http_ok(url: str, timeout: float = 1.0) -> bool:
         return False
 
 
+_RUNNING: "set[_Server]" = set()
+
+
+@atexit.register
+def _end_leftovers() -> None:
+    """Servers a fixture started but never stopped (it failed between start and yield) end with
+    the test session, not later."""
+    for s in list(_RUNNING):
+        s.stop()
+
+
 class _Server:
     """A child process with a log file; stop() ends it (and only it)."""
 
@@ -112,10 +125,13 @@ class _Server:
 
     def _spawn(self, argv: list[str], env: dict | None = None, **kw) -> subprocess.Popen:
         with open(self.log, "ab") as out:
-            return subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                    env=env, start_new_session=True, **kw)
+            p = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                 env=env, start_new_session=True, **kw)
+        _RUNNING.add(self)
+        return p
 
     def _end(self) -> None:
+        _RUNNING.discard(self)
         p, self.proc = self.proc, None
         if p is None or p.poll() is not None:
             return
@@ -196,7 +212,13 @@ class S3Store(_Server):
             s.stop()
             pytest.fail(f"moto_server did not come up on 127.0.0.1 after {BIND_TRIES} tries; log:\n{log}",
                         pytrace=False)
-        s.client().create_bucket(Bucket=cls.bucket)
+        try:
+            s.client().create_bucket(Bucket=cls.bucket)
+        except Exception as e:
+            log = s.log_tail()
+            s.stop()
+            pytest.fail(f"moto_server on {s.endpoint} refused to create bucket {cls.bucket}: {e}\nlog:\n{log}",
+                        pytrace=False)
         s.start_seconds = time.monotonic() - t0
         return s
 
@@ -267,6 +289,7 @@ class Postgres(_Server):
                 s.port = free_port()
                 opts = (f"-p {s.port} -k {s.dir} -c listen_addresses=127.0.0.1 -c fsync=off "
                         "-c synchronous_commit=off -c full_page_writes=off")
+                _RUNNING.add(s)
                 p = s._pg("pg_ctl", "start", "-w", "-t", "60", "-D", str(s.data), "-l", str(s.log), "-o", opts,
                           check=False)
                 if p.returncode == 0:
@@ -285,10 +308,10 @@ class Postgres(_Server):
         s.start_seconds = time.monotonic() - t0
         return s
 
-    def stop(self) -> None:
+    def _end(self) -> None:
+        _RUNNING.discard(self)
         if self.port and (self.data / "postmaster.pid").exists():
             self._pg("pg_ctl", "stop", "-D", str(self.data), "-m", "immediate", "-w", check=False)
-        super().stop()
 
 
 # --------------------------------------------------------------------------

@@ -61,7 +61,10 @@ RECORD_KEYS = {"partition", "offset", "timestamp", "timestamp_type", "key", "val
 
 
 def src(warehouse, name):
-    return [*warehouse.catalog_args, "--table", name]
+    """`--catalog ...` + `--table NAME` for a table environment (its `catalog_args`), or for
+    anything with a catalog `uri`."""
+    args = getattr(warehouse, "catalog_args", None) or ["--catalog", warehouse.uri]
+    return [*args, "--table", name]
 
 
 def expected(warehouse, name, snapshot_id=None, columns=None):

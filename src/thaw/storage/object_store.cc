@@ -458,6 +458,7 @@ Result<std::string> ArrowFileIO::ReadAll(const std::string& location) {
   if (*n != *size) return Status::Corrupt("{}: short read: {} of {} bytes", location, *n, *size);
   if (cacheable && *size <= kReadAllMaxFileBytes) {
     ReadAllCache().Put(key, std::shared_ptr<const std::string>(data), *size);
+    return *data;  // a copy: the cached string must stay intact for the next reader
   }
   return std::move(*data);
 }
