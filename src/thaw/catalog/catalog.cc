@@ -1,6 +1,6 @@
 #include "thaw/catalog/catalog.h"
 
-#include "thaw/catalog/sql_catalog.h"
+#include "thaw/catalog/catalog_config.h"
 #include "thaw/storage/file_io_registry.h"
 
 namespace thaw::catalog {
@@ -36,8 +36,13 @@ std::string TableIdentifier::ns_string() const {
 
 std::string TableIdentifier::ToString() const { return ns_string() + "." + name; }
 
+Status Catalog::CreateNamespace(const std::vector<std::string>& ns) {
+  return Status::Unsupported("{} cannot create namespaces ({})", description(), TableIdentifier{ns, "x"}.ns_string());
+}
+
 Result<std::unique_ptr<Catalog>> OpenCatalog(const std::string& uri, const std::string& catalog_name) {
-  return OpenSqliteCatalog(uri, catalog_name);
+  ASSIGN_OR_RAISE(CatalogConfig config, ResolveCatalogConfig(uri, {}, {}, catalog_name));
+  return OpenCatalog(config);
 }
 
 Result<iceberg::Table> LoadTableFromMetadata(const std::string& metadata_location) {

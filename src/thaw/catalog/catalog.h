@@ -31,18 +31,19 @@ class Catalog {
   virtual ~Catalog() = default;
   virtual Result<iceberg::Table> LoadTable(const TableIdentifier& id) = 0;
   virtual Result<std::vector<TableIdentifier>> ListTables() = 0;
-  virtual std::string description() const = 0;
+  virtual std::string description() const = 0;  // never a secret
+  // Creates the namespace if it is missing (for archive). Default: Unsupported.
+  virtual Status CreateNamespace(const std::vector<std::string>& ns);
 };
 
-// Opens a catalog from a URI: sqlite:///relative/path.db or
-// sqlite:////absolute/path.db (SQLAlchemy's form, as pyiceberg uses).
-// `catalog_name` selects rows of the JDBC schema; empty = the only one present.
+// Opens a catalog from a URI (any that OpenCatalog(const CatalogConfig&) in
+// catalog_config.h takes, with no properties). `catalog_name` selects rows of
+// the JDBC schema; empty = the only one present.
 Result<std::unique_ptr<Catalog>> OpenCatalog(const std::string& uri, const std::string& catalog_name);
 
-// A table with no catalog: a metadata.json location (local, or in object
-// storage with the SDKs' default credentials).
+// A table with no catalog: a metadata.json location.
 Result<iceberg::Table> LoadTableFromMetadata(const std::string& metadata_location);
-// The same with storage properties (s3.endpoint, s3.access-key-id, ...; see docs/storage.md).
+// The same, its files read with these properties (a catalog's: s3.endpoint, ...).
 Result<iceberg::Table> LoadTableFromMetadata(const std::string& metadata_location,
                                              const storage::PropertyMap& properties);
 

@@ -1,15 +1,91 @@
 // The SQL catalog: the JDBC schema shared by Iceberg Java's JdbcCatalog and
-// pyiceberg's SqlCatalog (tables iceberg_tables, iceberg_namespace_properties).
+// pyiceberg's SqlCatalog (tables iceberg_tables, iceberg_namespace_properties;
+// schema V0, and V1 with iceberg_type), on SQLite or on PostgreSQL (libpq).
+//
+// URIs, as pyiceberg (SQLAlchemy) and JdbcCatalog write them:
+//   sqlite:///relative/path.db, sqlite:////absolute/path.db, jdbc:sqlite:PATH
+//   postgresql://user:pass@host:port/db, postgresql+psycopg2://user:pass@host:port/db
+//   jdbc:postgresql://host:port/db   (credentials in properties jdbc.user, jdbc.password)
+// Passwords never appear in description() or in errors: see RedactUri.
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
+#include <string_view>
 
 #include "thaw/catalog/catalog.h"
+#include "thaw/catalog/catalog_config.h"
+#include "thaw/storage/property_map.h"
 
 namespace thaw::catalog {
 
-// sqlite:///relative/path.db or sqlite:////absolute/path.db.
+// Where a SQL catalog lives, parsed from its URI and properties.
+struct SqlTarget {
+  enum class Backend { kSqlite, kPostgres };
+  Backend backend = Backend::kSqlite;
+  std::string sqlite_path;  // kSqlite: the database file
+  std::string libpq_uri;    // kPostgres: postgresql://... as libpq takes it (may hold a password)
+  std::string user;         // kPostgres: jdbc.user, overriding the URI's
+  std::string password;     // kPostgres: jdbc.password, overriding the URI's
+  std::string sslmode;      // kPostgres: jdbc.sslmode
+  std::string redacted;     // the URI without its password, for messages
+};
+
+// Parses a SQL catalog URI (the forms above). Errors name the redacted URI.
+Result<SqlTarget> ParseSqlUri(const std::string& uri, const storage::PropertyMap& properties);
+
+// The URI with any password replaced by "***": the user-info password
+// (scheme://user:PASS@host) and password=... query parameters.
+std::string RedactUri(std::string_view uri);
+
+class SqlBackend;
+
+class SqlCatalog : public Catalog {
+ public:
+  // config.uri is one of the URIs above; config.name selects rows of the
+  // schema (empty = the only catalog name present, else "default").
+  // Connects at once, so a wrong host or password fails here.
+  static Result<std::unique_ptr<SqlCatalog>> Make(const CatalogConfig& config);
+  ~SqlCatalog() override;
+
+  Result<iceberg::Table> LoadTable(const TableIdentifier& id) override;
+  Result<std::vector<TableIdentifier>> ListTables() override;
+  std::string description() const override;
+  // Adds the namespace's `exists` row when the namespace is missing (a
+  // namespace holding tables exists already). Creates the JDBC tables (V1)
+  // in a database that has none.
+  Status CreateNamespace(const std::vector<std::string>& ns) override;
+
+  // Compare-and-swap of the table's metadata pointer: succeeds only while the
+  // catalog still points at `expected_location`. Lost race: kCommitConflict
+  // naming the table and both locations (reload the table and re-apply).
+  // Missing table: kNotFound.
+  Status SwapMetadataLocation(const TableIdentifier& id, const std::string& expected_location,
+                              const std::string& new_location);
+  // Registers a new table at this metadata location (INSERT). A table of that
+  // name already there: kCommitConflict naming its current metadata (another
+  // writer created it first: load it and commit onto it).
+  Status RegisterTable(const TableIdentifier& id, const std::string& metadata_location);
+
+  const std::string& catalog_name() const { return name_; }
+
+ private:
+  SqlCatalog(std::unique_ptr<SqlBackend> db, std::string name, storage::PropertyMap properties);
+  Status DetectSchema();
+  Status EnsureSchema();  // for writes
+  std::string TypeFilter() const;
+  Result<std::optional<std::string>> CurrentLocation(const TableIdentifier& id);
+
+  std::unique_ptr<SqlBackend> db_;
+  std::string name_;
+  storage::PropertyMap properties_;  // for the tables' storage: without uri and jdbc.*
+  bool has_schema_ = false;
+  bool v1_ = false;  // iceberg_tables has iceberg_type
+};
+
+// sqlite:///relative/path.db or sqlite:////absolute/path.db (kept for callers
+// of the old entry point; OpenCatalog(const CatalogConfig&) is the general one).
 Result<std::unique_ptr<Catalog>> OpenSqliteCatalog(const std::string& uri, const std::string& catalog_name);
 
 }  // namespace thaw::catalog

@@ -53,9 +53,32 @@ struct Expander {
     out->origins.emplace_back(flag, where);
   }
 
+  // [catalog]: catalog properties; nested tables (unquoted dotted keys,
+  // s3.endpoint = "...") are joined with '.'.
+  Status CatalogProperties(const toml::table& t, const std::string& prefix) {
+    const std::string flag(kConfigCatalogPropertyFlag);
+    if (!command.get_option_no_throw(flag)) {
+      return Status::Invalid("{}: `thaw {}` reads no catalog, so a [catalog] table does not apply to it",
+                             Where(t.source(), "catalog"), command.get_name());
+    }
+    for (const auto& [k, v] : t) {
+      const std::string key = prefix + std::string(k.str());
+      if (auto sub = v.as_table()) {
+        RETURN_NOT_OK(CatalogProperties(*sub, key + "."));
+        continue;
+      }
+      const std::string where = Where(k.source(), "catalog." + key);
+      if (v.is_array()) return Status::Invalid("{}: a catalog property takes one value, not an array", where);
+      ASSIGN_OR_RAISE(std::string s, Scalar(v, where));
+      Emit(flag, key + "=" + s, where);
+    }
+    return Status::OK();
+  }
+
   Status Setting(const std::string& key, const toml::node& v, const toml::source_region& key_src) {
     const std::string where = Where(key_src, key);
     if (key == "config") return Status::Invalid("{}: a --config file cannot name another", where);
+    if (key == "catalog" && v.is_table()) return CatalogProperties(*v.as_table(), "");
     const std::string flag = key.size() == 1 ? "-" + key : "--" + key;
     const CLI::Option* opt = key == "help" ? nullptr : command.get_option_no_throw(flag);
     if (!opt) {

@@ -9,6 +9,10 @@
 //   [replay]                                  # only for `thaw replay`
 //   topic = "orders-restored"
 //
+//   [catalog]                                 # catalog properties (docs/catalogs.md); a file has
+//   uri = "http://rest:8181"                  #   either this table or catalog = "URI|NAME" above
+//   "s3.endpoint" = "http://minio:9000"
+//
 //   [[topic]]                                 # serve: one --topic per table
 //   name = "orders"                           #   -> --topic orders=archive.orders:compression=lz4
 //   table = "archive.orders"
@@ -24,12 +28,19 @@
 
 #include <CLI/CLI.hpp>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
 #include "thaw/common/status.h"
 
 namespace thaw::cli {
+
+// A [catalog] table in a --config file holds catalog properties (keys are
+// property names: uri = "...", "s3.endpoint" = "..."); each becomes this
+// hidden flag with KEY=VALUE, below --catalog-property in precedence
+// (docs/catalogs.md).
+inline constexpr std::string_view kConfigCatalogPropertyFlag = "--config-catalog-property";
 
 struct ExpandedArgs {
   std::vector<std::string> args;

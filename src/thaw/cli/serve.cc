@@ -16,7 +16,7 @@ namespace thaw::cli {
 namespace {
 
 struct ServeArgs {
-  std::string catalog, catalog_name;
+  CatalogArgs catalog;
   std::vector<std::string> topics;
   std::string table_prefix;
   std::string layout;
@@ -104,9 +104,12 @@ Status RunServeCommand(const ServeArgs& a) {
   }
   log::SetLevel(level);
   kafka::server::ServeConfig config;
-  if (a.catalog.empty()) return Status::Invalid("which catalog? give --catalog URI (e.g. sqlite:////path/catalog.db)");
-  config.catalog_uri = a.catalog;
-  config.catalog_name = a.catalog_name;
+  if (!a.catalog.given()) {
+    return Status::Invalid(
+        "which catalog? give --catalog URI|NAME (e.g. sqlite:////path/catalog.db, http://host:8181, or a catalog "
+        "of ~/.pyiceberg.yaml)");
+  }
+  ASSIGN_OR_RAISE(config.catalog, a.catalog.Resolve());
   for (const auto& t : a.topics) {
     serve::TopicConfig tc;
     RETURN_NOT_OK(ParseTopic(t, a, &tc));
@@ -149,8 +152,7 @@ Status RunServeCommand(const ServeArgs& a) {
 void RegisterServe(CLI::App* app, int* exit_code) {
   auto args = std::make_shared<ServeArgs>();
   CLI::App* cmd = app->add_subcommand("serve", "Serve Iceberg tables as Kafka topics over the Kafka protocol");
-  cmd->add_option("--catalog", args->catalog, "Catalog URI, e.g. sqlite:////abs/path/catalog.db");
-  cmd->add_option("--catalog-name", args->catalog_name, "Catalog name inside a shared SQL catalog database");
+  args->catalog.Register(cmd);
   cmd->add_option("--topic", args->topics,
                   "Serve a table as a topic: NAME=NAMESPACE.TABLE[:layout=L][:compression=C][:column=FIELD=COL]; "
                   "repeatable (in --config: [[topic]] tables with name, table, layout, compression, column)")

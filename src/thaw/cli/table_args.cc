@@ -3,15 +3,69 @@
 #include <charconv>
 #include <cstdio>
 
+#include "thaw/cli/config_file.h"
 #include "thaw/common/time_parse.h"
 
 namespace thaw::cli {
 
+void CatalogArgs::Register(CLI::App* app) {
+  app->add_option("--catalog", catalog,
+                  "Catalog URI (sqlite:////abs/path/catalog.db, postgresql://USER:PASS@HOST:PORT/DB, "
+                  "http(s)://HOST:PORT[/PATH] for REST) or the NAME of a catalog in ~/.pyiceberg.yaml or "
+                  "PYICEBERG_CATALOG__NAME__* variables (docs/catalogs.md)")
+      ->type_name("URI|NAME");
+  app->add_option("--catalog-property", properties,
+                  "A catalog property KEY=VALUE (s3.endpoint=..., token=..., warehouse=...); repeatable; wins over "
+                  "the config file's [catalog] table and ~/.pyiceberg.yaml")
+      ->type_name("KEY=VALUE")
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  app->add_option("--catalog-name", catalog_name,
+                  "Catalog name inside a shared SQL catalog database (default: a named catalog's name, else the "
+                  "only one in the database)");
+  // Set by --config files from their [catalog] table (config_file.cc); not for the command line.
+  app->add_option(std::string(kConfigCatalogPropertyFlag), config_properties)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
+      ->group("");
+}
+
+namespace {
+
+Result<storage::PropertyMap> ParseConfigProperties(const std::vector<std::string>& args) {
+  storage::PropertyMap out;
+  for (const auto& a : args) {
+    size_t eq = a.find('=');
+    if (eq == std::string::npos || eq == 0) return Status::Invalid("[catalog] setting '{}' is not KEY=VALUE", a);
+    out[a.substr(0, eq)] = a.substr(eq + 1);
+  }
+  return out;
+}
+
+}  // namespace
+
+Result<catalog::CatalogConfig> CatalogArgs::Resolve() const {
+  ASSIGN_OR_RAISE(auto file_props, ParseConfigProperties(config_properties));
+  return catalog::ResolveCatalogConfig(catalog, properties, file_props, catalog_name);
+}
+
+Result<storage::PropertyMap> CatalogArgs::Properties() const {
+  ASSIGN_OR_RAISE(auto props, ParseConfigProperties(config_properties));
+  for (const auto& a : properties) {
+    size_t eq = a.find('=');
+    if (eq == std::string::npos || eq == 0) {
+      return Status::Invalid("--catalog-property '{}': expected KEY=VALUE", eq == std::string::npos ? a : "=...");
+    }
+    props[a.substr(0, eq)] = a.substr(eq + 1);
+  }
+  return props;
+}
+
 void TableArgs::Register(CLI::App* app) {
-  app->add_option("--catalog", catalog, "Catalog URI, e.g. sqlite:////abs/path/catalog.db");
-  app->add_option("--catalog-name", catalog_name, "Catalog name inside a shared SQL catalog database");
+  catalog.Register(app);
   app->add_option("--table", table, "Table as NAMESPACE.TABLE");
-  app->add_option("--metadata", metadata, "A table's metadata.json, for a table with no catalog");
+  app->add_option("--metadata", metadata,
+                  "A table's metadata.json, for a table with no catalog (--catalog-property and [catalog] still "
+                  "give its storage settings, e.g. s3.endpoint)")
+      ->type_name("LOCATION");
   app->add_option("--snapshot", snapshot_id, "Read this snapshot id");
   app->add_option("--ref", ref, "Read the snapshot of this branch or tag");
   app->add_option("--as-of", as_of, "Read the snapshot current at this time (ISO-8601 or epoch ms; docs/cli.md#times)")
@@ -29,17 +83,21 @@ void TableArgs::Register(CLI::App* app) {
 
 Result<std::shared_ptr<const iceberg::Table>> TableArgs::Load() const {
   if (!metadata.empty()) {
-    if (!catalog.empty() || !table.empty()) {
+    if (!catalog.catalog.empty() || !table.empty()) {
       return Status::Invalid("give either --metadata PATH or --catalog URI --table NS.NAME, not both");
     }
-    ASSIGN_OR_RAISE(auto t, catalog::LoadTableFromMetadata(metadata));
+    // The catalog properties (--catalog-property, [catalog]) still say how to reach the storage.
+    ASSIGN_OR_RAISE(auto props, catalog.Properties());
+    ASSIGN_OR_RAISE(auto t, catalog::LoadTableFromMetadata(metadata, props));
     return std::make_shared<const iceberg::Table>(std::move(t));
   }
-  if (catalog.empty() || table.empty()) {
-    return Status::Invalid("which table? give --catalog URI --table NS.NAME, or --metadata PATH/TO/vN.metadata.json");
+  if (!catalog.given() || table.empty()) {
+    return Status::Invalid(
+        "which table? give --catalog URI|NAME --table NS.NAME, or --metadata PATH/TO/vN.metadata.json");
   }
   ASSIGN_OR_RAISE(auto id, catalog::TableIdentifier::Parse(table));
-  ASSIGN_OR_RAISE(auto cat, catalog::OpenCatalog(catalog, catalog_name));
+  ASSIGN_OR_RAISE(auto config, catalog.Resolve());
+  ASSIGN_OR_RAISE(auto cat, catalog::OpenCatalog(config));
   ASSIGN_OR_RAISE(auto t, cat->LoadTable(id));
   return std::make_shared<const iceberg::Table>(std::move(t));
 }

@@ -14,12 +14,30 @@
 #include "thaw/common/status.h"
 #include "thaw/records/record_reader.h"
 #include "thaw/catalog/catalog.h"
+#include "thaw/catalog/catalog_config.h"
 
 namespace thaw::cli {
 
-struct TableArgs {
+// The catalog options of every command that reads tables (inspect, replay,
+// serve): --catalog URI|NAME, --catalog-property KEY=VALUE (repeatable),
+// --catalog-name, and the [catalog] table of a --config file.
+struct CatalogArgs {
   std::string catalog;
   std::string catalog_name;
+  std::vector<std::string> properties;         // --catalog-property
+  std::vector<std::string> config_properties;  // the [catalog] table of --config files (a hidden flag)
+
+  void Register(CLI::App* app);
+  // Resolves the catalog (docs/catalogs.md): the URI or named catalog and
+  // its properties, in their order of precedence.
+  Result<catalog::CatalogConfig> Resolve() const;
+  // The catalog properties alone (for --metadata: storage settings).
+  Result<storage::PropertyMap> Properties() const;
+  bool given() const { return !catalog.empty() || !properties.empty() || !config_properties.empty(); }
+};
+
+struct TableArgs {
+  CatalogArgs catalog;
   std::string table;
   std::string metadata;
   std::string snapshot_id;

@@ -79,7 +79,7 @@ Status RunServe(const ServeConfig& config) {
     return Status::IOError("--state {}: cannot create the directory: {}", config.state_dir, fs_ec.message());
   }
   ASSIGN_OR_RAISE(std::string cluster_id, ClusterId(config.state_dir));
-  ASSIGN_OR_RAISE(auto catalog_unique, catalog::OpenCatalog(config.catalog_uri, config.catalog_name));
+  ASSIGN_OR_RAISE(auto catalog_unique, catalog::OpenCatalog(config.catalog));
   std::shared_ptr<catalog::Catalog> catalog(std::move(catalog_unique));
 
   std::vector<serve::TopicConfig> topics = config.topics;

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "thaw/catalog/catalog_config.h"
 #include "thaw/common/status.h"
 #include "thaw/kafka/server/server.h"
 #include "thaw/serve/topic_registry.h"
@@ -16,7 +17,7 @@
 namespace thaw::kafka::server {
 
 struct ServeConfig {
-  std::string catalog_uri, catalog_name;
+  catalog::CatalogConfig catalog;  // resolved from --catalog, --catalog-property, [catalog], pyiceberg's config
   std::vector<serve::TopicConfig> topics;
   std::string table_prefix;                           // serve every Kafka-shaped table of this namespace
   std::optional<serve::TopicConfig> prefix_defaults;  // layout / compression for those
