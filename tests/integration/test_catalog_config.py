@@ -210,3 +210,39 @@ def test_postgres_wrong_password_is_clear_and_secret(thaw_bin, postgres):
                "--table", NAME)
     assert jdbc.returncode == 1 and secret not in jdbc.stderr.decode()
     assert "refused the credentials" in jdbc.stderr.decode()
+
+
+def test_postgres_named_catalog_served(thaw_bin, thaw, postgres, pg_table, tmp_path, monkeypatch):
+    """`thaw serve --catalog NAME` with the catalog from PYICEBERG_CATALOG__ variables only."""
+    from confluent_kafka import OFFSET_BEGINNING, Consumer, TopicPartition
+    from serve_harness import ThawServer, Topic
+
+    empty = tmp_path / "home"
+    empty.mkdir()
+    monkeypatch.setenv("HOME", str(empty))
+    monkeypatch.setenv("PYICEBERG_CATALOG__PGCAT__URI", postgres.sqlalchemy_uri)
+    server = ThawServer(thaw_bin, "pgcat", [Topic("pgserved", NAME, "thaw")], tmp_path, topic_args=True)
+    server.start()
+    try:
+        want = inspect_records(thaw, type("W", (), {"uri": postgres.uri})(), NAME, "--catalog-name", "pgcat")
+        c = Consumer({"bootstrap.servers": server.bootstrap, "group.id": "catconf", "enable.auto.commit": False})
+        md = c.list_topics("pgserved", timeout=30).topics["pgserved"]
+        parts = sorted(md.partitions)
+        marks = {p: c.get_watermark_offsets(TopicPartition("pgserved", p), timeout=30) for p in parts}
+        ends = {p: marks[p][1] for p in parts}
+        c.assign([TopicPartition("pgserved", p, OFFSET_BEGINNING) for p in parts])
+        got: dict[int, list] = {p: [] for p in parts}
+        done = {p for p in parts if marks[p][0] == marks[p][1]}
+        while len(done) < len(parts):
+            m = c.poll(10)
+            assert m is not None, f"no record within 10 s; have {sum(map(len, got.values()))}"
+            assert m.error() is None, m.error()
+            got[m.partition()].append((m.key(), m.value()))
+            if m.offset() + 1 >= ends[m.partition()]:
+                done.add(m.partition())
+        c.close()
+        for p in parts:
+            assert got[p] == [(w["key"], w["value"]) for w in want if w["partition"] == p], p
+        assert sum(map(len, got.values())) == len(pg_table["built"].records)
+    finally:
+        assert "thaw-test-pw" not in server.stop()

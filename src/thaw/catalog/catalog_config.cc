@@ -92,11 +92,11 @@ Status ParsePyicebergYaml(const std::string& text, const std::string& file, Pyic
   try {
     root = YAML::Load(text);
   } catch (const YAML::Exception& e) {
-    return Status::Invalid("{} line {} column {}: not valid YAML: {}", file, e.mark.line + 1, e.mark.column + 1,
-                           e.msg);
+    return Status::Invalid("{} line {} column {}: not valid YAML: {}", file, e.mark.line + 1, e.mark.column + 1, e.msg);
   }
   if (root.IsNull()) return Status::OK();  // an empty file
-  if (!root.IsMap()) return Status::Invalid("{}: expected a mapping at the top (catalog: {{NAME: {{uri: ...}}}})", file);
+  if (!root.IsMap())
+    return Status::Invalid("{}: expected a mapping at the top (catalog: {{NAME: {{uri: ...}}}})", file);
   Status error;
   try {
     for (const auto& top : root) {
@@ -179,9 +179,10 @@ Result<PyicebergConfig> LoadPyicebergConfig() {
   return config;
 }
 
-Result<CatalogConfig> ResolveCatalogConfig(const std::string& catalog_arg, const std::vector<std::string>& property_args,
-                                          const storage::PropertyMap& config_file_properties,
-                                          const std::string& catalog_name_flag) {
+Result<CatalogConfig> ResolveCatalogConfig(const std::string& catalog_arg,
+                                           const std::vector<std::string>& property_args,
+                                           const storage::PropertyMap& config_file_properties,
+                                           const std::string& catalog_name_flag) {
   // The pyiceberg files are read only for a catalog NAME.
   const bool by_name = !catalog_arg.empty() && !IsUri(catalog_arg);
   PyicebergConfig pyiceberg;
@@ -191,9 +192,10 @@ Result<CatalogConfig> ResolveCatalogConfig(const std::string& catalog_arg, const
   return ResolveCatalogConfig(catalog_arg, property_args, config_file_properties, catalog_name_flag, pyiceberg);
 }
 
-Result<CatalogConfig> ResolveCatalogConfig(const std::string& catalog_arg, const std::vector<std::string>& property_args,
-                                          const storage::PropertyMap& config_file_properties,
-                                          const std::string& catalog_name_flag, const PyicebergConfig& pyiceberg) {
+Result<CatalogConfig> ResolveCatalogConfig(const std::string& catalog_arg,
+                                           const std::vector<std::string>& property_args,
+                                           const storage::PropertyMap& config_file_properties,
+                                           const std::string& catalog_name_flag, const PyicebergConfig& pyiceberg) {
   CatalogConfig c;
   // Lowest first: yaml/env (a named catalog), the config file, the command line.
   std::string catalog_arg_name;
@@ -206,7 +208,8 @@ Result<CatalogConfig> ResolveCatalogConfig(const std::string& catalog_arg, const
         bool from_file = false;
         auto srcs = pyiceberg.sources.find(n);
         if (srcs != pyiceberg.sources.end()) {
-          for (const auto& [k, src] : srcs->second) from_file |= !pyiceberg.file.empty() && StartsWith(src, pyiceberg.file);
+          for (const auto& [k, src] : srcs->second)
+            from_file |= !pyiceberg.file.empty() && StartsWith(src, pyiceberg.file);
         }
         known += fmt::format("{}{} ({})", known.empty() ? "" : ", ", n, from_file ? pyiceberg.file : "environment");
       }
@@ -218,10 +221,10 @@ Result<CatalogConfig> ResolveCatalogConfig(const std::string& catalog_arg, const
           "(--catalog sqlite:////PATH/catalog.db, postgresql://..., http(s)://...) or add it to .pyiceberg.yaml "
           "(docs/catalogs.md)",
           catalog_arg,
-          pyiceberg.file.empty() ? fmt::format("no .pyiceberg.yaml found (looked for {})", searched.empty() ? "none" : searched)
-                                 : fmt::format("{} has no catalog.{}", pyiceberg.file, Lower(catalog_arg)),
-          EnvName(catalog_arg), EnvName(catalog_arg),
-          known.empty() ? "none" : known);
+          pyiceberg.file.empty()
+              ? fmt::format("no .pyiceberg.yaml found (looked for {})", searched.empty() ? "none" : searched)
+              : fmt::format("{} has no catalog.{}", pyiceberg.file, Lower(catalog_arg)),
+          EnvName(catalog_arg), EnvName(catalog_arg), known.empty() ? "none" : known);
     }
     c.properties = it->second;
     auto src = pyiceberg.sources.find(it->first);
@@ -249,10 +252,11 @@ Result<CatalogConfig> ResolveCatalogConfig(const std::string& catalog_arg, const
   if (uri == c.properties.end() || uri->second.empty()) {
     if (!catalog_arg_name.empty()) {
       auto src = c.sources.find("uri");
-      return Status::Invalid("catalog '{}' has no uri{}: set catalog.{}.uri in .pyiceberg.yaml or "
-                             "PYICEBERG_CATALOG__{}__URI",
-                             catalog_arg_name, src == c.sources.end() ? "" : " (empty in " + src->second + ")",
-                             Lower(catalog_arg_name), EnvName(catalog_arg_name));
+      return Status::Invalid(
+          "catalog '{}' has no uri{}: set catalog.{}.uri in .pyiceberg.yaml or "
+          "PYICEBERG_CATALOG__{}__URI",
+          catalog_arg_name, src == c.sources.end() ? "" : " (empty in " + src->second + ")", Lower(catalog_arg_name),
+          EnvName(catalog_arg_name));
     }
     return Status::Invalid(
         "which catalog? give --catalog URI (sqlite:////PATH/catalog.db, postgresql://..., http(s)://...) or "

@@ -67,14 +67,14 @@ Result<PyicebergConfig> LoadPyicebergConfig();
 // Precedence of properties: --catalog-property > [catalog] table of the config file > env > yaml.
 // catalog_name_flag (--catalog-name) overrides the JDBC catalog name.
 Result<CatalogConfig> ResolveCatalogConfig(const std::string& catalog_arg,
-                                          const std::vector<std::string>& property_args,  // "k=v"
-                                          const storage::PropertyMap& config_file_properties,
-                                          const std::string& catalog_name_flag);
+                                           const std::vector<std::string>& property_args,  // "k=v"
+                                           const storage::PropertyMap& config_file_properties,
+                                           const std::string& catalog_name_flag);
 // The same with a given pyiceberg configuration (for tests).
 Result<CatalogConfig> ResolveCatalogConfig(const std::string& catalog_arg,
-                                          const std::vector<std::string>& property_args,
-                                          const storage::PropertyMap& config_file_properties,
-                                          const std::string& catalog_name_flag, const PyicebergConfig& pyiceberg);
+                                           const std::vector<std::string>& property_args,
+                                           const storage::PropertyMap& config_file_properties,
+                                           const std::string& catalog_name_flag, const PyicebergConfig& pyiceberg);
 
 // Opens the catalog: type "sql" -> SqlCatalog, "rest" -> OpenRestCatalog.
 Result<std::unique_ptr<Catalog>> OpenCatalog(const CatalogConfig& config);

@@ -75,7 +75,8 @@ std::string PercentDecode(std::string_view s) {
 std::string Scrub(std::string text, const std::vector<std::string>& secrets) {
   for (const auto& s : secrets) {
     if (s.size() < 2) continue;  // a one-character password would blank out the message
-    for (size_t at = text.find(s); at != std::string::npos; at = text.find(s, at + 3)) text.replace(at, s.size(), "***");
+    for (size_t at = text.find(s); at != std::string::npos; at = text.find(s, at + 3))
+      text.replace(at, s.size(), "***");
   }
   return text;
 }
@@ -133,10 +134,10 @@ class SqliteBackend : public SqlBackend {
       std::string err = db_ ? sqlite3_errmsg(db_) : "out of memory";
       sqlite3_close(db_);
       db_ = nullptr;
-      std::string hint = !path_.empty() && path_[0] != '/'
-                             ? fmt::format(" (relative to the working directory; for /{} write sqlite:////{})", path_,
-                                           path_)
-                             : "";
+      std::string hint =
+          !path_.empty() && path_[0] != '/'
+              ? fmt::format(" (relative to the working directory; for /{} write sqlite:////{})", path_, path_)
+              : "";
       return Status::NotFound("catalog database '{}' cannot be opened{}: {}", path_, hint, err);
     }
     sqlite3_busy_timeout(db_, 5000);
@@ -187,6 +188,8 @@ class PostgresBackend : public SqlBackend {
     values.push_back(nullptr);
     b->conn_ = PQconnectdbParams(keys.data(), values.data(), 1);
     if (!b->conn_) return Status::IOError("catalog {}: libpq could not allocate a connection", t.redacted);
+    PQsetNoticeProcessor(
+        b->conn_, [](void*, const char*) {}, nullptr);  // no NOTICE lines on stderr
     if (PQstatus(b->conn_) != CONNECTION_OK) {
       std::string err = b->Message(PQerrorMessage(b->conn_));
       if (err.find("password authentication failed") != std::string::npos ||
@@ -234,16 +237,24 @@ class PostgresBackend : public SqlBackend {
   explicit PostgresBackend(std::string where) : where_(std::move(where)) {}
 
   std::string Message(const char* m) const {
-    std::string s = m ? m : "";
-    while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
+    // libpq's messages span lines ("...failed: Connection refused\n\tIs the server running..."): one line.
+    std::string s;
+    for (const char* p = m ? m : ""; *p; ++p) {
+      if (*p == '\n' || *p == '\t') {
+        if (!s.empty() && s.back() != ' ') s += *p == '\n' ? "; " : " ";
+      } else {
+        s += *p;
+      }
+    }
+    while (!s.empty() && (s.back() == ' ' || s.back() == ';')) s.pop_back();
     return Scrub(s, secrets_);
   }
 
   Result<PGresult*> Run(const std::string& sql, const Params& params, bool write) {
     std::vector<const char*> values;
     for (const auto& p : params) values.push_back(p ? p->c_str() : nullptr);
-    PGresult* r = PQexecParams(conn_, sql.c_str(), static_cast<int>(values.size()), nullptr, values.data(), nullptr,
-                               nullptr, 0);
+    PGresult* r =
+        PQexecParams(conn_, sql.c_str(), static_cast<int>(values.size()), nullptr, values.data(), nullptr, nullptr, 0);
     ExecStatusType st = r ? PQresultStatus(r) : PGRES_FATAL_ERROR;
     if (st == PGRES_TUPLES_OK || st == PGRES_COMMAND_OK) return r;
     std::string err = Message(r ? PQresultErrorMessage(r) : PQerrorMessage(conn_));
@@ -287,8 +298,8 @@ std::string RedactUri(std::string_view uri) {
   while (q != std::string::npos && q < out.size()) {
     size_t start = q + 1;
     size_t end = out.find('&', start);
-    std::string_view param = std::string_view(out).substr(start, end == std::string::npos ? std::string::npos
-                                                                                          : end - start);
+    std::string_view param =
+        std::string_view(out).substr(start, end == std::string::npos ? std::string::npos : end - start);
     if (StartsWith(Lower(param), "password=")) {
       out.replace(start + 9, param.size() - 9, "***");
       end = out.find('&', start);
@@ -342,7 +353,13 @@ Result<SqlTarget> ParseSqlUri(const std::string& uri, const storage::PropertyMap
 }
 
 SqlCatalog::SqlCatalog(std::unique_ptr<SqlBackend> db, std::string name, storage::PropertyMap properties)
-    : db_(std::move(db)), name_(std::move(name)), properties_(std::move(properties)) {}
+    : db_(std::move(db)), name_(std::move(name)), properties_(std::move(properties)) {
+  // properties_ go to the tables' FileIO: not the database's URI and credentials.
+  properties_.erase("uri");
+  for (auto it = properties_.begin(); it != properties_.end();) {
+    it = StartsWith(it->first, "jdbc.") ? properties_.erase(it) : std::next(it);
+  }
+}
 
 SqlCatalog::~SqlCatalog() = default;
 
@@ -387,23 +404,25 @@ Status SqlCatalog::DetectSchema() {
 
 Status SqlCatalog::EnsureSchema() {
   RETURN_NOT_OK(db_->PrepareWrite());
-  // The V1 schema, as pyiceberg creates it (IF NOT EXISTS: an existing V0
-  // iceberg_tables stays as it is; a missing iceberg_namespace_properties is
-  // added, as JdbcCatalog does at start).
-  RETURN_NOT_OK(db_->Exec(
-                       "CREATE TABLE IF NOT EXISTS iceberg_tables (catalog_name VARCHAR(255) NOT NULL, "
-                       "table_namespace VARCHAR(255) NOT NULL, table_name VARCHAR(255) NOT NULL, "
-                       "metadata_location VARCHAR(1000), previous_metadata_location VARCHAR(1000), "
-                       "iceberg_type VARCHAR(5), PRIMARY KEY (catalog_name, table_namespace, table_name))",
-                       {})
-                    .status());
-  RETURN_NOT_OK(db_->Exec(
-                       "CREATE TABLE IF NOT EXISTS iceberg_namespace_properties (catalog_name VARCHAR(255) NOT NULL, "
-                       "namespace VARCHAR(255) NOT NULL, property_key VARCHAR(255), property_value VARCHAR(1000), "
-                       "PRIMARY KEY (catalog_name, namespace, property_key))",
-                       {})
-                    .status());
-  if (!has_schema_) return DetectSchema();
+  // The V1 schema, as pyiceberg creates it; only what is missing (an existing
+  // V0 iceberg_tables stays as it is), so that a user allowed only to update
+  // rows can commit.
+  if (!has_schema_) {
+    RETURN_NOT_OK(db_->Exec("CREATE TABLE IF NOT EXISTS iceberg_tables (catalog_name VARCHAR(255) NOT NULL, "
+                            "table_namespace VARCHAR(255) NOT NULL, table_name VARCHAR(255) NOT NULL, "
+                            "metadata_location VARCHAR(1000), previous_metadata_location VARCHAR(1000), "
+                            "iceberg_type VARCHAR(5), PRIMARY KEY (catalog_name, table_namespace, table_name))",
+                            {})
+                      .status());
+    RETURN_NOT_OK(DetectSchema());
+  }
+  if (!db_->Query("SELECT property_key FROM iceberg_namespace_properties WHERE 1 = 0", {}).ok()) {
+    RETURN_NOT_OK(db_->Exec("CREATE TABLE IF NOT EXISTS iceberg_namespace_properties (catalog_name VARCHAR(255) NOT "
+                            "NULL, namespace VARCHAR(255) NOT NULL, property_key VARCHAR(255), property_value "
+                            "VARCHAR(1000), PRIMARY KEY (catalog_name, namespace, property_key))",
+                            {})
+                      .status());
+  }
   return Status::OK();
 }
 
@@ -411,15 +430,17 @@ std::string SqlCatalog::TypeFilter() const {
   return v1_ ? " AND (iceberg_type = 'TABLE' OR iceberg_type IS NULL)" : "";
 }
 
-std::string SqlCatalog::description() const { return fmt::format("SQL catalog {} (catalog '{}')", db_->where(), name_); }
+std::string SqlCatalog::description() const {
+  return fmt::format("SQL catalog {} (catalog '{}')", db_->where(), name_);
+}
 
 Result<std::vector<TableIdentifier>> SqlCatalog::ListTables() {
   if (!has_schema_) {
-    return Status::Corrupt("catalog database {} has no iceberg_tables table: not an Iceberg SQL catalog",
-                           db_->where());
+    return Status::Corrupt("catalog database {} has no iceberg_tables table: not an Iceberg SQL catalog", db_->where());
   }
   ASSIGN_OR_RAISE(auto rows, db_->Query("SELECT table_namespace, table_name FROM iceberg_tables WHERE catalog_name = "
-                                        "$1" + TypeFilter() + " ORDER BY table_namespace, table_name",
+                                        "$1" +
+                                            TypeFilter() + " ORDER BY table_namespace, table_name",
                                         {name_}));
   std::vector<TableIdentifier> out;
   for (const auto& r : rows) {
@@ -431,11 +452,11 @@ Result<std::vector<TableIdentifier>> SqlCatalog::ListTables() {
 
 Result<std::optional<std::string>> SqlCatalog::CurrentLocation(const TableIdentifier& id) {
   if (!has_schema_) {
-    return Status::Corrupt("catalog database {} has no iceberg_tables table: not an Iceberg SQL catalog",
-                           db_->where());
+    return Status::Corrupt("catalog database {} has no iceberg_tables table: not an Iceberg SQL catalog", db_->where());
   }
   ASSIGN_OR_RAISE(auto rows, db_->Query("SELECT metadata_location FROM iceberg_tables WHERE catalog_name = $1 AND "
-                                        "table_namespace = $2 AND table_name = $3" + TypeFilter(),
+                                        "table_namespace = $2 AND table_name = $3" +
+                                            TypeFilter(),
                                         {name_, id.ns_string(), id.name}));
   if (rows.empty()) return std::optional<std::string>();
   return rows[0][0];
@@ -445,8 +466,8 @@ Result<iceberg::Table> SqlCatalog::LoadTable(const TableIdentifier& id) {
   ASSIGN_OR_RAISE(auto location, CurrentLocation(id));
   if (!location) {
     auto all = ListTables();
-    return Status::NotFound("table '{}' not found in {} (catalog '{}'; tables: {})", id.ToString(), db_->where(),
-                            name_, all.ok() ? JoinNames(*all) : "unknown");
+    return Status::NotFound("table '{}' not found in {} (catalog '{}'; tables: {})", id.ToString(), db_->where(), name_,
+                            all.ok() ? JoinNames(*all) : "unknown");
   }
   ASSIGN_OR_RAISE(auto table, catalog::LoadTableFromMetadata(*location, properties_));
   table.name = id.ToString();
@@ -507,8 +528,9 @@ Status SqlCatalog::RegisterTable(const TableIdentifier& id, const std::string& m
                                           "table_namespace = $2 AND table_name = $3",
                                           {name_, id.ns_string(), id.name}));
     if (rows.empty()) return Status::OK();
-    return Status::CommitConflict("table '{}' already exists in {} (catalog '{}', metadata at {}): not registered at {}",
-                                  id.ToString(), db_->where(), name_, rows[0][0].value_or("NULL"), metadata_location);
+    return Status::CommitConflict(
+        "table '{}' already exists in {} (catalog '{}', metadata at {}): not registered at {}", id.ToString(),
+        db_->where(), name_, rows[0][0].value_or("NULL"), metadata_location);
   };
   RETURN_NOT_OK(exists());
   const std::string sql =

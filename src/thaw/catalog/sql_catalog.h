@@ -10,6 +10,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -78,7 +79,7 @@ class SqlCatalog : public Catalog {
 
   std::unique_ptr<SqlBackend> db_;
   std::string name_;
-  storage::PropertyMap properties_;
+  storage::PropertyMap properties_;  // for the tables' storage: without uri and jdbc.*
   bool has_schema_ = false;
   bool v1_ = false;  // iceberg_tables has iceberg_type
 };

@@ -62,7 +62,10 @@ Result<storage::PropertyMap> CatalogArgs::Properties() const {
 void TableArgs::Register(CLI::App* app) {
   catalog.Register(app);
   app->add_option("--table", table, "Table as NAMESPACE.TABLE");
-  app->add_option("--metadata", metadata, "A table's metadata.json, for a table with no catalog");
+  app->add_option("--metadata", metadata,
+                  "A table's metadata.json, for a table with no catalog (--catalog-property and [catalog] still "
+                  "give its storage settings, e.g. s3.endpoint)")
+      ->type_name("LOCATION");
   app->add_option("--snapshot", snapshot_id, "Read this snapshot id");
   app->add_option("--ref", ref, "Read the snapshot of this branch or tag");
   app->add_option("--as-of", as_of, "Read the snapshot current at this time (ISO-8601 or epoch ms; docs/cli.md#times)")

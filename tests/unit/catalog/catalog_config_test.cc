@@ -122,10 +122,10 @@ TEST(PyicebergEnvironment, MapsVariablesAsPyicebergDoes) {
                             &c);
   const auto& prod = c.catalogs.at("prod");
   EXPECT_EQ(prod.at("s3.access-key-id"), "AKIA");
-  EXPECT_EQ(prod.at("uri"), "http://override:8181");              // env wins over yaml
-  EXPECT_EQ(prod.at("warehouse"), "s3://warehouse/");             // an empty value keeps the file's
-  EXPECT_EQ(prod.at("s3.region"), "us-east-1");                   // untouched
-  EXPECT_EQ(c.catalogs.at("my-cat").at("uri"), "sqlite:////x.db");  // '_' -> '-', case-insensitive
+  EXPECT_EQ(prod.at("uri"), "http://override:8181");                 // env wins over yaml
+  EXPECT_EQ(prod.at("warehouse"), "s3://warehouse/");                // an empty value keeps the file's
+  EXPECT_EQ(prod.at("s3.region"), "us-east-1");                      // untouched
+  EXPECT_EQ(c.catalogs.at("my-cat").at("uri"), "sqlite:////x.db");   // '_' -> '-', case-insensitive
   EXPECT_EQ(c.catalogs.at("dev").at("rest.sigv4-enabled"), "true");  // '__' in the key -> '.'
   EXPECT_EQ(c.catalogs.count("onlyname"), 0u);
   EXPECT_EQ(c.sources.at("prod").at("uri"), "PYICEBERG_CATALOG__PROD__URI");
@@ -148,8 +148,8 @@ TEST(ResolveCatalogConfig, PrecedenceCliOverConfigFileOverEnvOverYaml) {
   auto r = ResolveCatalogConfig("prod", {"s3.connect-timeout=9", "token=abc=def"}, file, "", Sample());
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   EXPECT_EQ(r->type, "rest");
-  EXPECT_EQ(r->uri, "https://rest.example.com/api/catalog");  // yaml
-  EXPECT_EQ(r->properties.at("s3.region"), "eu-west-1");        // env over yaml
+  EXPECT_EQ(r->uri, "https://rest.example.com/api/catalog");       // yaml
+  EXPECT_EQ(r->properties.at("s3.region"), "eu-west-1");           // env over yaml
   EXPECT_EQ(r->properties.at("s3.endpoint"), "http://file:9000");  // config file over env
   EXPECT_EQ(r->properties.at("s3.connect-timeout"), "9");          // command line over config file
   EXPECT_EQ(r->properties.at("token"), "abc=def");                 // the first '=' splits
@@ -181,7 +181,7 @@ TEST(ResolveCatalogConfig, UrisAreUsedDirectly) {
   auto sql = ResolveCatalogConfig("sqlite:////d/c.db", {}, {{"uri", "http://ignored"}}, "", Sample());
   ASSERT_TRUE(sql.ok());
   EXPECT_EQ(sql->type, "sql");
-  EXPECT_EQ(sql->name, "");  // the only catalog in the database
+  EXPECT_EQ(sql->name, "");                  // the only catalog in the database
   EXPECT_EQ(sql->uri, "sqlite:////d/c.db");  // --catalog wins over the config file's uri
   auto from_file = ResolveCatalogConfig("", {}, {{"uri", "https://r.example/api"}}, "", Sample());
   ASSERT_TRUE(from_file.ok());
