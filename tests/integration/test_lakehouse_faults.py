@@ -21,6 +21,7 @@ import base64
 import json
 import re
 import uuid
+from urllib.parse import unquote
 from dataclasses import dataclass
 
 import pytest
@@ -214,20 +215,21 @@ def test_store_down_midway_then_resume_exactly_once(thaw, kafka, lake):
     cmd = ["replay", *lake.args(), "--table", TABLE, "--brokers", kafka.bootstrap, "--topic", topic, "--job", job,
            "--exactly-once", "--checkpoint-every", "500", "--json"]
     lake.faults(1.0, faults=("503",),
-                store_filter=lambda method, path: "kafka_partition=2/" in path and path.endswith(".parquet"))
+                store_filter=lambda method, path: "kafka_partition=2/" in unquote(path) and path.endswith(".parquet"))
     lake.catalog_proxy.fault_rate = 0.0
     p = thaw(*cmd, timeout=600)
     tried = lake.store_proxy.stats()
     lake.faults(0.0)
     err = p.stderr.decode("utf-8", "replace")
-    assert p.returncode != 0, f"replay succeeded although partition 2's files always fail:\n{err}"
+    assert p.returncode != 0, f"replay succeeded although partition 2's files always fail ({tried}):\n{err}"
     assert re.search(r"s3://[^\s']*/data/kafka_partition=2/[^\s']*\.parquet", err), err
     assert "503" in err, err
     assert "safe to rerun" in err, err
     assert tried["faults"].get("503", 0) > 1, f"no retry before giving up: {tried}"
 
     p2 = thaw(*cmd, timeout=600)
-    assert p2.returncode == 0, p2.stderr.decode()[-4000:]
+    assert p2.returncode == 0, (f"the rerun failed:\n{p2.stderr.decode()[-4000:]}\n"
+                                f"store requests: {json.dumps(lake.store_proxy.stats()['by_path'], indent=1)}")
     got = kafka.consume_all(topic, "read_committed")
     assert_replayed(got, want, TABLE)  # every record once (count equal, each (partition, offset) matched)
     v = thaw("replay", "--brokers", kafka.bootstrap, "--job", job, "--verify", "--json", timeout=300)
