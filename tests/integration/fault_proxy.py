@@ -40,9 +40,10 @@ against ``oauth_clients`` ({client_id: secret}) and returns ``{"access_token", "
 type 400 ``unsupported_grant_type`` (RFC 6749 §5.2). The endpoint is answered by the proxy, never forwarded.
 Faults and latency apply to it too.
 
-``stats()`` returns a snapshot: total requests, counts per "METHOD /path" (query string dropped), per method,
-injected faults per kind, responses per HTTP status (injected ones included), auth failures and tokens issued; ``reset_stats()`` zeroes them. The constructor's
-keyword arguments are plain attributes and may be changed while the proxy runs (e.g. ``proxy.fault_rate = 1.0``).
+``stats()`` returns a snapshot: total requests, counts per "METHOD /path" (query string dropped, path as sent,
+percent-encoding included), per method, injected faults per kind, responses per HTTP status (injected ones
+included), auth failures and tokens issued; ``reset_stats()`` zeroes them. The constructor's keyword arguments are
+plain attributes and may be changed while the proxy runs (e.g. ``proxy.fault_rate = 1.0``).
 """
 
 from __future__ import annotations
