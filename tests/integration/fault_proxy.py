@@ -40,9 +40,10 @@ against ``oauth_clients`` ({client_id: secret}) and returns ``{"access_token", "
 type 400 ``unsupported_grant_type`` (RFC 6749 §5.2). The endpoint is answered by the proxy, never forwarded.
 Faults and latency apply to it too.
 
-``stats()`` returns a snapshot: total requests, counts per "METHOD /path" (query string dropped), per method,
-injected faults per kind, auth failures and tokens issued; ``reset_stats()`` zeroes them. The constructor's
-keyword arguments are plain attributes and may be changed while the proxy runs (e.g. ``proxy.fault_rate = 1.0``).
+``stats()`` returns a snapshot: total requests, counts per "METHOD /path" (query string dropped, path as sent,
+percent-encoding included), per method, injected faults per kind, responses per HTTP status (injected ones
+included), auth failures and tokens issued; ``reset_stats()`` zeroes them. The constructor's keyword arguments are
+plain attributes and may be changed while the proxy runs (e.g. ``proxy.fault_rate = 1.0``).
 """
 
 from __future__ import annotations
@@ -156,6 +157,7 @@ class FaultProxy:
             self._auth_failures = 0
             self._tokens_issued = 0
             self._bytes_out = 0
+            self._by_status = collections.Counter()
 
     def stats(self) -> dict:
         with self._lock:
@@ -168,6 +170,7 @@ class FaultProxy:
                 "auth_failures": self._auth_failures,
                 "tokens_issued": self._tokens_issued,
                 "bytes_out": self._bytes_out,
+                "by_status": dict(self._by_status),
             }
 
     def requests_matching(self, substring: str, method: str | None = None) -> int:
@@ -231,6 +234,10 @@ class FaultProxy:
     def _auth_failed(self) -> None:
         with self._lock:
             self._auth_failures += 1
+
+    def _answered(self, status: int) -> None:
+        with self._lock:
+            self._by_status[status] += 1
 
     def _sent(self, n: int) -> None:
         with self._lock:
@@ -310,6 +317,7 @@ class _Handler(http.server.BaseHTTPRequestHandler):
 
     # ---- answers made by the proxy ----------------------------------------------------------------------
     def _send(self, status: int, ctype: str, body: bytes, extra: dict | None = None):
+        self.proxy._answered(status)
         self.send_response(status)
         self.send_header("Content-Type", ctype)
         for k, v in (extra or {}).items():
@@ -413,6 +421,7 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             length = str(len(data))
         else:
             data = None
+        self.proxy._answered(resp.status)
         self.send_response_only(resp.status, resp.reason)
         for k, v in resp.getheaders():
             if k.lower() not in _DROP_RESPONSE_HEADERS:

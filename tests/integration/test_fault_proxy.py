@@ -137,6 +137,7 @@ def test_forwards_requests_and_responses_unchanged(upstream):
         assert s["by_path"] == {"PUT /warehouse/a%20b/key": 1, "POST /chunked": 1, "HEAD /big": 1, "GET /big": 1}
         assert s["by_method"] == {"PUT": 1, "POST": 1, "HEAD": 1, "GET": 1}
         assert s["faults_total"] == 0
+        assert s["by_status"] == {201: 1, 200: 3}
         assert p.requests_matching("/big") == 2 and p.requests_matching("/big", "GET") == 1
 
 
@@ -183,6 +184,7 @@ def test_error_bodies_for_store_and_catalog(upstream):
         assert r.status == 429 and b"<Code>TooManyRequests</Code>" in data
         assert upstream.seen == []
         assert p.stats()["faults"] == {"503": 3, "slowdown": 2, "429": 1}
+        assert p.stats()["by_status"] == {503: 4, 429: 2}
 
 
 def test_reset_cuts_the_response_after_the_upstream_acted(upstream):

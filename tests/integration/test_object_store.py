@@ -169,7 +169,7 @@ class AuthS3Store(lakehouse.S3Store):
     name = "moto with IAM auth"
 
     def _spawn(self, argv, env=None, **kw):
-        env = dict(os.environ, INITIAL_NO_AUTH_ACTION_COUNT="5")
+        env = dict(os.environ, INITIAL_NO_AUTH_ACTION_COUNT="6")
         return super()._spawn(argv, env=env, **kw)
 
 
@@ -183,11 +183,9 @@ def auth_store(tmp_path_factory):
     key = iam.create_access_key(UserName="reader")["AccessKey"]  # 3
     iam.put_user_policy(UserName="reader", PolicyName="s3", PolicyDocument=json.dumps(  # 4
         {"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Action": "s3:*", "Resource": "*"}]}))
-    iam.create_user(UserName="nobody")  # 5
-    s.access_key, s.secret_key = key["AccessKeyId"], key["SecretAccessKey"]  # from now on requests are checked
-    iam_auth = boto3.client("iam", endpoint_url=s.endpoint, aws_access_key_id=s.access_key,
-                            aws_secret_access_key=s.secret_key, region_name=s.region)
-    s.nobody = iam_auth.create_access_key(UserName="nobody")["AccessKey"]
+    iam.create_user(UserName="nobody")  # 5: no policy, so no permission
+    s.nobody = iam.create_access_key(UserName="nobody")["AccessKey"]  # 6; from now on requests are checked
+    s.access_key, s.secret_key = key["AccessKeyId"], key["SecretAccessKey"]
     yield s
     s.stop()
 

@@ -41,8 +41,7 @@ class Catalog {
 // the JDBC schema; empty = the only one present.
 Result<std::unique_ptr<Catalog>> OpenCatalog(const std::string& uri, const std::string& catalog_name);
 
-// A table with no catalog: a metadata.json location (local, or in object
-// storage with the SDKs' default credentials).
+// A table with no catalog: a metadata.json location.
 Result<iceberg::Table> LoadTableFromMetadata(const std::string& metadata_location);
 // The same with storage properties (s3.endpoint, s3.access-key-id, ...; see docs/storage.md).
 Result<iceberg::Table> LoadTableFromMetadata(const std::string& metadata_location,

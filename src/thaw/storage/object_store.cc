@@ -50,11 +50,18 @@ Status EnsureS3() {
   std::call_once(once, [] {
     auto opts = arrow::fs::S3GlobalOptions::Defaults();  // log level from ARROW_S3_LOG_LEVEL (default: fatal only)
     init = arrow::fs::InitializeS3(opts);
-    // The AWS SDK must be shut down before static destructors run, or the process can crash at exit:
-    // ShutdownObjectStores is registered once the first S3 client exists (see ArrowFileIO::Make).
   });
   if (!init.ok()) return Status::IOError("cannot initialise the S3 client (AWS SDK): {}", init.message());
   return Status::OK();
+}
+
+// The AWS SDK must be shut down (FinalizeS3) before static destructors run, or
+// the process can crash at exit. Registered after the first S3FileSystem
+// exists: Arrow creates the statics FinalizeS3 uses with the first client,
+// and atexit handlers run before the destructors of statics made earlier.
+void RegisterS3Shutdown() {
+  static std::once_flag once;
+  std::call_once(once, [] { std::atexit(ShutdownObjectStores); });
 }
 
 // ---- retries --------------------------------------------------------------
@@ -297,10 +304,7 @@ Result<std::shared_ptr<ArrowFileIO>> ArrowFileIO::Make(const StoreLocation& samp
       o.allow_bucket_deletion = false;
       auto fs = arrow::fs::S3FileSystem::Make(o);
       if (!fs.ok()) return Status::IOError("cannot create the S3 client: {}", fs.status().message());
-      // Registered after Arrow's own S3 client finalizer (a static made with the first client), so that it
-      // runs before that static is destroyed: registered earlier, FinalizeS3 at exit locks a destroyed mutex.
-      static std::once_flag exit_hook;
-      std::call_once(exit_hook, [] { std::atexit(ShutdownObjectStores); });
+      RegisterS3Shutdown();
       io->fs_ = *fs;
       io->description_ = fmt::format("s3 ({}{}, {})",
                                      s.endpoint_override.empty() ? "AWS" : "endpoint " + s.scheme + "://" + s.endpoint_override,
@@ -458,7 +462,6 @@ Result<std::string> ArrowFileIO::ReadAll(const std::string& location) {
   if (*n != *size) return Status::Corrupt("{}: short read: {} of {} bytes", location, *n, *size);
   if (cacheable && *size <= kReadAllMaxFileBytes) {
     ReadAllCache().Put(key, std::shared_ptr<const std::string>(data), *size);
-    return *data;  // a copy: the cached string must stay intact for the next reader
   }
   return std::move(*data);
 }
