@@ -52,7 +52,7 @@ def tables(s3_store, tmp_path_factory):
     cat = SqlCatalog("s3", uri=f"sqlite:///{d}/catalog.db", warehouse=f"s3://{s3_store.bucket}/objstore",
                      **s3_store.props())
     remote, records = write_small(cat, f"s3://{s3_store.bucket}/objstore/ns/small")
-    return local, remote, records
+    return local, remote, records, f"sqlite:///{d}/catalog.db"
 
 
 def props_args(props: dict[str, str]) -> list[str]:
@@ -85,7 +85,7 @@ def records_json(p) -> list[dict]:
 
 
 def test_records_from_s3_equal_the_local_tables(thaw_bin, s3_store, tables):
-    local, remote, records = tables
+    local, remote, records, _ = tables
     assert remote.metadata_location.startswith("s3://")
     want = records_json(run(thaw_bin, "inspect", "--metadata", local.metadata_location, "--records",
                             "--format", "json"))
@@ -97,7 +97,7 @@ def test_records_from_s3_equal_the_local_tables(thaw_bin, s3_store, tables):
 
 
 def test_catalog_properties_configure_the_store(thaw_bin, s3_store, tables):
-    local, remote, records = tables
+    local, remote, records, sql_uri = tables
     assert has_catalog_property(thaw_bin), "thaw inspect has no --catalog-property (branch catconf not merged)"
     # No AWS variables at all: everything comes from the properties.
     env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_")}
@@ -106,10 +106,19 @@ def test_catalog_properties_configure_the_store(thaw_bin, s3_store, tables):
     got = records_json(run(thaw_bin, "inspect", "--metadata", remote.metadata_location,
                            *props_args(s3_store.props()), "--records", "--format", "json", env=env))
     assert_same_records(got, records)
+    # A SQL catalog whose tables live in S3: the catalog's properties reach the tables' FileIO.
+    got = records_json(run(thaw_bin, "inspect", "--catalog", sql_uri, "--table", NAME,
+                           *props_args(s3_store.props()), "--records", "--format", "json", env=env))
+    assert_same_records(got, records)
+    # Secrets never in the output, even with --format json.
+    p = run(thaw_bin, "inspect", "--metadata", remote.metadata_location, *props_args(s3_store.props()),
+            "--format", "json", env=env)
+    assert p.returncode == 0, p.stderr.decode()
+    assert s3_store.secret_key.encode() not in p.stdout + p.stderr
 
 
 def test_missing_objects_are_named(thaw_bin, s3_store, tables):
-    _, remote, _ = tables
+    _, remote, _, _ = tables
     env = aws_env(s3_store.endpoint, s3_store.access_key, s3_store.secret_key)
     missing = f"s3://{s3_store.bucket}/objstore/ns/nope/metadata/v1.metadata.json"
     p = run(thaw_bin, "inspect", "--metadata", missing, env=env)
@@ -133,7 +142,7 @@ def test_missing_objects_are_named(thaw_bin, s3_store, tables):
 
 def test_requests_per_data_file(thaw_bin, s3_store, tables):
     """Counted by the server: HEAD + footer + column chunks per data file, and each metadata file read once."""
-    _, remote, records = tables
+    _, remote, records, _ = tables
     env = aws_env(s3_store.endpoint, s3_store.access_key, s3_store.secret_key)
     log = s3_store.log
     start = log.stat().st_size

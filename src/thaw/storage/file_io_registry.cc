@@ -4,7 +4,6 @@
 #include <mutex>
 
 #include "thaw/common/log.h"
-
 #include "thaw/storage/object_store.h"
 #include "thaw/storage/store_options.h"
 
