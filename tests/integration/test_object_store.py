@@ -220,3 +220,62 @@ def test_refused_credentials_name_the_object_not_the_secret(thaw_bin, auth_store
         assert t.metadata_location in err, err
         assert "refused access" in err and "ACCESS_DENIED" in err, err
         assert secret not in err, err
+
+
+# --------------------------------------------------------------------------
+# Writes and deletes (for archive) through tests/tools/storage_tool.cc
+
+
+@pytest.fixture(scope="module")
+def storage_tool(thaw_bin) -> Path:
+    p = Path(thaw_bin).parent / "thaw_storage_tool"
+    if not p.exists():
+        pytest.fail(f"{p} not found: build it (ninja -C build thaw_storage_tool)", pytrace=False)
+    return p
+
+
+def tool(storage_tool, store, *args) -> dict:
+    import subprocess
+    props = []
+    for k, v in store.props().items():
+        props += ["-p", f"{k}={v}"]
+    p = subprocess.run([str(storage_tool), *props, *map(str, args)], capture_output=True, timeout=120)
+    out = json.loads(p.stdout.decode().strip().splitlines()[-1])
+    assert (p.returncode == 0) == out["ok"], p
+    return out
+
+
+def pattern(n: int) -> bytes:
+    return bytes(i % 251 for i in range(n))
+
+
+def test_writes_appear_on_close_and_aborted_writes_leave_nothing(storage_tool, s3_store):
+    c = s3_store.client()
+    base = f"s3://{s3_store.bucket}/objstore-writes"
+    small = tool(storage_tool, s3_store, "put", f"{base}/small.bin", 1000)
+    assert small["ok"], small
+    assert c.get_object(Bucket=s3_store.bucket, Key="objstore-writes/small.bin")["Body"].read() == pattern(1000)
+    # 25 MB: uploaded in parts (multipart), the same bytes back.
+    big = tool(storage_tool, s3_store, "put", f"{base}/big.bin", 25_000_000)
+    assert big["ok"], big
+    body = c.get_object(Bucket=s3_store.bucket, Key="objstore-writes/big.bin")["Body"].read()
+    assert len(body) == 25_000_000 and body[:251] == pattern(251) and body[-1] == (25_000_000 - 1) % 251
+    for how in ("put-abort", "put-drop"):
+        r = tool(storage_tool, s3_store, how, f"{base}/{how}.bin", 12_000_000)
+        assert r["ok"], r
+    keys = s3_store.list_keys("objstore-writes/")
+    assert "objstore-writes/put-abort.bin" not in keys and "objstore-writes/put-drop.bin" not in keys, keys
+    assert not c.list_multipart_uploads(Bucket=s3_store.bucket).get("Uploads"), "an aborted upload is left pending"
+
+    gone = tool(storage_tool, s3_store, "get", f"{base}/put-abort.bin")
+    assert gone["code"] == "not found" and f"{base}/put-abort.bin" in gone["error"], gone
+    # ReadAll: the small file is cached after its first read (HEAD + GET, then nothing); the 25 MB one is not.
+    got = tool(storage_tool, s3_store, "get", f"{base}/small.bin", f"{base}/big.bin")
+    assert got["ok"] and got["size"] == 25_001_000, got
+    assert got["requests"] == 2 + 2 * 2, got
+    assert got["bytes_read"] == 1000 + 2 * 25_000_000, got
+
+    assert tool(storage_tool, s3_store, "delete", f"{base}/small.bin")["ok"]
+    assert "objstore-writes/small.bin" not in s3_store.list_keys("objstore-writes/")
+    again = tool(storage_tool, s3_store, "delete", f"{base}/small.bin")
+    assert again["code"] == "not found" and f"{base}/small.bin" in again["error"], again
