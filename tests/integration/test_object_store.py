@@ -279,3 +279,15 @@ def test_writes_appear_on_close_and_aborted_writes_leave_nothing(storage_tool, s
     assert "objstore-writes/small.bin" not in s3_store.list_keys("objstore-writes/")
     again = tool(storage_tool, s3_store, "delete", f"{base}/small.bin")
     assert again["code"] == "not found" and f"{base}/small.bin" in again["error"], again
+
+
+def test_parquet_reads_coalesce_chunks_and_cache_footers(storage_tool, s3_store, tables):
+    """First open + full read of a data file: HEAD, footer, column chunks in one coalesced GET; a second open
+    in the same process finds the footer (and size) cached: only the column chunks are fetched."""
+    _, remote, _, _ = tables
+    key = next(k for k in s3_store.list_keys("objstore/ns/small/data/") if k.endswith(".parquet"))
+    r = tool(storage_tool, s3_store, "parquet", f"s3://{s3_store.bucket}/{key}")
+    assert r["ok"], r
+    assert r["rows"] == 6, r
+    assert r["requests_first"] == 3, r
+    assert r["requests_second"] == 1, r
