@@ -36,6 +36,19 @@ TEST(FileIOFor, OneObjectStoreFileIOPerCredentialSet) {
   EXPECT_EQ(d.find("TopSecretValue"), std::string::npos) << d;
 }
 
+TEST(FileIOFor, RegistryIsBounded) {
+  auto first = FileIOFor("s3://bucket/k", Keys("bounded-0"));
+  ASSERT_TRUE(first.ok());
+  FileIO* first_ptr = first->get();
+  for (int i = 1; i <= 70; ++i) ASSERT_TRUE(FileIOFor("s3://bucket/k", Keys("bounded-" + std::to_string(i))).ok());
+  EXPECT_LE(FileIORegistrySize(), 64u);
+  // The oldest was dropped from the registry (its holders keep it alive): asking again makes a new one.
+  EXPECT_EQ(first->use_count(), 1);
+  auto again = FileIOFor("s3://bucket/k", Keys("bounded-0"));
+  ASSERT_TRUE(again.ok());
+  EXPECT_NE(again->get(), first_ptr);
+}
+
 TEST(FileIOFor, BadPropertiesFailBeforeAnyRequest) {
   auto r = FileIOFor("s3://bucket/k", {{"s3.access-key-id", "AK"}});
   ASSERT_FALSE(r.ok());
