@@ -120,8 +120,10 @@ Result<std::unique_ptr<ParquetFile>> ParquetFile::OpenWith(storage::FileIO& io, 
                                                            bool require_ids, int64_t file_size) {
   auto not_found = [&](const Status& st) {
     if (st.code() != StatusCode::kNotFound) return st;
-    return Status::NotFound("data file {} is listed in the table's manifests but does not exist "
-                            "(deleted by hand or by a bad expire/orphan clean-up?): {}", location, st.message());
+    return Status::NotFound(
+        "data file {} is listed in the table's manifests but does not exist "
+        "(deleted by hand or by a bad expire/orphan clean-up?): {}",
+        location, st.message());
   };
   std::shared_ptr<arrow::io::RandomAccessFile> adapter;
   auto* remote = dynamic_cast<storage::ArrowFileIO*>(&io);

@@ -72,8 +72,7 @@ class ParquetFile {
  private:
   std::string location_;
   static Result<std::unique_ptr<ParquetFile>> OpenWith(storage::FileIO& io, const std::string& location,
-                                                       std::shared_ptr<parquet::FileMetaData> metadata,
-                                                       bool streaming,
+                                                       std::shared_ptr<parquet::FileMetaData> metadata, bool streaming,
                                                        std::shared_ptr<const iceberg::NameMapping> mapping,
                                                        bool require_ids, int64_t file_size = -1);
   Status ApplyNameMapping(bool require_ids);

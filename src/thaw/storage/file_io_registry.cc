@@ -1,10 +1,10 @@
 #include "thaw/storage/file_io_registry.h"
 
+#include <deque>
 #include <map>
 #include <mutex>
 
 #include "thaw/common/log.h"
-
 #include "thaw/storage/object_store.h"
 #include "thaw/storage/store_options.h"
 
@@ -16,7 +16,12 @@ struct Registry {
   std::mutex mu;
   // Key: kind, ADLS account, then the relevant properties (secrets included, never printed).
   std::map<std::string, std::shared_ptr<FileIO>> ios;
+  std::deque<std::string> order;  // oldest first
 };
+
+// Vended credentials change with each table load of a long-running serve: the
+// registry forgets the oldest FileIOs beyond this (tables still holding one keep it).
+constexpr size_t kMaxSharedFileIOs = 64;
 
 Registry& GetRegistry() {
   static auto* r = [] {
@@ -26,6 +31,7 @@ Registry& GetRegistry() {
       {
         std::lock_guard lock(GetRegistry().mu);
         drop.swap(GetRegistry().ios);
+        GetRegistry().order.clear();
       }
       for (const auto& [key, io] : drop) {
         const IOStats s = io->stats();
@@ -66,6 +72,11 @@ Result<std::shared_ptr<FileIO>> FileIOFor(const std::string& location, const Pro
   if (auto it = reg.ios.find(key); it != reg.ios.end()) return it->second;
   ASSIGN_OR_RAISE(auto io, ArrowFileIO::Make(loc, relevant));
   reg.ios.emplace(key, io);
+  reg.order.push_back(key);
+  while (reg.order.size() > kMaxSharedFileIOs) {
+    reg.ios.erase(reg.order.front());
+    reg.order.pop_front();
+  }
   return std::shared_ptr<FileIO>(std::move(io));
 }
 

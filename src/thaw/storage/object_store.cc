@@ -1,11 +1,5 @@
 #include "thaw/storage/object_store.h"
 
-#include <atomic>
-#include <chrono>
-#include <cstdlib>
-#include <mutex>
-#include <random>
-
 #include <arrow/buffer.h>
 #include <arrow/filesystem/azurefs.h>
 #include <arrow/filesystem/filesystem.h>
@@ -13,6 +7,12 @@
 #include <arrow/filesystem/s3fs.h>
 #include <arrow/io/interfaces.h>
 #include <arrow/util/future.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdlib>
+#include <mutex>
+#include <random>
 
 #include "thaw/common/log.h"
 #include "thaw/storage/lru_cache.h"
@@ -76,8 +76,8 @@ class BackoffRetryStrategy : public arrow::fs::S3RetryStrategy {
     if (retry) {
       counters_->retries.fetch_add(1, std::memory_order_relaxed);
       log::Debug("object store: retrying after {} ({}), retry {} of {}",
-                 error.exception_name.empty() ? "error" : error.exception_name, error.error_type,
-                 attempted_retries + 1, policy_.max_attempts - 1);
+                 error.exception_name.empty() ? "error" : error.exception_name, error.error_type, attempted_retries + 1,
+                 policy_.max_attempts - 1);
     }
     return retry;
   }
@@ -129,9 +129,7 @@ class CountingFile : public arrow::io::RandomAccessFile {
     counters_->Read(Clip(position, nbytes));
     return inner_->ReadAsync(ctx, position, nbytes);
   }
-  arrow::Status WillNeed(const std::vector<arrow::io::ReadRange>& ranges) override {
-    return inner_->WillNeed(ranges);
-  }
+  arrow::Status WillNeed(const std::vector<arrow::io::ReadRange>& ranges) override { return inner_->WillNeed(ranges); }
 
  private:
   int64_t Clip(int64_t position, int64_t nbytes) const {
@@ -159,8 +157,8 @@ class ArrowBackedFile : public RandomAccessFile {
     auto n = f_->ReadAt(offset, length, out);
     if (!n.ok()) return io_->ErrorStatus(n.status(), location_, "read");
     if (*n != length) {
-      return Status::Corrupt("{}: short read: {} of {} bytes at {} (object changed while read?)", location_, *n,
-                             length, offset);
+      return Status::Corrupt("{}: short read: {} of {} bytes at {} (object changed while read?)", location_, *n, length,
+                             offset);
     }
     return Status::OK();
   }
@@ -204,7 +202,8 @@ class ArrowOutputFile : public OutputFile {
     if (done_) return;
     done_ = true;
     auto st = out_->Abort();
-    if (!st.ok()) log::Warn("{}: aborting the upload failed: {}", location_, io_->ErrorStatus(st, location_, "abort").message());
+    if (!st.ok())
+      log::Warn("{}: aborting the upload failed: {}", location_, io_->ErrorStatus(st, location_, "abort").message());
   }
   const std::string& location() const override { return location_; }
 
@@ -296,7 +295,8 @@ Result<std::shared_ptr<ArrowFileIO>> ArrowFileIO::Make(const StoreLocation& samp
       o.request_timeout = s.request_timeout_s;
       if (!s.proxy_uri.empty()) {
         auto proxy = arrow::fs::S3ProxyOptions::FromUri(s.proxy_uri);
-        if (!proxy.ok()) return Status::Invalid("catalog property 's3.proxy-uri' is not a proxy URI: {}", proxy.status().message());
+        if (!proxy.ok())
+          return Status::Invalid("catalog property 's3.proxy-uri' is not a proxy URI: {}", proxy.status().message());
         o.proxy_options = *proxy;
       }
       o.retry_strategy = std::make_shared<BackoffRetryStrategy>(retry, io->counters_);
@@ -306,9 +306,9 @@ Result<std::shared_ptr<ArrowFileIO>> ArrowFileIO::Make(const StoreLocation& samp
       if (!fs.ok()) return Status::IOError("cannot create the S3 client: {}", fs.status().message());
       RegisterS3Shutdown();
       io->fs_ = *fs;
-      io->description_ = fmt::format("s3 ({}{}, {})",
-                                     s.endpoint_override.empty() ? "AWS" : "endpoint " + s.scheme + "://" + s.endpoint_override,
-                                     o.region.empty() ? "" : ", region " + o.region, creds);
+      io->description_ = fmt::format(
+          "s3 ({}{}, {})", s.endpoint_override.empty() ? "AWS" : "endpoint " + s.scheme + "://" + s.endpoint_override,
+          o.region.empty() ? "" : ", region " + o.region, creds);
       break;
     }
     case StoreKind::kGcs: {
@@ -319,11 +319,10 @@ Result<std::shared_ptr<ArrowFileIO>> ArrowFileIO::Make(const StoreLocation& samp
         o = arrow::fs::GcsOptions::Anonymous();
         creds = "anonymous";
       } else if (!g.oauth2_token.empty()) {
-        arrow::fs::TimePoint expiry =
-            g.token_expires_at_ms > 0
-                ? arrow::fs::TimePoint(std::chrono::milliseconds(g.token_expires_at_ms))
-                : std::chrono::time_point_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now() +
-                                                                         std::chrono::hours(24 * 365));
+        arrow::fs::TimePoint expiry = g.token_expires_at_ms > 0
+                                          ? arrow::fs::TimePoint(std::chrono::milliseconds(g.token_expires_at_ms))
+                                          : std::chrono::time_point_cast<std::chrono::nanoseconds>(
+                                                std::chrono::system_clock::now() + std::chrono::hours(24 * 365));
         o = arrow::fs::GcsOptions::FromAccessToken(g.oauth2_token, expiry);
         creds = "OAuth2 token from the catalog";
       } else {
@@ -339,7 +338,8 @@ Result<std::shared_ptr<ArrowFileIO>> ArrowFileIO::Make(const StoreLocation& samp
       auto fs = arrow::fs::GcsFileSystem::Make(o);
       if (!fs.ok()) return Status::IOError("cannot create the GCS client: {}", fs.status().message());
       io->fs_ = *fs;
-      io->description_ = fmt::format("gcs ({}, {})", g.endpoint_override.empty() ? "Google" : "endpoint " + g.endpoint_override, creds);
+      io->description_ = fmt::format("gcs ({}, {})",
+                                     g.endpoint_override.empty() ? "Google" : "endpoint " + g.endpoint_override, creds);
       break;
     }
     case StoreKind::kAzure: {
@@ -390,7 +390,8 @@ Result<std::string> ArrowFileIO::PathOf(const std::string& location) const {
 Status ArrowFileIO::ErrorStatus(const arrow::Status& st, const std::string& location, std::string_view what) const {
   std::string msg = st.message();
   for (const auto& secret : secrets_) {
-    for (size_t p = msg.find(secret); p != std::string::npos; p = msg.find(secret, p)) msg.replace(p, secret.size(), "***");
+    for (size_t p = msg.find(secret); p != std::string::npos; p = msg.find(secret, p))
+      msg.replace(p, secret.size(), "***");
   }
   // SAS signatures in URLs.
   for (size_t p = msg.find("sig="); p != std::string::npos; p = msg.find("sig=", p + 4)) {

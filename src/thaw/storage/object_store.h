@@ -7,13 +7,13 @@
 // (file_io_registry.h) rather than Make, so filesystems are shared.
 #pragma once
 
+#include <arrow/filesystem/type_fwd.h>
+#include <arrow/io/type_fwd.h>
+
 #include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
-
-#include <arrow/filesystem/type_fwd.h>
-#include <arrow/io/type_fwd.h>
 
 #include "thaw/common/status.h"
 #include "thaw/storage/file_io.h"

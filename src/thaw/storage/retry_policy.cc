@@ -1,6 +1,7 @@
 #include "thaw/storage/retry_policy.h"
 
 #include <algorithm>
+#include <string_view>
 
 namespace thaw::storage {
 
@@ -24,9 +25,15 @@ bool IsTransient(const RequestError& e) {
       break;
   }
   const std::string& n = e.exception_name;
-  if (n == "SlowDown" || n == "Throttling" || n == "ThrottlingException" || n == "TooManyRequestsException" ||
-      n == "RequestTimeout" || n == "InternalError" || n == "ServiceUnavailable" || n == "RequestLimitExceeded") {
+  if (n == "SlowDown" || n == "Throttling" || n == "ThrottlingException" || n == "TooManyRequests" ||
+      n == "TooManyRequestsException" || n == "RequestTimeout" || n == "InternalError" ||
+      n == "ServiceUnavailable" || n == "RequestLimitExceeded" || n == "RequestThrottled") {
     return true;
+  }
+  // A 429 from an S3-compatible store arrives as an unknown error the SDK does not retry; its
+  // name is only in the message ("Unable to parse ExceptionName: TooManyRequests ...").
+  for (std::string_view marker : {"TooManyRequests", "SlowDown", "Throttl"}) {
+    if (e.message.find(marker) != std::string::npos) return true;
   }
   if (n == "AccessDenied" || n == "NoSuchKey" || n == "NoSuchBucket" || n == "InvalidAccessKeyId" ||
       n == "SignatureDoesNotMatch" || n == "ExpiredToken") {

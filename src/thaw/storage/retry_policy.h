@@ -27,10 +27,10 @@ inline constexpr int kNetworkConnection = 99;
 
 // A failed request as the SDK describes it.
 struct RequestError {
-  int error_type = -1;          // aws_error value
-  std::string exception_name;   // "SlowDown", "InternalError", "AccessDenied", ...
+  int error_type = -1;         // aws_error value
+  std::string exception_name;  // "SlowDown", "InternalError", "AccessDenied", ...
   std::string message;
-  bool sdk_retryable = false;   // the SDK's own verdict (5xx, 429, throttling, connection errors)
+  bool sdk_retryable = false;  // the SDK's own verdict (5xx, 429, throttling, connection errors)
 };
 
 // Transient: 5xx, 429/SlowDown/throttling, connection resets and timeouts.
@@ -38,9 +38,9 @@ struct RequestError {
 bool IsTransient(const RequestError& e);
 
 struct RetryPolicy {
-  int max_attempts = 6;          // tries in all, the first included
-  int64_t base_delay_ms = 100;   // the first retry waits up to this
-  int64_t max_delay_ms = 5000;   // no wait is longer
+  int max_attempts = 6;         // tries in all, the first included
+  int64_t base_delay_ms = 100;  // the first retry waits up to this
+  int64_t max_delay_ms = 5000;  // no wait is longer
 
   // `retries_done`: retries already made for this request (0 after the first failure).
   bool ShouldRetry(const RequestError& e, int64_t retries_done) const {

@@ -145,10 +145,11 @@ Result<S3Settings> S3SettingsFrom(const PropertyMap& props) {
   const std::string* key = Find(props, {"s3.access-key-id", "client.access-key-id"}, &key_from);
   const std::string* secret = Find(props, {"s3.secret-access-key", "client.secret-access-key"}, &secret_from);
   if ((key && !key->empty()) != (secret && !secret->empty())) {
-    return Status::Invalid("catalog property '{}' is set but '{}' is not: give both, or neither to use the AWS "
-                           "default credentials (environment, AWS_PROFILE, ~/.aws/credentials)",
-                           key ? key_from : std::string_view("s3.secret-access-key"),
-                           key ? std::string_view("s3.secret-access-key") : std::string_view("s3.access-key-id"));
+    return Status::Invalid(
+        "catalog property '{}' is set but '{}' is not: give both, or neither to use the AWS "
+        "default credentials (environment, AWS_PROFILE, ~/.aws/credentials)",
+        key ? key_from : std::string_view("s3.secret-access-key"),
+        key ? std::string_view("s3.secret-access-key") : std::string_view("s3.access-key-id"));
   }
   if (key && !key->empty()) {
     s.access_key = *key;
@@ -164,17 +165,19 @@ Result<S3Settings> S3SettingsFrom(const PropertyMap& props) {
   ASSIGN_OR_RAISE(auto path_style, GetBool(props, "s3.path-style-access"));
   s.force_virtual_addressing = force_virtual.value_or(false) || (path_style.has_value() && !*path_style);
   if (force_virtual.value_or(false) && path_style.value_or(false)) {
-    return Status::Invalid("catalog properties 's3.force-virtual-addressing' and 's3.path-style-access' are both "
-                           "true: choose one");
+    return Status::Invalid(
+        "catalog properties 's3.force-virtual-addressing' and 's3.path-style-access' are both "
+        "true: choose one");
   }
   ASSIGN_OR_RAISE(s.connect_timeout_s, GetSeconds(props, "s3.connect-timeout"));
   ASSIGN_OR_RAISE(s.request_timeout_s, GetSeconds(props, "s3.request-timeout"));
   s.proxy_uri = Get(props, {"s3.proxy-uri"});
   ASSIGN_OR_RAISE(auto remote_signing, GetBool(props, "s3.remote-signing-enabled"));
   if (remote_signing.value_or(false) && s.access_key.empty()) {
-    return Status::Unsupported("the catalog asks for S3 remote signing (s3.remote-signing-enabled), which Thaw does "
-                               "not support: configure the catalog to vend credentials, or give s3.access-key-id "
-                               "and s3.secret-access-key");
+    return Status::Unsupported(
+        "the catalog asks for S3 remote signing (s3.remote-signing-enabled), which Thaw does "
+        "not support: configure the catalog to vend credentials, or give s3.access-key-id "
+        "and s3.secret-access-key");
   }
   return s;
 }
@@ -189,8 +192,10 @@ Result<GcsSettings> GcsSettingsFrom(const PropertyMap& props) {
   if (const std::string* exp = Find(props, {"gcs.oauth2.token-expires-at"}); exp && !exp->empty()) {
     auto [p, ec] = std::from_chars(exp->data(), exp->data() + exp->size(), g.token_expires_at_ms);
     if (ec != std::errc() || p != exp->data() + exp->size()) {
-      return Status::Invalid("catalog property 'gcs.oauth2.token-expires-at' = '{}' is not milliseconds since the "
-                             "epoch", *exp);
+      return Status::Invalid(
+          "catalog property 'gcs.oauth2.token-expires-at' = '{}' is not milliseconds since the "
+          "epoch",
+          *exp);
     }
   }
   ASSIGN_OR_RAISE(auto no_auth, GetBool(props, "gcs.no-auth"));
@@ -281,8 +286,10 @@ Result<AzureSettings> AzureSettingsFrom(const PropertyMap& props, const StoreLoc
       name && !name->empty() && *name != a.account_name) {
     // Shared keys belong to one account: a key for another account would only fail later with a 403.
     if (Find(props, {"adls.account-key", "adls.auth.shared-key.account.key"})) {
-      return Status::Invalid("catalog property '{}' = '{}' but the location is in storage account '{}': the account "
-                             "key is for another account", name_from, *name, a.account_name);
+      return Status::Invalid(
+          "catalog property '{}' = '{}' but the location is in storage account '{}': the account "
+          "key is for another account",
+          name_from, *name, a.account_name);
     }
   }
   if (auto v = Get(props, {"adls.account-key", "adls.auth.shared-key.account.key"}); !v.empty()) a.account_key = v;

@@ -16,7 +16,8 @@ namespace thaw::storage {
 enum class StoreKind { kLocal, kS3, kGcs, kAzure };
 
 // What Thaw reads, for error messages.
-inline constexpr std::string_view kSupportedSchemes = "s3://, s3a://, s3n://, gs://, abfs://, abfss://, file:// and plain paths";
+inline constexpr std::string_view kSupportedSchemes =
+    "s3://, s3a://, s3n://, gs://, abfs://, abfss://, file:// and plain paths";
 
 // A location split for the filesystems.
 //   s3://bucket/key, s3a://, s3n://             -> kS3, bucket, key
@@ -42,20 +43,20 @@ struct StoreLocation {
 Result<StoreLocation> ParseStoreLocation(std::string_view location);
 
 struct S3Settings {
-  std::string region;             // s3.region, else client.region; empty: the SDK's chain (AWS_REGION, profile)
-  std::string endpoint_override;  // host[:port] of s3.endpoint
-  std::string scheme = "https";   // from s3.endpoint's scheme
-  std::string access_key;         // s3.access-key-id (client.access-key-id)
-  std::string secret_key;         // s3.secret-access-key (client.secret-access-key)
-  std::string session_token;      // s3.session-token (client.session-token)
-  std::string role_arn;           // s3.role-arn (client.assume-role.arn)
-  std::string role_session_name;  // s3.role-session-name (client.assume-role.session-name)
-  std::string external_id;        // client.assume-role.external-id
-  bool anonymous = false;         // s3.anonymous
+  std::string region;                     // s3.region, else client.region; empty: the SDK's chain (AWS_REGION, profile)
+  std::string endpoint_override;          // host[:port] of s3.endpoint
+  std::string scheme = "https";           // from s3.endpoint's scheme
+  std::string access_key;                 // s3.access-key-id (client.access-key-id)
+  std::string secret_key;                 // s3.secret-access-key (client.secret-access-key)
+  std::string session_token;              // s3.session-token (client.session-token)
+  std::string role_arn;                   // s3.role-arn (client.assume-role.arn)
+  std::string role_session_name;          // s3.role-session-name (client.assume-role.session-name)
+  std::string external_id;                // client.assume-role.external-id
+  bool anonymous = false;                 // s3.anonymous
   bool force_virtual_addressing = false;  // s3.force-virtual-addressing, or s3.path-style-access=false
-  double connect_timeout_s = -1;  // s3.connect-timeout (seconds)
-  double request_timeout_s = -1;  // s3.request-timeout (seconds)
-  std::string proxy_uri;          // s3.proxy-uri
+  double connect_timeout_s = -1;          // s3.connect-timeout (seconds)
+  double request_timeout_s = -1;          // s3.request-timeout (seconds)
+  std::string proxy_uri;                  // s3.proxy-uri
   // No keys, no role, not anonymous: the AWS SDK's default chain (AWS_ACCESS_KEY_ID..., AWS_PROFILE,
   // ~/.aws/config and credentials, web identity, container/instance metadata).
   bool default_chain() const { return access_key.empty() && role_arn.empty() && !anonymous; }
@@ -63,12 +64,12 @@ struct S3Settings {
 Result<S3Settings> S3SettingsFrom(const PropertyMap& props);
 
 struct GcsSettings {
-  std::string endpoint_override;  // host[:port] of gcs.service.host
-  std::string scheme;             // from gcs.service.host's scheme (empty: Arrow's default, https)
-  std::string project_id;         // gcs.project-id
-  std::string oauth2_token;       // gcs.oauth2.token
-  int64_t token_expires_at_ms = 0;  // gcs.oauth2.token-expires-at (ms since the epoch; 0 = none given)
-  bool anonymous = false;           // gcs.no-auth
+  std::string endpoint_override;        // host[:port] of gcs.service.host
+  std::string scheme;                   // from gcs.service.host's scheme (empty: Arrow's default, https)
+  std::string project_id;               // gcs.project-id
+  std::string oauth2_token;             // gcs.oauth2.token
+  int64_t token_expires_at_ms = 0;      // gcs.oauth2.token-expires-at (ms since the epoch; 0 = none given)
+  bool anonymous = false;               // gcs.no-auth
   std::string default_bucket_location;  // gcs.default-location
 };
 Result<GcsSettings> GcsSettingsFrom(const PropertyMap& props);

@@ -15,9 +15,8 @@ namespace fs = std::filesystem;
 class LocalFileIOTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("thaw_local_io_" + std::to_string(::getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    dir_ = fs::temp_directory_path() / ("thaw_local_io_" + std::to_string(::getpid()) + "_" +
+                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
     fs::remove_all(dir_);
     fs::create_directories(dir_);
   }
@@ -44,7 +43,7 @@ TEST_F(LocalFileIOTest, CreateAppearsOnlyOnClose) {
   ASSERT_TRUE(out.ok()) << out.status().message();
   ASSERT_TRUE((*out)->Write("hello ", 6).ok());
   ASSERT_TRUE((*out)->Write("world", 5).ok());
-  EXPECT_FALSE(fs::exists(target));  // not visible before Close
+  EXPECT_FALSE(fs::exists(target));                     // not visible before Close
   EXPECT_EQ(Entries(target.parent_path()).size(), 1u);  // the temp file
   ASSERT_TRUE((*out)->Close().ok());
   EXPECT_EQ(Slurp(target), "hello world");

@@ -1,8 +1,7 @@
 #include "thaw/storage/object_store.h"
 
-#include <gtest/gtest.h>
-
 #include <arrow/status.h>
+#include <gtest/gtest.h>
 
 #include "thaw/storage/file_io_registry.h"
 
@@ -37,6 +36,19 @@ TEST(FileIOFor, OneObjectStoreFileIOPerCredentialSet) {
   EXPECT_EQ(d.find("TopSecretValue"), std::string::npos) << d;
 }
 
+TEST(FileIOFor, RegistryIsBounded) {
+  auto first = FileIOFor("s3://bucket/k", Keys("bounded-0"));
+  ASSERT_TRUE(first.ok());
+  FileIO* first_ptr = first->get();
+  for (int i = 1; i <= 70; ++i) ASSERT_TRUE(FileIOFor("s3://bucket/k", Keys("bounded-" + std::to_string(i))).ok());
+  EXPECT_LE(FileIORegistrySize(), 64u);
+  // The oldest was dropped from the registry (its holders keep it alive): asking again makes a new one.
+  EXPECT_EQ(first->use_count(), 1);
+  auto again = FileIOFor("s3://bucket/k", Keys("bounded-0"));
+  ASSERT_TRUE(again.ok());
+  EXPECT_NE(again->get(), first_ptr);
+}
+
 TEST(FileIOFor, BadPropertiesFailBeforeAnyRequest) {
   auto r = FileIOFor("s3://bucket/k", {{"s3.access-key-id", "AK"}});
   ASSERT_FALSE(r.ok());
@@ -68,8 +80,8 @@ class ErrorStatusTest : public ::testing::Test {
 };
 
 TEST_F(ErrorStatusTest, NotFoundAndPermissionDenied) {
-  auto nf = io_->ErrorStatus(arrow::Status::IOError("Path does not exist 'b/wh/x.parquet'"), "s3://b/wh/x.parquet",
-                             "open");
+  auto nf =
+      io_->ErrorStatus(arrow::Status::IOError("Path does not exist 'b/wh/x.parquet'"), "s3://b/wh/x.parquet", "open");
   EXPECT_EQ(nf.code(), StatusCode::kNotFound);
   EXPECT_NE(nf.message().find("s3://b/wh/x.parquet"), std::string::npos);
   auto denied = io_->ErrorStatus(
@@ -95,10 +107,11 @@ TEST_F(ErrorStatusTest, TransientErrorsSayTheyWereRetried) {
 }
 
 TEST_F(ErrorStatusTest, SecretsAreMasked) {
-  auto st = io_->ErrorStatus(
-      arrow::Status::IOError("signing with TopSecretValue-C failed at https://a.blob.core.windows.net/c?sv=1&sig=AbC%2B "
-                             "(HTTP status 500)"),
-      "s3://b/k", "read");
+  auto st =
+      io_->ErrorStatus(arrow::Status::IOError(
+                           "signing with TopSecretValue-C failed at https://a.blob.core.windows.net/c?sv=1&sig=AbC%2B "
+                           "(HTTP status 500)"),
+                       "s3://b/k", "read");
   EXPECT_EQ(st.message().find("TopSecretValue"), std::string::npos) << st.message();
   EXPECT_EQ(st.message().find("AbC%2B"), std::string::npos) << st.message();
   EXPECT_NE(st.message().find("sig=***"), std::string::npos) << st.message();

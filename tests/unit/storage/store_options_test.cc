@@ -167,8 +167,7 @@ TEST(GcsSettingsFrom, MapsEveryPropertyName) {
   EXPECT_EQ(g->default_bucket_location, "EU");
   EXPECT_FALSE(g->anonymous);
   EXPECT_TRUE(GcsSettingsFrom({{"gcs.no-auth", "true"}})->anonymous);
-  EXPECT_EQ(GcsSettingsFrom({{"gcs.oauth2.token-expires-at", "soon"}}).status().code(),
-            StatusCode::kInvalidArgument);
+  EXPECT_EQ(GcsSettingsFrom({{"gcs.oauth2.token-expires-at", "soon"}}).status().code(), StatusCode::kInvalidArgument);
 }
 
 TEST(AzureSettingsFrom, MapsEveryPropertyName) {
@@ -195,13 +194,12 @@ TEST(AzureSettingsFrom, MapsEveryPropertyName) {
   EXPECT_EQ(a->dfs_storage_scheme, "http");
 
   // Iceberg Java's per-account SAS token (keyed by the account host) wins over pyiceberg's plain one.
-  auto sas = AzureSettingsFrom({{"adls.sas-token", "plain"}, {"adls.sas-token.acct.dfs.core.windows.net", "host"}},
-                               loc);
+  auto sas =
+      AzureSettingsFrom({{"adls.sas-token", "plain"}, {"adls.sas-token.acct.dfs.core.windows.net", "host"}}, loc);
   EXPECT_EQ(sas->sas_token, "host");
   EXPECT_EQ(AzureSettingsFrom({{"adls.sas-token", "plain"}}, loc)->sas_token, "plain");
-  EXPECT_EQ(AzureSettingsFrom({{"adls.auth.shared-key.account.name", "acct"},
-                               {"adls.auth.shared-key.account.key", "k2"}},
-                              loc)
+  EXPECT_EQ(AzureSettingsFrom(
+                {{"adls.auth.shared-key.account.name", "acct"}, {"adls.auth.shared-key.account.key", "k2"}}, loc)
                 ->account_key,
             "k2");
   auto wrong = AzureSettingsFrom({{"adls.account-name", "other"}, {"adls.account-key", "k"}}, loc);
@@ -211,11 +209,10 @@ TEST(AzureSettingsFrom, MapsEveryPropertyName) {
 
 TEST(AzureSettingsFrom, ConnectionStrings) {
   auto loc = *ParseStoreLocation("abfss://lake@devstoreaccount1.dfs.core.windows.net/wh/f.parquet");
-  auto azurite = AzureSettingsFrom(
-      {{"adls.connection-string",
-        "DefaultEndpointsProtocol=http;AccountName=devstoreaccount1;AccountKey=Zm9v;"
-        "BlobEndpoint=http://127.0.0.1:10000/devstoreaccount1;"}},
-      loc);
+  auto azurite = AzureSettingsFrom({{"adls.connection-string",
+                                     "DefaultEndpointsProtocol=http;AccountName=devstoreaccount1;AccountKey=Zm9v;"
+                                     "BlobEndpoint=http://127.0.0.1:10000/devstoreaccount1;"}},
+                                   loc);
   ASSERT_TRUE(azurite.ok()) << azurite.status().message();
   EXPECT_EQ(azurite->account_key, "Zm9v");
   EXPECT_EQ(azurite->blob_storage_authority, "127.0.0.1:10000");
@@ -237,8 +234,8 @@ TEST(AzureSettingsFrom, ConnectionStrings) {
 }
 
 TEST(RelevantProperties, KeepsOnlyTheStoresOwnKeys) {
-  PropertyMap p = {{"s3.endpoint", "e"}, {"client.region", "r"}, {"gcs.project-id", "g"},
-                   {"adls.account-key", "k"}, {"uri", "http://cat"}, {"token", "t"}, {"warehouse", "w"}};
+  PropertyMap p = {{"s3.endpoint", "e"},  {"client.region", "r"}, {"gcs.project-id", "g"}, {"adls.account-key", "k"},
+                   {"uri", "http://cat"}, {"token", "t"},         {"warehouse", "w"}};
   EXPECT_EQ(RelevantProperties(StoreKind::kS3, p), (PropertyMap{{"s3.endpoint", "e"}, {"client.region", "r"}}));
   EXPECT_EQ(RelevantProperties(StoreKind::kGcs, p), (PropertyMap{{"gcs.project-id", "g"}}));
   EXPECT_EQ(RelevantProperties(StoreKind::kAzure, p), (PropertyMap{{"adls.account-key", "k"}}));
@@ -246,11 +243,16 @@ TEST(RelevantProperties, KeepsOnlyTheStoresOwnKeys) {
 }
 
 TEST(RedactProperties, MasksEverySecret) {
-  PropertyMap p = {{"s3.endpoint", "http://h:1"},          {"s3.access-key-id", "AKIAVISIBLE"},
-                   {"s3.secret-access-key", "SECRET1"},    {"s3.session-token", "SECRET2"},
-                   {"gcs.oauth2.token", "SECRET3"},        {"adls.account-key", "SECRET4"},
-                   {"adls.sas-token.a.dfs.x", "SECRET5"},  {"adls.connection-string", "SECRET6"},
-                   {"adls.client-secret", "SECRET7"},      {"token", "SECRET8"},
+  PropertyMap p = {{"s3.endpoint", "http://h:1"},
+                   {"s3.access-key-id", "AKIAVISIBLE"},
+                   {"s3.secret-access-key", "SECRET1"},
+                   {"s3.session-token", "SECRET2"},
+                   {"gcs.oauth2.token", "SECRET3"},
+                   {"adls.account-key", "SECRET4"},
+                   {"adls.sas-token.a.dfs.x", "SECRET5"},
+                   {"adls.connection-string", "SECRET6"},
+                   {"adls.client-secret", "SECRET7"},
+                   {"token", "SECRET8"},
                    {"credential", "SECRET9"}};
   std::string text = RedactProperties(p);
   for (int i = 1; i <= 9; ++i) EXPECT_EQ(text.find("SECRET" + std::to_string(i)), std::string::npos) << text;
