@@ -1,6 +1,7 @@
 #include "thaw/catalog/catalog.h"
 
 #include "thaw/catalog/catalog_config.h"
+#include "thaw/storage/file_io_registry.h"
 
 namespace thaw::catalog {
 
@@ -50,9 +51,7 @@ Result<iceberg::Table> LoadTableFromMetadata(const std::string& metadata_locatio
 
 Result<iceberg::Table> LoadTableFromMetadata(const std::string& metadata_location,
                                              const storage::PropertyMap& properties) {
-  // Local files only until storage::FileIOFor (object stores, issue 9) takes the properties.
-  (void)properties;
-  ASSIGN_OR_RAISE(auto io, storage::FileIOForLocation(metadata_location));
+  ASSIGN_OR_RAISE(auto io, storage::FileIOFor(metadata_location, properties));
   return iceberg::LoadTableFromMetadata(metadata_location, std::move(io));
 }
 

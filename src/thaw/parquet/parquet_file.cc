@@ -1,6 +1,7 @@
 #include "thaw/parquet/parquet_file.h"
 
 #include <arrow/array/data.h>
+#include <arrow/io/caching.h>
 #include <arrow/io/interfaces.h>
 #include <arrow/memory_pool.h>
 #include <arrow/util/key_value_metadata.h>
@@ -10,6 +11,8 @@
 #include <parquet/statistics.h>
 
 #include "thaw/parquet/arrow_status.h"
+#include "thaw/storage/lru_cache.h"
+#include "thaw/storage/object_store.h"
 
 namespace thaw::pq {
 
@@ -54,6 +57,31 @@ class FileIOAdapter : public arrow::io::RandomAccessFile {
   bool closed_ = false;
 };
 
+// Parsed footers of object-store files, per process: Iceberg data files never
+// change once written, and a second open (another scan, a clone on another
+// thread) then costs no HEAD and no footer GET.
+struct CachedFooter {
+  std::shared_ptr<parquet::FileMetaData> metadata;
+  int64_t file_size = -1;
+};
+constexpr int64_t kFooterCacheBytes = 64 << 20;
+
+storage::ByteLruCache<CachedFooter>& FooterCache() {
+  static auto* cache = new storage::ByteLruCache<CachedFooter>(kFooterCacheBytes);
+  return *cache;
+}
+
+std::string FooterKey(const storage::ArrowFileIO& io, const std::string& location) {
+  return fmt::format("{}\x1f{}", io.id(), location);
+}
+
+// Column chunks from object storage: ranges closer than the hole limit are
+// fetched as one request, and up to kPrefetchRanges requests run ahead of
+// the decoder on Arrow's IO thread pool (bounded memory in flight).
+constexpr int64_t kRemoteHoleSizeLimit = 256 << 10;
+constexpr int64_t kRemoteRangeSizeLimit = 32 << 20;
+constexpr int64_t kPrefetchRanges = 8;
+
 }  // namespace
 
 int32_t FieldIdOf(const arrow::Field& f) {
@@ -77,27 +105,50 @@ Result<std::unique_ptr<ParquetFile>> ParquetFile::OpenDataFile(storage::FileIO& 
 }
 
 Result<std::unique_ptr<ParquetFile>> ParquetFile::Clone(storage::FileIO& io) const {
-  return OpenWith(io, location_, reader_->parquet_reader()->metadata(), false, mapping_, require_ids_);
+  return OpenWith(io, location_, reader_->parquet_reader()->metadata(), false, mapping_, require_ids_, file_size_);
 }
 
 Result<std::unique_ptr<ParquetFile>> ParquetFile::CloneStreaming(storage::FileIO& io) const {
-  return OpenWith(io, location_, reader_->parquet_reader()->metadata(), /*streaming=*/true, mapping_, require_ids_);
+  return OpenWith(io, location_, reader_->parquet_reader()->metadata(), /*streaming=*/true, mapping_, require_ids_,
+                  file_size_);
 }
 
 Result<std::unique_ptr<ParquetFile>> ParquetFile::OpenWith(storage::FileIO& io, const std::string& location,
                                                            std::shared_ptr<parquet::FileMetaData> metadata,
                                                            bool streaming,
                                                            std::shared_ptr<const iceberg::NameMapping> mapping,
-                                                           bool require_ids) {
-  auto file = io.Open(location);
-  if (!file.ok()) {
-    if (file.status().code() == StatusCode::kNotFound) {
-      return Status::NotFound("data file {} is listed in the table's manifests but does not exist "
-                              "(deleted by hand or by a bad expire/orphan clean-up?)", location);
+                                                           bool require_ids, int64_t file_size) {
+  auto not_found = [&](const Status& st) {
+    if (st.code() != StatusCode::kNotFound) return st;
+    return Status::NotFound(
+        "data file {} is listed in the table's manifests but does not exist "
+        "(deleted by hand or by a bad expire/orphan clean-up?): {}",
+        location, st.message());
+  };
+  std::shared_ptr<arrow::io::RandomAccessFile> adapter;
+  auto* remote = dynamic_cast<storage::ArrowFileIO*>(&io);
+  bool from_cache = false;
+  if (remote) {
+    if (!metadata) {
+      if (auto hit = FooterCache().Get(FooterKey(*remote, location))) {
+        metadata = hit->metadata;
+        file_size = hit->file_size;
+        from_cache = true;
+      }
     }
-    return file.status();
+    auto f = file_size >= 0 ? remote->OpenArrowFile(location, file_size) : remote->OpenArrowFile(location);
+    if (!f.ok()) return not_found(f.status());
+    adapter = std::move(*f);
+    if (file_size < 0) {
+      auto size = adapter->GetSize();
+      if (size.ok()) file_size = *size;
+    }
+  } else {
+    auto file = io.Open(location);
+    if (!file.ok()) return not_found(file.status());
+    file_size = (*file)->size();
+    adapter = std::make_shared<FileIOAdapter>(std::move(*file));
   }
-  auto adapter = std::make_shared<FileIOAdapter>(std::move(*file));
   const std::string ctx = "Parquet file " + location;
   return CatchParquet(ctx, [&]() -> Result<std::unique_ptr<ParquetFile>> {
     parquet::arrow::FileReaderBuilder builder;
@@ -106,16 +157,36 @@ Result<std::unique_ptr<ParquetFile>> ParquetFile::OpenWith(storage::FileIO& io, 
       rprops.enable_buffered_stream();
       rprops.set_buffer_size(1 << 20);
     }
-    RETURN_NOT_OK(FromArrow(builder.Open(adapter, rprops, std::move(metadata)), ctx));
+    const bool footer_known = metadata != nullptr;
+    auto opened = builder.Open(adapter, rprops, std::move(metadata));
+    if (!opened.ok() && remote) return remote->ErrorStatus(opened, location, "read of the Parquet footer");
+    RETURN_NOT_OK(FromArrow(opened, ctx));
     parquet::ArrowReaderProperties props;
     props.set_use_threads(false);
-    if (streaming) props.set_pre_buffer(false);
+    if (streaming) {
+      props.set_pre_buffer(false);
+    } else if (remote) {
+      props.set_pre_buffer(true);
+      arrow::io::CacheOptions cache = arrow::io::CacheOptions::LazyDefaults();
+      cache.hole_size_limit = kRemoteHoleSizeLimit;
+      cache.range_size_limit = kRemoteRangeSizeLimit;
+      cache.lazy = true;
+      cache.prefetch_limit = kPrefetchRanges;
+      props.set_cache_options(cache);
+    }
     builder.properties(props);
     std::unique_ptr<parquet::arrow::FileReader> reader;
     RETURN_NOT_OK(FromArrow(builder.Build(&reader), ctx));
     auto pf = std::unique_ptr<ParquetFile>(new ParquetFile());
     pf->location_ = location;
+    pf->file_size_ = file_size;
     pf->reader_ = std::move(reader);
+    if (remote && !footer_known && !from_cache) {
+      auto md = pf->reader_->parquet_reader()->metadata();
+      // Parsed metadata takes a few times its serialised size.
+      FooterCache().Put(FooterKey(*remote, location), CachedFooter{md, file_size},
+                        4 * static_cast<int64_t>(md->size()) + 1024);
+    }
     int64_t acc = 0;
     for (int i = 0; i < pf->num_row_groups(); ++i) {
       pf->first_rows_.push_back(acc);

@@ -1,10 +1,13 @@
 #include "thaw/storage/file_io.h"
 
-#include <cerrno>
-#include <cstring>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <random>
 
 namespace thaw::storage {
 
@@ -15,12 +18,22 @@ Result<std::string> FileIO::ReadAll(const std::string& location) {
   return data;
 }
 
+Result<std::unique_ptr<OutputFile>> FileIO::Create(const std::string& location) {
+  return Status::Unsupported("{}: this storage does not support writing files", location);
+}
+
+Status FileIO::Delete(const std::string& location) {
+  return Status::Unsupported("{}: this storage does not support deleting files", location);
+}
+
+IOStats FileIO::stats() const { return {}; }
+
 namespace {
 
 class LocalFile : public RandomAccessFile {
  public:
-  LocalFile(int fd, int64_t size, std::string location)
-      : fd_(fd), size_(size), location_(std::move(location)) {}
+  LocalFile(int fd, int64_t size, std::string location, std::shared_ptr<IOCounters> counters)
+      : fd_(fd), size_(size), location_(std::move(location)), counters_(std::move(counters)) {}
   ~LocalFile() override { ::close(fd_); }
   int64_t size() const override { return size_; }
   const std::string& location() const override { return location_; }
@@ -29,6 +42,7 @@ class LocalFile : public RandomAccessFile {
       return Status::Corrupt("{}: read of {} bytes at {} is past the end of the file ({} bytes; truncated?)",
                              location_, length, offset, size_);
     }
+    counters_->Read(length);
     auto* p = static_cast<char*>(out);
     while (length > 0) {
       ssize_t n = ::pread(fd_, p, static_cast<size_t>(length), offset);
@@ -45,6 +59,73 @@ class LocalFile : public RandomAccessFile {
  private:
   int fd_;
   int64_t size_;
+  std::string location_;
+  std::shared_ptr<IOCounters> counters_;
+};
+
+// Writes `<target>.<random>.thaw-tmp` and renames it over the target on Close.
+class LocalOutputFile : public OutputFile {
+ public:
+  LocalOutputFile(int fd, std::string tmp_path, std::string path, std::string location)
+      : fd_(fd), tmp_path_(std::move(tmp_path)), path_(std::move(path)), location_(std::move(location)) {}
+  ~LocalOutputFile() override { Abort(); }
+
+  Status Write(const void* data, int64_t size) override {
+    if (fd_ < 0) return Status::Invalid("{}: write after Close or Abort", location_);
+    const char* p = static_cast<const char*>(data);
+    while (size > 0) {
+      ssize_t n = ::write(fd_, p, static_cast<size_t>(size));
+      if (n < 0) {
+        if (errno == EINTR) continue;
+        return Status::IOError("{}: write to {} failed: {}", location_, tmp_path_, std::strerror(errno));
+      }
+      p += n;
+      size -= n;
+    }
+    return Status::OK();
+  }
+
+  Status Close() override {
+    if (fd_ < 0) return Status::Invalid("{}: Close after Close or Abort", location_);
+    if (::fsync(fd_) != 0) {
+      Status st = Status::IOError("{}: fsync of {} failed: {}", location_, tmp_path_, std::strerror(errno));
+      Abort();
+      return st;
+    }
+    int fd = fd_;
+    fd_ = -1;
+    if (::close(fd) != 0) {
+      Status st = Status::IOError("{}: close of {} failed: {}", location_, tmp_path_, std::strerror(errno));
+      ::unlink(tmp_path_.c_str());
+      return st;
+    }
+    if (::rename(tmp_path_.c_str(), path_.c_str()) != 0) {
+      Status st = Status::IOError("{}: rename from {} failed: {}", location_, tmp_path_, std::strerror(errno));
+      ::unlink(tmp_path_.c_str());
+      return st;
+    }
+    closed_ = true;
+    return Status::OK();
+  }
+
+  void Abort() override {
+    if (fd_ >= 0) {
+      ::close(fd_);
+      fd_ = -1;
+    }
+    if (!closed_) {
+      ::unlink(tmp_path_.c_str());
+      closed_ = true;  // nothing left to remove
+    }
+  }
+
+  const std::string& location() const override { return location_; }
+
+ private:
+  int fd_;
+  bool closed_ = false;
+  std::string tmp_path_;
+  std::string path_;
   std::string location_;
 };
 
@@ -72,7 +153,35 @@ Result<std::unique_ptr<RandomAccessFile>> LocalFileIO::Open(const std::string& l
     ::close(fd);
     return Status::Invalid("{}: is a directory, expected a file", location);
   }
-  return std::unique_ptr<RandomAccessFile>(new LocalFile(fd, st.st_size, location));
+  return std::unique_ptr<RandomAccessFile>(new LocalFile(fd, st.st_size, location, counters_));
+}
+
+Result<std::unique_ptr<OutputFile>> LocalFileIO::Create(const std::string& location) {
+  const std::string path = ToPath(location);
+  if (path.empty() || path.back() == '/') return Status::Invalid("{}: not a file name", location);
+  std::error_code ec;
+  auto parent = std::filesystem::path(path).parent_path();
+  if (!parent.empty()) {
+    std::filesystem::create_directories(parent, ec);
+    if (ec) return Status::IOError("{}: cannot create directory {}: {}", location, parent.string(), ec.message());
+  }
+  thread_local std::mt19937_64 rng{std::random_device{}()};
+  for (int attempt = 0; attempt < 8; ++attempt) {
+    std::string tmp = fmt::format("{}.{:016x}.thaw-tmp", path, rng());
+    int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (fd >= 0) return std::unique_ptr<OutputFile>(new LocalOutputFile(fd, tmp, path, location));
+    if (errno != EEXIST) return Status::IOError("{}: cannot create {}: {}", location, tmp, std::strerror(errno));
+  }
+  return Status::IOError("{}: cannot find a free temporary file name beside it", location);
+}
+
+Status LocalFileIO::Delete(const std::string& location) {
+  const std::string path = ToPath(location);
+  if (::unlink(path.c_str()) != 0) {
+    if (errno == ENOENT) return Status::NotFound("{}: cannot delete: file does not exist", location);
+    return Status::IOError("{}: cannot delete: {}", location, std::strerror(errno));
+  }
+  return Status::OK();
 }
 
 Result<bool> LocalFileIO::Exists(const std::string& location) {
@@ -86,8 +195,10 @@ Result<std::shared_ptr<FileIO>> FileIOForLocation(const std::string& location) {
   if (scheme.empty() || scheme == "file" || location.rfind("file:", 0) == 0) {
     return std::shared_ptr<FileIO>(std::make_shared<LocalFileIO>());
   }
-  return Status::Unsupported("location '{}': storage scheme '{}' is not supported yet (Thaw reads local files; S3 is planned)",
-                             location, scheme);
+  return Status::Unsupported(
+      "location '{}': storage scheme '{}' needs the object-store FileIO (storage::FileIOFor in file_io_registry.h); "
+      "this entry point reads local files only",
+      location, scheme);
 }
 
 }  // namespace thaw::storage

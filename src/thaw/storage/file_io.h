@@ -3,6 +3,7 @@
 // or objects in S3; an S3 implementation slots in beside LocalFileIO.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -20,6 +21,41 @@ class RandomAccessFile {
   virtual const std::string& location() const = 0;
 };
 
+// What a FileIO has done since it was made: requests sent (object-store
+// GET/HEAD/PUT requests; local reads), bytes read, and retries after
+// transient errors.
+struct IOStats {
+  int64_t requests = 0;
+  int64_t bytes_read = 0;
+  int64_t retries = 0;
+};
+
+// Thread-safe counters behind IOStats, shared by a FileIO and the files it opened.
+struct IOCounters {
+  std::atomic<int64_t> requests{0};
+  std::atomic<int64_t> bytes_read{0};
+  std::atomic<int64_t> retries{0};
+  void Read(int64_t bytes) {
+    requests.fetch_add(1, std::memory_order_relaxed);
+    bytes_read.fetch_add(bytes, std::memory_order_relaxed);
+  }
+  IOStats Snapshot() const {
+    return {requests.load(std::memory_order_relaxed), bytes_read.load(std::memory_order_relaxed),
+            retries.load(std::memory_order_relaxed)};
+  }
+};
+
+// A file being written (for archive). The file exists, complete, only once
+// Close() has returned OK: until then readers never see it.
+class OutputFile {
+ public:
+  virtual ~OutputFile() = default;  // destroying an unclosed file aborts it
+  virtual Status Write(const void* data, int64_t size) = 0;
+  virtual Status Close() = 0;  // the object exists (complete) only after Close() returns OK
+  virtual void Abort() = 0;    // multipart uploads aborted, temp files removed
+  virtual const std::string& location() const = 0;
+};
+
 class FileIO {
  public:
   virtual ~FileIO() = default;
@@ -27,6 +63,11 @@ class FileIO {
   // Whole-file read, for metadata, manifests and delete files.
   virtual Result<std::string> ReadAll(const std::string& location);
   virtual Result<bool> Exists(const std::string& location) = 0;
+  // A new file at `location`, replacing any file there when closed.
+  virtual Result<std::unique_ptr<OutputFile>> Create(const std::string& location);
+  // Removes the file; kNotFound if there is none.
+  virtual Status Delete(const std::string& location);
+  virtual IOStats stats() const;
 };
 
 // Local filesystem: plain paths and file:// URIs (file:/x, file:///x).
@@ -34,7 +75,15 @@ class LocalFileIO : public FileIO {
  public:
   Result<std::unique_ptr<RandomAccessFile>> Open(const std::string& location) override;
   Result<bool> Exists(const std::string& location) override;
+  // Writes a temporary file beside the target (creating missing parent
+  // directories), renamed over it by Close() after an fsync.
+  Result<std::unique_ptr<OutputFile>> Create(const std::string& location) override;
+  Status Delete(const std::string& location) override;
+  IOStats stats() const override { return counters_->Snapshot(); }
   static std::string ToPath(const std::string& location);
+
+ private:
+  std::shared_ptr<IOCounters> counters_ = std::make_shared<IOCounters>();
 };
 
 // Picks the FileIO for a location's scheme. Unknown schemes get an error

@@ -5,9 +5,12 @@
 namespace thaw::storage {
 
 bool IsSecretProperty(std::string_view key) {
-  static constexpr std::array<std::string_view, 12> kMarkers = {
-      "secret",      "token",       "password",    "credential",    "session", "sas",
-      "account-key", "account_key", "private-key", "client-secret", "sasl.",   "apikey"};
+  // connection-string: ADLS connection strings carry the account key;
+  // shared-key: Iceberg Java's adls.auth.shared-key.account.key.
+  static constexpr std::array<std::string_view, 15> kMarkers = {
+      "secret", "token",       "password",          "credential",  "session",
+      "sas",    "account-key", "account_key",       "private-key", "client-secret",
+      "sasl.",  "apikey",      "connection-string", "shared-key",  "sse.key"};
   std::string lower(key);
   for (auto& c : lower) c = static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
   for (auto m : kMarkers) {
