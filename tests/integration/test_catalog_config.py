@@ -8,7 +8,10 @@
   server, the `postgres` fixture of lakehouse.py); `thaw inspect` reads it
   record-for-record as pyiceberg reads it, and `thaw replay` copies it exactly
   into a real Kafka broker; a wrong password is refused with a clear message
-  that never holds the password.
+  that never holds the password; `thaw serve --catalog NAME` serves it.
+* a SQL catalog whose table lives in S3 (moto): the storage properties come
+  from the named catalog's .pyiceberg.yaml entry, a [catalog] table, or
+  --catalog-property, in that order of precedence (also for --metadata).
 """
 
 from __future__ import annotations
@@ -246,3 +249,57 @@ def test_postgres_named_catalog_served(thaw_bin, thaw, postgres, pg_table, tmp_p
         assert sum(map(len, got.values())) == len(pg_table["built"].records)
     finally:
         assert "thaw-test-pw" not in server.stop()
+
+
+# --------------------------------------------------------------------------
+# A SQL catalog whose table lives in S3 (moto): the storage properties come
+# from the named catalog's .pyiceberg.yaml entry, as pyiceberg reads them.
+
+
+@pytest.fixture(scope="module")
+def s3_table(s3_store, tmp_path_factory):
+    from pyiceberg.catalog.sql import SqlCatalog
+    d = tmp_path_factory.mktemp("catconf-s3cat")
+    uri = f"sqlite:///{d}/catalog.db"
+    cat = SqlCatalog("lake", uri=uri, warehouse=f"s3://{s3_store.bucket}/catconf", **s3_store.props())
+    cat.create_namespace_if_not_exists(fixtures.NS)
+    t = cat.create_table(NAME, schema=fixtures.canonical_schema(), partition_spec=fixtures.CANONICAL_SPEC,
+                         location=f"s3://{s3_store.bucket}/catconf/ns/canonical",
+                         properties={"format-version": "2", **fixtures.thaw_props("s")})
+    records = fixtures.edge_case_records([0, 1], 10, seed=7)
+    for part in fixtures.chunks(records, 2):
+        fixtures.append_rows(t, [fixtures.canonical_row(r) for r in part])
+    return {"uri": uri, "table": cat.load_table(NAME)}
+
+
+def test_named_catalog_storage_properties_from_yaml_and_toml(thaw_bin, s3_store, s3_table, tmp_path):
+    assert s3_table["table"].metadata_location.startswith("s3://")
+    want = want_records(s3_table["table"])
+    home = tmp_path / "home"
+    home.mkdir()
+    props = "".join(f"    {k}: {v}\n" for k, v in s3_store.props().items())
+    (home / ".pyiceberg.yaml").write_text(f"catalog:\n  lake:\n    uri: {s3_table['uri']}\n{props}")
+    no_aws = {"AWS_ACCESS_KEY_ID": "", "AWS_SECRET_ACCESS_KEY": "", "AWS_CONFIG_FILE": "/nonexistent",
+              "AWS_SHARED_CREDENTIALS_FILE": "/nonexistent", "AWS_EC2_METADATA_DISABLED": "true"}
+    env = {"HOME": str(home), **no_aws}
+    got = parse_records(ok(run(thaw_bin, "inspect", "--catalog", "lake", "--table", NAME, "--records", "--format",
+                               "json", env=env)).stdout, "thaw")
+    assert_same_records(got, want)
+    # The [catalog] table of a config file wins over the yaml (a dead endpoint fails) ...
+    cfg = tmp_path / "dead.toml"
+    cfg.write_text('[catalog]\n"s3.endpoint" = "http://127.0.0.1:1"\n')
+    p = run(thaw_bin, "inspect", "--config", cfg, "--catalog", "lake", "--table", NAME, "--json", env=env)
+    assert p.returncode == 1 and "127.0.0.1:1" in p.stderr.decode(), p.stderr.decode()
+    assert s3_store.secret_key not in p.stderr.decode()
+    # ... and --catalog-property wins over the config file.
+    got = parse_records(ok(run(thaw_bin, "inspect", "--config", cfg, "--catalog", "lake", "--table", NAME,
+                               "--catalog-property", f"s3.endpoint={s3_store.endpoint}", "--records",
+                               "--format", "json", env=env)).stdout, "thaw")
+    assert_same_records(got, want)
+    # --metadata with the same properties from a [catalog] table.
+    toml = tmp_path / "store.toml"
+    toml.write_text("[catalog]\n" + "".join(f'"{k}" = "{v}"\n' for k, v in s3_store.props().items()))
+    got = parse_records(ok(run(thaw_bin, "inspect", "--config", toml, "--metadata",
+                               s3_table["table"].metadata_location, "--records", "--format", "json",
+                               env=no_aws)).stdout, "thaw")
+    assert_same_records(got, want)

@@ -148,14 +148,14 @@ TEST_F(SqliteCatalogTest, CreateNamespaceOnlyWhenMissing) {
   EXPECT_EQ(Scalar("SELECT count(*) FROM iceberg_namespace_properties WHERE namespace = 'withtables'"), "0");
 }
 
-TEST_F(SqliteCatalogTest, OpensReadOnlyAndNeverCreatesTheDatabase) {
+TEST_F(SqliteCatalogTest, NeverCreatesTheDatabaseAndReadsBesideAWriter) {
   CatalogConfig c;
   c.type = "sql";
   c.uri = "sqlite:///" + (dir / "absent.db").string();
   auto cat = SqlCatalog::Make(c);
   EXPECT_EQ(cat.status().code(), StatusCode::kNotFound);
   EXPECT_FALSE(fs::exists(dir / "absent.db"));
-  // Reading a catalog takes no write lock: it works while another connection holds one.
+  // Reading takes no write lock: it works while another connection holds one.
   Sql("CREATE TABLE iceberg_tables (catalog_name TEXT, table_namespace TEXT, table_name TEXT, "
       "metadata_location TEXT, previous_metadata_location TEXT, iceberg_type TEXT)");
   sqlite3* writer = nullptr;
