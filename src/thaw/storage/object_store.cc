@@ -464,7 +464,7 @@ Result<std::string> ArrowFileIO::ReadAll(const std::string& location) {
   if (cacheable && *size <= kReadAllMaxFileBytes) {
     ReadAllCache().Put(key, std::shared_ptr<const std::string>(data), *size);
   }
-  return std::move(*data);
+  return *data;  // a copy: the cache keeps the shared string
 }
 
 Result<bool> ArrowFileIO::Exists(const std::string& location) {
