@@ -21,7 +21,7 @@ deps-test:
 
 build: deps
 	@cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
-	@ninja -C $(BUILD) -j$(JOBS) thaw thaw_unit_tests thaw_batch_tool
+	@ninja -C $(BUILD) -j$(JOBS) thaw thaw_unit_tests thaw_batch_tool thaw_rest_tool thaw_storage_tool
 
 # The binary plus the Arrow libraries it loads (relative rpath): runs without
 # this build tree or the venv. `make install PREFIX=$$HOME/.local`
@@ -57,7 +57,7 @@ asan-test: deps
 
 # Short libFuzzer runs of every parser of untrusted bytes.
 fuzz-test: deps
-	@scripts/fuzz.sh 30
+	@scripts/fuzz.sh 20
 
 test: deps-test unit-test integration-test asan-test fuzz-test
 
