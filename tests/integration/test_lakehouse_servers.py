@@ -21,13 +21,15 @@ def test_s3_store_round_trips_a_parquet_file_through_pyarrow(s3_store):
 def test_postgres_hosts_a_pyiceberg_sql_catalog(postgres, tmp_path):
     from pyiceberg.catalog.sql import SqlCatalog
 
-    cat = SqlCatalog("pg", uri=postgres.sqlalchemy_uri, warehouse=f"file://{tmp_path}")
+    # The session's PostgreSQL is shared with other tests: a catalog name of this test's own.
+    cat = SqlCatalog("servers_test", uri=postgres.sqlalchemy_uri, warehouse=f"file://{tmp_path}")
     cat.create_namespace("ns")
     t = cat.create_table("ns.t", pa.schema([("x", pa.int64())]))
     t.append(pa.table({"x": [1, 2, 3]}))
     # The catalog rows live in PostgreSQL, read back over a plain connection.
     with postgres.connect() as conn, conn.cursor() as cur:
-        cur.execute("SELECT table_namespace, table_name, metadata_location FROM iceberg_tables")
+        cur.execute("SELECT table_namespace, table_name, metadata_location FROM iceberg_tables "
+                    "WHERE catalog_name = 'servers_test'")
         rows = cur.fetchall()
     assert [(r[0], r[1]) for r in rows] == [("ns", "t")]
     assert rows[0][2] == cat.load_table("ns.t").metadata_location
