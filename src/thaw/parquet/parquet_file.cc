@@ -100,8 +100,9 @@ Result<std::unique_ptr<ParquetFile>> ParquetFile::Open(storage::FileIO& io, cons
 }
 
 Result<std::unique_ptr<ParquetFile>> ParquetFile::OpenDataFile(storage::FileIO& io, const std::string& location,
-                                                               std::shared_ptr<const iceberg::NameMapping> mapping) {
-  return OpenWith(io, location, nullptr, false, std::move(mapping), true);
+                                                               std::shared_ptr<const iceberg::NameMapping> mapping,
+                                                               int64_t file_size) {
+  return OpenWith(io, location, nullptr, false, std::move(mapping), true, file_size > 0 ? file_size : -1);
 }
 
 Result<std::unique_ptr<ParquetFile>> ParquetFile::Clone(storage::FileIO& io) const {

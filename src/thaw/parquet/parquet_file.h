@@ -33,8 +33,11 @@ class ParquetFile {
   // columns it does not map are absent, and batches read carry the mapped
   // ids in their field metadata. Without ids and without a mapping the file
   // cannot be read by id: an error names the file and the fix.
+  // `file_size` is the manifest's file_size_in_bytes when known (-1 if not):
+  // an object store then needs no HEAD request to find the footer.
   static Result<std::unique_ptr<ParquetFile>> OpenDataFile(storage::FileIO& io, const std::string& location,
-                                                           std::shared_ptr<const iceberg::NameMapping> mapping);
+                                                           std::shared_ptr<const iceberg::NameMapping> mapping,
+                                                           int64_t file_size = -1);
 
   // Another reader of the same file sharing the parsed footer, for reading
   // different row groups on another thread (a FileReader is not thread-safe).

@@ -131,7 +131,7 @@ Status ReadPlan::Plan(const ReadOptions& options) {
       }
       if (!known) {
         // No metrics: read the partition column once to learn the range.
-        ASSIGN_OR_RAISE(auto pf, pq::ParquetFile::OpenDataFile(*table_->io, f.path, name_mapping_));
+        ASSIGN_OR_RAISE(auto pf, pq::ParquetFile::OpenDataFile(*table_->io, f.path, name_mapping_, f.file_size));
         int top = pf->TopLevelField(layout_.partition->top_level_id(), layout_.partition->names[0]);
         int32_t mn = std::numeric_limits<int32_t>::max(), mx = std::numeric_limits<int32_t>::min();
         if (top >= 0) {
@@ -245,7 +245,7 @@ Result<std::shared_ptr<const std::vector<RowGroupRef>>> ReadPlan::RowGroups(int3
   for (size_t i = 0; i < files_.size(); ++i) {
     const PlannedFile& f = files_[i];
     if (partition < f.part_lo || partition > f.part_hi) continue;
-    ASSIGN_OR_RAISE(auto pf, pq::ParquetFile::OpenDataFile(*table_->io, f.task.file->path, name_mapping_));
+    ASSIGN_OR_RAISE(auto pf, pq::ParquetFile::OpenDataFile(*table_->io, f.task.file->path, name_mapping_, f.task.file->file_size));
     const int off_leaf = leaf_of(*pf, layout_.offset), part_leaf = leaf_of(*pf, layout_.partition);
     const int ts_leaf = leaf_of(*pf, layout_.timestamp);
     for (int rg = 0; rg < pf->num_row_groups(); ++rg) {

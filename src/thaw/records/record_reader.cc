@@ -1002,7 +1002,7 @@ Status RecordReader::Impl::PlanMoreClusters() {
     for (size_t k = next_task; k < end; ++k) {
       TaskState& t = tasks[part_tasks[k]];
       RETURN_NOT_OK(LoadDeletes(t));
-      ASSIGN_OR_RAISE(auto pf, pq::ParquetFile::OpenDataFile(*table->io, t.task.file->path, name_mapping));
+      ASSIGN_OR_RAISE(auto pf, pq::ParquetFile::OpenDataFile(*table->io, t.task.file->path, name_mapping, t.task.file->file_size));
       const int off_leaf = leaf_of(*pf, layout.offset), part_leaf = leaf_of(*pf, layout.partition);
       const int ts_leaf = (opt.from_time_ms || opt.to_time_ms) ? leaf_of(*pf, layout.timestamp) : -1;
       for (int rg = 0; rg < pf->num_row_groups(); ++rg) {

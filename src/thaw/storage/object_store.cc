@@ -255,7 +255,6 @@ Result<std::shared_ptr<ArrowFileIO>> ArrowFileIO::Make(const StoreLocation& samp
   }
   switch (sample.kind) {
     case StoreKind::kS3: {
-      RETURN_NOT_OK(EnsureS3());
       // The AWS SDKs' endpoint variables, which Arrow's S3 client does not read itself.
       PropertyMap with_env = properties;
       if (!with_env.contains("s3.endpoint")) {
@@ -268,6 +267,9 @@ Result<std::shared_ptr<ArrowFileIO>> ArrowFileIO::Make(const StoreLocation& samp
         }
       }
       ASSIGN_OR_RAISE(auto s, S3SettingsFrom(with_env));
+      // Only once the properties are valid: an initialised SDK with no client
+      // yet has no shutdown registered (see RegisterS3Shutdown).
+      RETURN_NOT_OK(EnsureS3());
       arrow::fs::S3Options o;
       std::string creds;
       if (s.anonymous) {
