@@ -414,6 +414,11 @@ Status ArrowFileIO::ErrorStatus(const arrow::Status& st, const std::string& loca
         "{}: the store refused access ({} failed: {}). Check the credentials ({}) and that they may read this object",
         location, what, msg, description_);
   }
+  // The SDK names some errors without their HTTP status (a GET's 503 is
+  // "SERVICE_UNAVAILABLE"): say the status too, as the store sent it.
+  if (!has("HTTP status")) {
+    if (has("SERVICE_UNAVAILABLE") || has("SLOW_DOWN")) msg += " (HTTP status 503)";
+  }
   bool transient = has("HTTP status 5") || has("HTTP status 429") || has("SLOW_DOWN") || has("SlowDown") ||
                    has("NETWORK_CONNECTION") || has("THROTTLING") || has("REQUEST_TIMEOUT") ||
                    has("SERVICE_UNAVAILABLE") || has("INTERNAL_FAILURE") || has("curlCode");
