@@ -8,8 +8,8 @@
 #include <cstdlib>
 #include <ctime>
 #include <map>
-#include <nlohmann/json.hpp>
 
+#include "thaw/catalog/rest_messages.h"
 #include "thaw/common/log.h"
 
 namespace thaw::catalog {
@@ -199,18 +199,8 @@ class OAuth2Auth : public RestAuth {
     auto obtained = std::chrono::steady_clock::now();
     // A token request changes nothing on the server: safe to retry.
     ASSIGN_OR_RAISE(auto response, http_->Send(std::move(request), RetryPolicy::kIdempotent));
-    nlohmann::json body = nlohmann::json::parse(response.body, nullptr, /*allow_exceptions=*/false);
     if (response.status != 200) {
-      std::string detail;
-      if (body.is_object()) {
-        if (body.contains("error_description") && body["error_description"].is_string()) {
-          detail = body["error_description"].get<std::string>();
-        } else if (body.contains("error") && body["error"].is_string()) {
-          detail = body["error"].get<std::string>();
-        } else if (body.contains("error") && body["error"].is_object() && body["error"].contains("message")) {
-          detail = body["error"]["message"].dump();
-        }
-      }
+      std::string detail = rest::ParseTokenError(response.body);
       std::string msg =
           fmt::format("POST {}: HTTP {}{}{}: the OAuth2 token request with {} was refused; {}", RedactUrl(token_uri_),
                       response.status, detail.empty() ? "" : ": ", detail, Describe(), Advice());
@@ -219,15 +209,10 @@ class OAuth2Auth : public RestAuth {
       }
       return Status::IOError("{}", msg);
     }
-    if (!body.is_object() || !body.contains("access_token") || !body["access_token"].is_string()) {
-      return Status::Corrupt("POST {}: the OAuth2 token response has no access_token", RedactUrl(token_uri_));
-    }
-    token_ = body["access_token"].get<std::string>();
+    ASSIGN_OR_RAISE(auto token, rest::ParseTokenResponse(response.body, fmt::format("POST {}", RedactUrl(token_uri_))));
+    token_ = std::move(token.access_token);
     lifetime_.obtained = obtained;
-    lifetime_.expires_in.reset();
-    if (body.contains("expires_in") && body["expires_in"].is_number()) {
-      lifetime_.expires_in = std::chrono::seconds(body["expires_in"].get<int64_t>());
-    }
+    lifetime_.expires_in = token.expires_in;
     log::Debug("OAuth2 token from {} (expires in {} s)", RedactUrl(token_uri_),
                lifetime_.expires_in ? lifetime_.expires_in->count() : -1);
     return Status::OK();

@@ -32,36 +32,7 @@ Result<int64_t> IntProp(const storage::PropertyMap& props, std::string_view key,
   return Status::Invalid("catalog property '{}' = '{}' is not a non-negative integer", key, it->second);
 }
 
-// A JSON object of strings as a PropertyMap (non-string values as JSON text).
-storage::PropertyMap StringMap(const nlohmann::json& j) {
-  storage::PropertyMap out;
-  if (!j.is_object()) return out;
-  for (const auto& [k, v] : j.items()) out[k] = v.is_string() ? v.get<std::string>() : v.dump();
-  return out;
-}
-
-// The server's error message from an ErrorModel body ({"error": {message,
-// type, code}}), or a short excerpt of a non-JSON body.
-std::string ServerMessage(const std::string& body) {
-  auto j = nlohmann::json::parse(body, nullptr, /*allow_exceptions=*/false);
-  if (j.is_object() && j.contains("error") && j["error"].is_object()) {
-    const auto& e = j["error"];
-    std::string type = e.contains("type") && e["type"].is_string() ? e["type"].get<std::string>() : "";
-    std::string msg = e.contains("message") && e["message"].is_string() ? e["message"].get<std::string>() : "";
-    if (!type.empty() && !msg.empty()) return type + ": " + msg;
-    return type + msg;
-  }
-  // An HTML error page (a proxy's, a servlet container's): its title says it.
-  if (auto t = body.find("<title>"); t != std::string::npos) {
-    auto end = body.find("</title>", t);
-    if (end != std::string::npos && end - t < 300) return body.substr(t + 7, end - t - 7);
-  }
-  std::string text = body.substr(0, 200);
-  for (auto& c : text) {
-    if (c == '\n' || c == '\r') c = ' ';
-  }
-  return text;
-}
+std::string ServerMessage(const std::string& body) { return rest::ParseErrorResponse(body); }
 
 Result<std::shared_ptr<storage::FileIO>> TableFileIO(const std::string& location,
                                                      const storage::PropertyMap& properties) {
@@ -181,13 +152,13 @@ Status RestCatalog::FetchConfig(const CatalogConfig& config) {
   if (!warehouse_.empty()) call.query.emplace_back("warehouse", PercentEncode(warehouse_));
   ASSIGN_OR_RAISE(auto response, Execute(call));
   if (response.status != 200) return ErrorFor(call, response, "reading the catalog configuration");
-  auto j = nlohmann::json::parse(response.body, nullptr, /*allow_exceptions=*/false);
-  if (!j.is_object()) {
-    return Status::Corrupt("GET {}: the catalog configuration is not a JSON object; is '{}' an Iceberg REST catalog?",
-                           RedactUrl(call.Url(base_)), RedactUrl(base_));
+  auto config_response = rest::ParseConfigResponse(response.body, fmt::format("GET {}", RedactUrl(call.Url(base_))));
+  if (!config_response.ok()) {
+    return config_response.status().WithContext(
+        fmt::format("reading the catalog configuration (is '{}' an Iceberg REST catalog?)", RedactUrl(base_)));
   }
-  storage::PropertyMap defaults = StringMap(j.value("defaults", nlohmann::json::object()));
-  storage::PropertyMap overrides = StringMap(j.value("overrides", nlohmann::json::object()));
+  const storage::PropertyMap& defaults = config_response->defaults;
+  const storage::PropertyMap& overrides = config_response->overrides;
   properties_ = rest::MergeConfig(defaults, config.properties, overrides);
   prefix_ = PropOr(properties_, "prefix");
   while (prefix_.ends_with('/')) prefix_.pop_back();
@@ -196,7 +167,7 @@ Status RestCatalog::FetchConfig(const CatalogConfig& config) {
     base_ = it->second;
     while (base_.ends_with('/')) base_.pop_back();
   }
-  idempotency_keys_ = j.contains("idempotency-key-lifetime") && !j["idempotency-key-lifetime"].is_null();
+  idempotency_keys_ = config_response->idempotency_keys;
   ASSIGN_OR_RAISE(auto page_size, IntProp(properties_, "rest-page-size", 0));
   page_size_ = static_cast<int>(page_size);
   log::Debug("REST catalog {}: prefix '{}', namespace separator '{}', idempotency keys {}", RedactUrl(base_), prefix_,
@@ -282,18 +253,10 @@ Result<std::vector<std::vector<std::string>>> RestCatalog::ListNamespaces(const 
     std::string what = parent.empty() ? std::string("listing namespaces")
                                       : fmt::format("listing the namespaces in '{}'", fmt::join(parent, "."));
     if (response.status != 200) return ErrorFor(call, response, what);
-    auto j = nlohmann::json::parse(response.body, nullptr, false);
-    if (!j.is_object() || !j.contains("namespaces") || !j["namespaces"].is_array()) {
-      return Status::Corrupt("{}: GET {}: the response has no 'namespaces' list", what, RedactUrl(call.Url(base_)));
-    }
-    for (const auto& ns : j["namespaces"]) {
-      if (!ns.is_array()) return Status::Corrupt("{}: a namespace is not a list of strings", what);
-      std::vector<std::string> levels;
-      for (const auto& l : ns) levels.push_back(l.is_string() ? l.get<std::string>() : l.dump());
-      out.push_back(std::move(levels));
-    }
-    const auto& next = j.contains("next-page-token") ? j["next-page-token"] : nlohmann::json();
-    std::string next_token = next.is_string() ? next.get<std::string>() : "";
+    ASSIGN_OR_RAISE(auto page, rest::ParseListNamespaces(response.body,
+                                                         fmt::format("{}: GET {}", what, RedactUrl(call.Url(base_)))));
+    for (auto& ns : page.namespaces) out.push_back(std::move(ns));
+    std::string next_token = std::move(page.next_page_token);
     if (!next_token.empty() && next_token == token) {
       return Status::Corrupt("{}: the catalog returned the same next-page-token twice", what);
     }
@@ -315,25 +278,10 @@ Result<std::vector<TableIdentifier>> RestCatalog::ListTables(const std::vector<s
     first = false;
     ASSIGN_OR_RAISE(auto response, Execute(call));
     if (response.status != 200) return ErrorFor(call, response, what);
-    auto j = nlohmann::json::parse(response.body, nullptr, false);
-    if (!j.is_object() || !j.contains("identifiers") || !j["identifiers"].is_array()) {
-      return Status::Corrupt("{}: GET {}: the response has no 'identifiers' list", what, RedactUrl(call.Url(base_)));
-    }
-    for (const auto& id : j["identifiers"]) {
-      if (!id.is_object() || !id.contains("name") || !id["name"].is_string()) {
-        return Status::Corrupt("{}: a table identifier has no name", what);
-      }
-      TableIdentifier t;
-      t.name = id["name"].get<std::string>();
-      if (id.contains("namespace") && id["namespace"].is_array()) {
-        for (const auto& l : id["namespace"]) t.ns.push_back(l.is_string() ? l.get<std::string>() : l.dump());
-      } else {
-        t.ns = ns;
-      }
-      out.push_back(std::move(t));
-    }
-    const auto& next = j.contains("next-page-token") ? j["next-page-token"] : nlohmann::json();
-    std::string next_token = next.is_string() ? next.get<std::string>() : "";
+    ASSIGN_OR_RAISE(auto page, rest::ParseListTables(response.body, ns,
+                                                     fmt::format("{}: GET {}", what, RedactUrl(call.Url(base_)))));
+    for (auto& t : page.identifiers) out.push_back(std::move(t));
+    std::string next_token = std::move(page.next_page_token);
     if (!next_token.empty() && next_token == token) {
       return Status::Corrupt("{}: the catalog returned the same next-page-token twice", what);
     }
@@ -365,29 +313,14 @@ Result<std::vector<TableIdentifier>> RestCatalog::ListTables() {
 
 Result<iceberg::Table> RestCatalog::TableFromLoadResult(const TableIdentifier& id, const std::string& body,
                                                         std::string_view what) {
-  auto j = nlohmann::json::parse(body, nullptr, false);
-  if (!j.is_object() || !j.contains("metadata") || !j["metadata"].is_object()) {
-    return Status::Corrupt("{}: the catalog's response has no table metadata", what);
-  }
-  std::string metadata_location = j.contains("metadata-location") && j["metadata-location"].is_string()
-                                      ? j["metadata-location"].get<std::string>()
-                                      : "";
-  ASSIGN_OR_RAISE(auto md, iceberg::TableMetadata::Parse(
-                               j["metadata"].dump(), metadata_location.empty() ? id.ToString() : metadata_location));
-  std::vector<rest::StorageCredential> creds;
-  if (j.contains("storage-credentials") && j["storage-credentials"].is_array()) {
-    for (const auto& c : j["storage-credentials"]) {
-      if (!c.is_object() || !c.contains("prefix") || !c["prefix"].is_string()) continue;
-      creds.push_back({c["prefix"].get<std::string>(), StringMap(c.value("config", nlohmann::json::object()))});
-    }
-  }
-  std::string location = j["metadata"].value("location", metadata_location);
-  auto io_props =
-      rest::TableIOProperties(properties_, StringMap(j.value("config", nlohmann::json::object())), creds, location);
+  ASSIGN_OR_RAISE(auto loaded, rest::ParseLoadTable(body, what));
+  const std::string& metadata_location = loaded.metadata_location;
+  const std::string& location = loaded.location;
+  auto io_props = rest::TableIOProperties(properties_, loaded.config, loaded.storage_credentials, location);
   iceberg::Table table;
   table.name = id.ToString();
   table.metadata_location = metadata_location;
-  table.metadata = std::move(md);
+  table.metadata = std::move(loaded.metadata);
   auto io = TableFileIO(location.empty() ? metadata_location : location, io_props);
   if (!io.ok()) return io.status().WithContext(fmt::format("{}: table {}", what, id.ToString()));
   table.io = std::move(*io);

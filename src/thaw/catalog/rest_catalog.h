@@ -15,6 +15,7 @@
 #include "thaw/catalog/catalog_config.h"
 #include "thaw/catalog/http_client.h"
 #include "thaw/catalog/rest_auth.h"
+#include "thaw/catalog/rest_messages.h"
 
 namespace thaw::catalog {
 
@@ -89,10 +90,6 @@ storage::PropertyMap MergeConfig(const storage::PropertyMap& defaults, const sto
 // default, or the config's namespace-separator).
 std::string EncodeNamespace(const std::vector<std::string>& ns, std::string_view separator);
 
-struct StorageCredential {
-  std::string prefix;
-  storage::PropertyMap config;
-};
 // The credential whose prefix is the longest prefix of `location`, or null.
 const StorageCredential* ChooseStorageCredential(std::string_view location,
                                                  const std::vector<StorageCredential>& credentials);
