@@ -156,6 +156,10 @@ Result<OAuthToken> ParseTokenResponse(std::string_view body, std::string_view wh
                                                                    : static_cast<double>(v);
   } else if (expires->is_number()) {
     seconds = expires->get<double>();  // int64 or float: exact enough for a lifetime
+  } else if (expires->is_string() && !expires->get_ref<const std::string&>().empty() &&
+             expires->get_ref<const std::string&>().size() <= 12 &&
+             expires->get_ref<const std::string&>().find_first_not_of("0123456789") == std::string::npos) {
+    seconds = std::stod(expires->get_ref<const std::string&>());  // "3599", as Azure AD v1 sends it
   } else {
     return Status::Corrupt("{}: the OAuth2 token response's expires_in is not a number but {}", what,
                            Excerpt(*expires));

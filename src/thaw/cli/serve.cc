@@ -169,7 +169,9 @@ void RegisterServe(CLI::App* app, int* exit_code) {
   cmd->add_option("--state", args->state,
                   "Directory of the server's state: committed group offsets, cluster id (default ./thaw-serve-state)");
   cmd->add_option("--refresh", args->refresh, "How often tables are checked for new snapshots (default 5s)");
-  cmd->add_option("--cache-size", args->cache_size, "Memory for encoded record batches (default 1GiB; at least the partitions read at once x a row group's size)");
+  cmd->add_option(
+      "--cache-size", args->cache_size,
+      "Memory for encoded record batches (default 1GiB; at least the partitions read at once x a row group's size)");
   cmd->add_option("--log-level", args->log_level, "debug, info, warn or error (default info)");
   cmd->add_option("--group-initial-rebalance-delay", args->initial_rebalance_delay,
                   "How long a new group waits for more members before its first rebalance (Kafka's "

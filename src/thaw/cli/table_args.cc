@@ -142,15 +142,15 @@ Result<std::set<int32_t>> ParsePartitions(const std::string& text, std::string_v
   size_t start = 0;
   while (true) {
     size_t comma = text.find(',', start);
-    std::string_view part = std::string_view(text).substr(start, comma == std::string::npos ? std::string::npos
-                                                                                           : comma - start);
+    std::string_view part =
+        std::string_view(text).substr(start, comma == std::string::npos ? std::string::npos : comma - start);
     size_t dash = part.find('-');
     int32_t a = 0, b = 0;
     bool ok = dash == std::string_view::npos ? number(part, &a) && (b = a, true)
                                              : number(part.substr(0, dash), &a) && number(part.substr(dash + 1), &b);
     if (!ok || b < a || int64_t{b} - a >= 100000) {
-      return Status::Invalid("{} '{}': '{}' is not a partition or an inclusive range of them (e.g. 0,3-5)", flag,
-                             text, part);
+      return Status::Invalid("{} '{}': '{}' is not a partition or an inclusive range of them (e.g. 0,3-5)", flag, text,
+                             part);
     }
     for (int64_t p = a; p <= b; ++p) out.insert(static_cast<int32_t>(p));
     if (comma == std::string::npos) break;

@@ -3,18 +3,17 @@
 // which layout.
 #pragma once
 
+#include <CLI/CLI.hpp>
 #include <memory>
 #include <set>
 #include <string>
 #include <string_view>
 #include <vector>
 
-#include <CLI/CLI.hpp>
-
-#include "thaw/common/status.h"
-#include "thaw/records/record_reader.h"
 #include "thaw/catalog/catalog.h"
 #include "thaw/catalog/catalog_config.h"
+#include "thaw/common/status.h"
+#include "thaw/records/record_reader.h"
 
 namespace thaw::cli {
 

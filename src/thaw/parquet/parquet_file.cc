@@ -22,10 +22,16 @@ namespace {
 class FileIOAdapter : public arrow::io::RandomAccessFile {
  public:
   explicit FileIOAdapter(std::unique_ptr<storage::RandomAccessFile> f) : f_(std::move(f)) {}
-  arrow::Status Close() override { closed_ = true; return arrow::Status::OK(); }
+  arrow::Status Close() override {
+    closed_ = true;
+    return arrow::Status::OK();
+  }
   bool closed() const override { return closed_; }
   arrow::Result<int64_t> Tell() const override { return pos_; }
-  arrow::Status Seek(int64_t pos) override { pos_ = pos; return arrow::Status::OK(); }
+  arrow::Status Seek(int64_t pos) override {
+    pos_ = pos;
+    return arrow::Status::OK();
+  }
   arrow::Result<int64_t> GetSize() override { return f_->size(); }
   arrow::Result<int64_t> Read(int64_t nbytes, void* out) override {
     ARROW_ASSIGN_OR_RAISE(int64_t n, ReadAt(pos_, nbytes, out));
@@ -235,9 +241,8 @@ std::shared_ptr<arrow::Field> MapField(const parquet::arrow::SchemaField* sf,
     return sf && k < static_cast<int>(sf->children.size()) ? &sf->children[k] : nullptr;
   };
   auto map_child = [&](const std::shared_ptr<arrow::Field>& f, const parquet::arrow::SchemaField* csf,
-                       const std::vector<iceberg::MappedField>* lvl, std::string_view a) {
-    return MapField(csf, f, lvl, a, ids);
-  };
+                       const std::vector<iceberg::MappedField>* lvl,
+                       std::string_view a) { return MapField(csf, f, lvl, a, ids); };
   std::shared_ptr<arrow::DataType> mapped_type = type;
   switch (type->id()) {
     case arrow::Type::STRUCT: {

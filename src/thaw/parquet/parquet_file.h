@@ -3,17 +3,17 @@
 // row-group statistics exposed for pruning.
 #pragma once
 
+#include <arrow/record_batch.h>
+#include <arrow/type_fwd.h>
+#include <parquet/arrow/reader.h>
+#include <parquet/arrow/schema.h>
+
 #include <memory>
 #include <optional>
 #include <string>
 #include <unordered_map>
 #include <utility>
 #include <vector>
-
-#include <arrow/record_batch.h>
-#include <arrow/type_fwd.h>
-#include <parquet/arrow/reader.h>
-#include <parquet/arrow/schema.h>
 
 #include "thaw/common/status.h"
 #include "thaw/iceberg/schema.h"

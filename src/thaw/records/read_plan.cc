@@ -1,10 +1,10 @@
 #include "thaw/records/read_plan.h"
 
+#include <arrow/record_batch.h>
+
 #include <algorithm>
 #include <limits>
 #include <numeric>
-
-#include <arrow/record_batch.h>
 
 #include "thaw/parquet/arrow_status.h"
 #include "thaw/parquet/parquet_file.h"
@@ -105,7 +105,10 @@ Status ReadPlan::Plan(const ReadOptions& options) {
       auto lo = f.lower_bounds.find(id), hi = f.upper_bounds.find(id);
       if (lo != f.lower_bounds.end() && hi != f.upper_bounds.end()) {
         auto l = iceberg::DecodeIntegerBound(lo->second), h = iceberg::DecodeIntegerBound(hi->second);
-        if (l && h) { t.off_lo = *l; t.off_hi = *h; }
+        if (l && h) {
+          t.off_lo = *l;
+          t.off_hi = *h;
+        }
       }
     }
     if (!layout_.partition) {
@@ -127,7 +130,11 @@ Status ReadPlan::Plan(const ReadOptions& options) {
       auto lo = f.lower_bounds.find(id), hi = f.upper_bounds.find(id);
       if (!known && lo != f.lower_bounds.end() && hi != f.upper_bounds.end()) {
         auto l = iceberg::DecodeIntegerBound(lo->second), h = iceberg::DecodeIntegerBound(hi->second);
-        if (l && h) { t.part_lo = static_cast<int32_t>(*l); t.part_hi = static_cast<int32_t>(*h); known = true; }
+        if (l && h) {
+          t.part_lo = static_cast<int32_t>(*l);
+          t.part_hi = static_cast<int32_t>(*h);
+          known = true;
+        }
       }
       if (!known) {
         // No metrics: read the partition column once to learn the range.
@@ -159,9 +166,10 @@ Status ReadPlan::Plan(const ReadOptions& options) {
       }
     }
     if (t.part_hi - static_cast<int64_t>(t.part_lo) > 100000) {
-      return Status::Corrupt("data file {} spans partitions {}..{}: the partition column '{}' does not look like "
-                             "Kafka partitions (use --column partition=COLUMN)", f.path, t.part_lo, t.part_hi,
-                             layout_.partition->dotted());
+      return Status::Corrupt(
+          "data file {} spans partitions {}..{}: the partition column '{}' does not look like "
+          "Kafka partitions (use --column partition=COLUMN)",
+          f.path, t.part_lo, t.part_hi, layout_.partition->dotted());
     }
     for (int64_t p = t.part_lo; p <= t.part_hi; ++p) {
       if (!options.partitions || options.partitions->count(static_cast<int32_t>(p))) {
@@ -245,7 +253,8 @@ Result<std::shared_ptr<const std::vector<RowGroupRef>>> ReadPlan::RowGroups(int3
   for (size_t i = 0; i < files_.size(); ++i) {
     const PlannedFile& f = files_[i];
     if (partition < f.part_lo || partition > f.part_hi) continue;
-    ASSIGN_OR_RAISE(auto pf, pq::ParquetFile::OpenDataFile(*table_->io, f.task.file->path, name_mapping_, f.task.file->file_size));
+    ASSIGN_OR_RAISE(
+        auto pf, pq::ParquetFile::OpenDataFile(*table_->io, f.task.file->path, name_mapping_, f.task.file->file_size));
     const int off_leaf = leaf_of(*pf, layout_.offset), part_leaf = leaf_of(*pf, layout_.partition);
     const int ts_leaf = leaf_of(*pf, layout_.timestamp);
     for (int rg = 0; rg < pf->num_row_groups(); ++rg) {
@@ -282,8 +291,8 @@ Result<std::shared_ptr<const std::vector<RowGroupRef>>> ReadPlan::RowGroups(int3
 }
 
 Result<std::optional<RowGroupRef>> ReadPlan::Locate(int32_t partition, int64_t offset) const {
-  if (!layout_.offset) return Status::Unsupported("table {} has no offset column: records cannot be located by offset",
-                                                  table_->name);
+  if (!layout_.offset)
+    return Status::Unsupported("table {} has no offset column: records cannot be located by offset", table_->name);
   ASSIGN_OR_RAISE(auto rgs, RowGroups(partition));
   // Row groups are by first offset but may overlap: the first one whose
   // last offset reaches `offset` is where a forward read must start.
@@ -329,7 +338,8 @@ std::string CacheKey(const iceberg::Table& table, const iceberg::Snapshot* snap,
   } else {
     k += '*';
   }
-  k += "\x1f" "a";
+  k += "\x1f"
+       "a";
   if (o.only_added_in) {
     for (int64_t s : *o.only_added_in) k += std::to_string(s) + ',';
   } else {

@@ -1,5 +1,11 @@
 #include "thaw/records/record_reader.h"
 
+#include <arrow/array.h>
+#include <arrow/record_batch.h>
+#include <arrow/scalar.h>
+#include <arrow/type.h>
+#include <arrow/util/byte_size.h>
+
 #include <algorithm>
 #include <deque>
 #include <functional>
@@ -8,12 +14,6 @@
 #include <mutex>
 #include <numeric>
 #include <unordered_set>
-
-#include <arrow/array.h>
-#include <arrow/scalar.h>
-#include <arrow/record_batch.h>
-#include <arrow/type.h>
-#include <arrow/util/byte_size.h>
 
 #include "thaw/common/civil_time.h"
 #include "thaw/common/thread_pool.h"
@@ -213,9 +213,7 @@ RecordReader::MergeStats RecordReader::merge_stats() const {
   std::lock_guard<std::mutex> lock(impl_->merge_mu);
   return impl_->merge_stats;
 }
-iceberg::DeletionVectorCache::Stats RecordReader::deletion_vector_stats() const {
-  return impl_->dv_cache->stats();
-}
+iceberg::DeletionVectorCache::Stats RecordReader::deletion_vector_stats() const { return impl_->dv_cache->stats(); }
 RecordReader::DecodeStats RecordReader::decode_stats() const {
   std::lock_guard<std::mutex> lock(impl_->merge_mu);
   return impl_->decode_stats;
@@ -339,7 +337,8 @@ Result<std::shared_ptr<EqualityDeletes>> RecordReader::Impl::LoadEqualityDeletes
     eq->names.push_back(name);
     int c = pf->TopLevelField(id, name);
     if (c < 0) {
-      return Status::Unsupported("equality delete file {}: column id {} is not a top-level column of the file", f.path, id);
+      return Status::Unsupported("equality delete file {}: column id {} is not a top-level column of the file", f.path,
+                                 id);
     }
     cols.push_back(c);
     paths.push_back(ColumnPath{{id}, {name}, nullptr});
@@ -375,8 +374,8 @@ Status RecordReader::Impl::LoadDeletes(TaskState& t) {
         return Status::Corrupt("deletion vector for {} in {} lacks content_offset/content_size_in_bytes",
                                t.task.file->path, d->path);
       }
-      ASSIGN_OR_RAISE(t.dv, dv_cache->Get(d->path, *d->content_offset, *d->content_size, t.task.file->path,
-                                          d->record_count));
+      ASSIGN_OR_RAISE(t.dv,
+                      dv_cache->Get(d->path, *d->content_offset, *d->content_size, t.task.file->path, d->record_count));
     } else if (d->content == FileContent::kPositionDeletes) {
       ASSIGN_OR_RAISE(auto m, LoadPositionDeletes(*d));
       if (auto it = m->find(t.task.file->path); it != m->end()) {
@@ -409,10 +408,13 @@ Status RecordReader::Impl::DecodeBatch(const std::shared_ptr<arrow::RecordBatch>
        tst = resolve(layout.timestamp_type), key = resolve(all ? layout.key : kNone),
        val = resolve(all ? layout.value : kNone), hdr = resolve(all ? layout.headers : kNone);
   if (layout.offset && !off) {
-    return Status::Corrupt("data file {} has no column '{}' (the layout's offset column)", path, layout.offset->dotted());
+    return Status::Corrupt("data file {} has no column '{}' (the layout's offset column)", path,
+                           layout.offset->dotted());
   }
   JsonRowBuilder json_value;
-  if (all) { ASSIGN_OR_RAISE(json_value, JsonRowBuilder::Bind(layout, *batch)); }
+  if (all) {
+    ASSIGN_OR_RAISE(json_value, JsonRowBuilder::Bind(layout, *batch));
+  }
   auto topic = resolve(all ? layout.topic : kNone);
   std::vector<std::vector<Accessor>> eq_accs;
   for (const auto& eq : t.eq) {
@@ -460,7 +462,10 @@ Status RecordReader::Impl::DecodeBatch(const std::shared_ptr<arrow::RecordBatch>
     for (const auto& accs : eq_accs) {
       std::string k;
       for (const auto& a : accs) k += EncodeCell(*a.array, i) + '\x1f';
-      if (t.eq[&accs - eq_accs.data()]->keys.count(k)) { deleted = true; break; }
+      if (t.eq[&accs - eq_accs.data()]->keys.count(k)) {
+        deleted = true;
+        break;
+      }
     }
     if (deleted) continue;
     if (off) {
@@ -475,8 +480,8 @@ Status RecordReader::Impl::DecodeBatch(const std::shared_ptr<arrow::RecordBatch>
       if (opt.to_offset && r.offset >= *opt.to_offset) continue;
     }
     if (tst && !tst->IsNull(i)) {
-      r.timestamp_type = GetInt(*tst->array, i).value_or(0) == 1 ? TimestampType::kLogAppendTime
-                                                                   : TimestampType::kCreateTime;
+      r.timestamp_type =
+          GetInt(*tst->array, i).value_or(0) == 1 ? TimestampType::kLogAppendTime : TimestampType::kCreateTime;
     }
     if (key && !key->IsNull(i)) r.key = GetBytes(*key->array, i);
     if (val && !val->IsNull(i)) r.value = GetBytes(*val->array, i);
@@ -501,10 +506,14 @@ Status RecordReader::Impl::DecodeBatch(const std::shared_ptr<arrow::RecordBatch>
         int64_t b, e;
         if (ha.type_id() == arrow::Type::LIST) {
           const auto& l = static_cast<const arrow::ListArray&>(ha);
-          values = l.values(); b = l.value_offset(i); e = l.value_offset(i + 1);
+          values = l.values();
+          b = l.value_offset(i);
+          e = l.value_offset(i + 1);
         } else {
           const auto& l = static_cast<const arrow::LargeListArray&>(ha);
-          values = l.values(); b = l.value_offset(i); e = l.value_offset(i + 1);
+          values = l.values();
+          b = l.value_offset(i);
+          e = l.value_offset(i + 1);
         }
         if (values->type_id() != arrow::Type::STRUCT) {
           return Status::Corrupt("data file {}: headers column is not a list of structs", path);
@@ -717,8 +726,7 @@ class RunInput : public MergeInput {
 
 // Whether the rows of `partition` in these row groups (in this order) are in
 // offset order: read from the offset (and partition) columns alone.
-Result<bool> RecordReader::Impl::IsSortedByOffset(pq::ParquetFile& pf, const std::vector<int>& rgs,
-                                                  int32_t partition) {
+Result<bool> RecordReader::Impl::IsSortedByOffset(pq::ParquetFile& pf, const std::vector<int>& rgs, int32_t partition) {
   std::vector<int> cols;
   int off_col = pf.TopLevelField(layout.offset->top_level_id(), layout.offset->names[0]);
   if (off_col < 0) return true;  // DecodeBatch reports the missing column
@@ -798,8 +806,10 @@ Status RecordReader::Impl::SpillRuns(pq::ParquetFile& pf, const TaskState& t, co
     }
     auto written = WriteRun(path, *table, std::clamp<int64_t>(batch_bytes / per_row, 16, kParquetBatchRows));
     if (!written.ok()) {
-      return written.status().WithContext(fmt::format("sorting {} by offset (spill directory full? free space or "
-                                                      "give another --spill-dir)", pf.location()));
+      return written.status().WithContext(
+          fmt::format("sorting {} by offset (spill directory full? free space or "
+                      "give another --spill-dir)",
+                      pf.location()));
     }
     std::lock_guard<std::mutex> lock(merge_mu);
     ++merge_stats.spilled_runs;
@@ -882,11 +892,10 @@ Status RecordReader::Impl::PrepareMerge(Cluster* c) {
         CountDecoded(0, b->num_rows(), arrow::util::TotalBufferSize(*b));
         return DecodeBatch(b, t, pos, out);
       };
-      merge_inputs.push_back({std::make_unique<FileInput>(pf, f.rgs, ProjectedColumns(*pf, t),
-                                                          std::clamp<int64_t>(batch_bytes / per_row, 16,
-                                                                              kParquetBatchRows),
-                                                          *c, decode),
-                              t.rank});
+      merge_inputs.push_back(
+          {std::make_unique<FileInput>(pf, f.rgs, ProjectedColumns(*pf, t),
+                                       std::clamp<int64_t>(batch_bytes / per_row, 16, kParquetBatchRows), *c, decode),
+           t.rank});
       continue;
     }
     spilled.push_back({f.task, {}});
@@ -906,8 +915,7 @@ Status RecordReader::Impl::PrepareMerge(Cluster* c) {
       auto decode = [this, bare](const std::shared_ptr<arrow::RecordBatch>& b, Cluster* out) {
         return DecodeBatch(b, *bare, 0, out);
       };
-      merge_inputs.push_back(
-          {std::make_unique<RunInput>(std::move(run), t.task.file->path, *c, decode), t.rank});
+      merge_inputs.push_back({std::make_unique<RunInput>(std::move(run), t.task.file->path, *c, decode), t.rank});
     }
   }
   ASSIGN_OR_RAISE(c->merger, KWayMerger::Make(std::move(merge_inputs)));
@@ -1002,14 +1010,18 @@ Status RecordReader::Impl::PlanMoreClusters() {
     for (size_t k = next_task; k < end; ++k) {
       TaskState& t = tasks[part_tasks[k]];
       RETURN_NOT_OK(LoadDeletes(t));
-      ASSIGN_OR_RAISE(auto pf, pq::ParquetFile::OpenDataFile(*table->io, t.task.file->path, name_mapping, t.task.file->file_size));
+      ASSIGN_OR_RAISE(
+          auto pf, pq::ParquetFile::OpenDataFile(*table->io, t.task.file->path, name_mapping, t.task.file->file_size));
       const int off_leaf = leaf_of(*pf, layout.offset), part_leaf = leaf_of(*pf, layout.partition);
       const int ts_leaf = (opt.from_time_ms || opt.to_time_ms) ? leaf_of(*pf, layout.timestamp) : -1;
       for (int rg = 0; rg < pf->num_row_groups(); ++rg) {
         Unit u{part_tasks[k], rg, kMin, kMax, pf->row_group_byte_size(rg), pf->row_group_num_rows(rg)};
         u.part_lo = t.part_lo;
         u.part_hi = t.part_hi;
-        if (auto st = pf->IntStats(rg, off_leaf)) { u.lo = st->first; u.hi = st->second; }
+        if (auto st = pf->IntStats(rg, off_leaf)) {
+          u.lo = st->first;
+          u.hi = st->second;
+        }
         if (auto st = pf->IntStats(rg, part_leaf)) {
           if (!holds(st->first, st->second)) continue;
           u.part_lo = std::max(u.part_lo, st->first);
@@ -1028,7 +1040,8 @@ Status RecordReader::Impl::PlanMoreClusters() {
     }
     next_task = end;
     if (layout.offset) {
-      std::stable_sort(units.begin(), units.end(), [](const auto& a, const auto& b) { return a.first.lo < b.first.lo; });
+      std::stable_sort(units.begin(), units.end(),
+                       [](const auto& a, const auto& b) { return a.first.lo < b.first.lo; });
     }
     // Row groups whose offset ranges overlap decode together; each cluster
     // gets readers of its own (sharing the parsed footers).
@@ -1045,8 +1058,8 @@ Status RecordReader::Impl::PlanMoreClusters() {
       // Several row groups that overlap and would not fit the budget decoded
       // at once (with the clusters decoded ahead): merge them as streams,
       // one partition at a time (the k-way merge orders one partition).
-      const bool merge = layout.offset && j - i > 1 &&
-                         bytes > opt.memory_budget / static_cast<int64_t>(2 * (max_inflight + 1));
+      const bool merge =
+          layout.offset && j - i > 1 && bytes > opt.memory_budget / static_cast<int64_t>(2 * (max_inflight + 1));
       std::vector<std::vector<int32_t>> emit;  // the clusters' partitions
       if (merge && group.size() > 1) {
         for (int32_t p : group) emit.push_back({p});
@@ -1094,8 +1107,8 @@ Status RecordReader::Impl::FillPipeline() {
     planned.pop_front();
     if (!pool) pool = std::make_unique<ThreadPool>(max_inflight);
     inflight.push_back(pool->Submit([this, c]() -> Result<std::unique_ptr<Cluster>> {
-      Status st = pq::CatchParquet("decoding",
-                                   [&]() { return c->merge ? PrepareMerge(c.get()) : LoadCluster(c.get()); });
+      Status st =
+          pq::CatchParquet("decoding", [&]() { return c->merge ? PrepareMerge(c.get()) : LoadCluster(c.get()); });
       if (!st.ok()) return st;
       auto out = std::make_unique<Cluster>();
       out->partition = c->partition;

@@ -39,8 +39,8 @@ class LocalFile : public RandomAccessFile {
   const std::string& location() const override { return location_; }
   Status ReadAt(int64_t offset, int64_t length, void* out) override {
     if (offset < 0 || length < 0 || offset + length > size_) {
-      return Status::Corrupt("{}: read of {} bytes at {} is past the end of the file ({} bytes; truncated?)",
-                             location_, length, offset, size_);
+      return Status::Corrupt("{}: read of {} bytes at {} is past the end of the file ({} bytes; truncated?)", location_,
+                             length, offset, size_);
     }
     counters_->Read(length);
     auto* p = static_cast<char*>(out);
@@ -51,7 +51,9 @@ class LocalFile : public RandomAccessFile {
         return Status::IOError("{}: read failed: {}", location_, std::strerror(errno));
       }
       if (n == 0) return Status::Corrupt("{}: unexpected end of file", location_);
-      p += n; offset += n; length -= n;
+      p += n;
+      offset += n;
+      length -= n;
     }
     return Status::OK();
   }

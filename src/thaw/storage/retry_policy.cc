@@ -26,8 +26,8 @@ bool IsTransient(const RequestError& e) {
   }
   const std::string& n = e.exception_name;
   if (n == "SlowDown" || n == "Throttling" || n == "ThrottlingException" || n == "TooManyRequests" ||
-      n == "TooManyRequestsException" || n == "RequestTimeout" || n == "InternalError" ||
-      n == "ServiceUnavailable" || n == "RequestLimitExceeded" || n == "RequestThrottled") {
+      n == "TooManyRequestsException" || n == "RequestTimeout" || n == "InternalError" || n == "ServiceUnavailable" ||
+      n == "RequestLimitExceeded" || n == "RequestThrottled") {
     return true;
   }
   // A 429 from an S3-compatible store arrives as an unknown error the SDK does not retry; its

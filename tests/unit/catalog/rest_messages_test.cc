@@ -110,7 +110,11 @@ TEST(RestMessages, TokenWrongTypesAreCorrupt) {
   auto huge_int = ParseTokenResponse(R"({"access_token":"abc","expires_in":18446744073709551615})", "POST /token");
   ASSERT_TRUE(huge_int.ok()) << huge_int.status().ToString();
   EXPECT_EQ(huge_int->expires_in, kMaxTokenLifetime);
-  ExpectCorrupt(ParseTokenResponse(R"({"access_token":"abc","expires_in":"3600"})", "POST /token").status(),
+  // A string of digits is accepted (Azure AD's v1 endpoint sends one); other strings are not.
+  auto quoted = ParseTokenResponse(R"({"access_token":"abc","expires_in":"3599"})", "POST /token");
+  ASSERT_TRUE(quoted.ok()) << quoted.status().message();
+  EXPECT_EQ(quoted->expires_in, std::chrono::seconds(3599));
+  ExpectCorrupt(ParseTokenResponse(R"({"access_token":"abc","expires_in":"soon"})", "POST /token").status(),
                 "POST /token: the OAuth2 token response's expires_in is not a number");
   ExpectCorrupt(ParseTokenResponse(R"({"access_token":"abc","expires_in":-5})", "POST /token").status(),
                 "not a non-negative number");

@@ -19,8 +19,8 @@ TEST(RetryPolicy, TransientErrorsAreRetried) {
     EXPECT_TRUE(IsTransient(Err(100, n))) << n;
   }
   // A 429 from an S3-compatible store: UNKNOWN, not retryable for the SDK, the name only in the message.
-  EXPECT_TRUE(IsTransient({100, "", "Unable to parse ExceptionName: TooManyRequests Message: Too many requests",
-                           false}));
+  EXPECT_TRUE(
+      IsTransient({100, "", "Unable to parse ExceptionName: TooManyRequests Message: Too many requests", false}));
   EXPECT_TRUE(IsTransient(Err(100, "TooManyRequests")));
   // An unrecognised error the SDK itself calls retryable (a 5xx without a body, say).
   EXPECT_TRUE(IsTransient(Err(100, "", /*sdk=*/true)));
