@@ -59,34 +59,14 @@ def log(*a):
 
 
 def schema():
-    from pyiceberg.schema import Schema
-    from pyiceberg.types import (BinaryType, IntegerType, ListType, LongType, NestedField, StringType, StructType,
-                                 TimestamptzType)
-    return Schema(
-        NestedField(1, "kafka_partition", IntegerType(), required=True),
-        NestedField(2, "kafka_offset", LongType(), required=True),
-        NestedField(3, "kafka_timestamp", TimestamptzType(), required=True),
-        NestedField(4, "kafka_timestamp_type", IntegerType(), required=True),
-        NestedField(5, "key", BinaryType(), required=False),
-        NestedField(6, "value", BinaryType(), required=False),
-        NestedField(7, "headers", ListType(8, StructType(NestedField(9, "key", StringType(), required=True),
-                                                          NestedField(10, "value", BinaryType(), required=False)),
-                                           element_required=True), required=False),
-    )
+    """The canonical layout's schema (docs/layouts.md), as the test fixtures write it."""
+    import fixtures
+    return fixtures.canonical_schema()
 
 
 def arrow_schema():
-    return pa.schema([
-        pa.field("kafka_partition", pa.int32(), nullable=False),
-        pa.field("kafka_offset", pa.int64(), nullable=False),
-        pa.field("kafka_timestamp", pa.timestamp("us", tz="UTC"), nullable=False),
-        pa.field("kafka_timestamp_type", pa.int32(), nullable=False),
-        pa.field("key", pa.binary()),
-        pa.field("value", pa.binary()),
-        pa.field("headers", pa.list_(pa.field("element", pa.struct([pa.field("key", pa.string(), nullable=False),
-                                                                    pa.field("value", pa.binary())]),
-                                              nullable=False))),
-    ])
+    import reader_tables
+    return reader_tables.ARROW_SCHEMA
 
 
 def batches(n_total: int):
