@@ -57,7 +57,7 @@ asan-test: deps
 
 # Short libFuzzer runs of every parser of untrusted bytes.
 fuzz-test: deps
-	@scripts/fuzz.sh 20
+	@scripts/fuzz.sh 10
 
 test: deps-test unit-test integration-test asan-test fuzz-test
 
