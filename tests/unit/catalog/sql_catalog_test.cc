@@ -168,6 +168,24 @@ TEST_F(SqliteCatalogTest, NeverCreatesTheDatabaseAndReadsBesideAWriter) {
   sqlite3_close(writer);
 }
 
+// Starts every catalog's SwapMetadataLocation(id, expected -> /m/w<i>.json)
+// at once; returns each writer's status.
+std::vector<Status> RaceSwaps(const std::vector<std::unique_ptr<SqlCatalog>>& cats, const TableIdentifier& id,
+                              const std::string& expected) {
+  std::atomic<bool> go{false};
+  std::vector<Status> results(cats.size());
+  std::vector<std::thread> threads;
+  for (size_t i = 0; i < cats.size(); ++i) {
+    threads.emplace_back([&, i] {
+      while (!go.load()) std::this_thread::yield();
+      results[i] = cats[i]->SwapMetadataLocation(id, expected, "/m/w" + std::to_string(i) + ".json");
+    });
+  }
+  go = true;
+  for (auto& t : threads) t.join();
+  return results;
+}
+
 // Writers racing on one table: exactly one compare-and-swap wins, the rest
 // get kCommitConflict, and the pointer is the winner's.
 TEST_F(SqliteCatalogTest, ConcurrentSwapsHaveOneWinner) {
@@ -183,17 +201,7 @@ TEST_F(SqliteCatalogTest, ConcurrentSwapsHaveOneWinner) {
     cats.push_back(Open());
     ASSERT_TRUE(cats.back());
   }
-  std::atomic<bool> go{false};
-  std::vector<Status> results(kWriters);
-  std::vector<std::thread> threads;
-  for (int i = 0; i < kWriters; ++i) {
-    threads.emplace_back([&, i] {
-      while (!go.load()) std::this_thread::yield();
-      results[i] = cats[i]->SwapMetadataLocation(Id("ns.t"), "/m/v0.json", "/m/w" + std::to_string(i) + ".json");
-    });
-  }
-  go = true;
-  for (auto& t : threads) t.join();
+  auto results = RaceSwaps(cats, Id("ns.t"), "/m/v0.json");
   int winners = 0, conflicts = 0, winner = -1;
   for (int i = 0; i < kWriters; ++i) {
     if (results[i].ok()) winners++, winner = i;
@@ -340,17 +348,7 @@ TEST(PostgresCatalog, CommitPrimitivesRacingWritersAndCredentials) {
     ASSERT_TRUE(c.ok()) << c.status().ToString();
     cats.push_back(std::move(*c));
   }
-  std::atomic<bool> go{false};
-  std::vector<Status> results(kWriters);
-  std::vector<std::thread> threads;
-  for (int i = 0; i < kWriters; ++i) {
-    threads.emplace_back([&, i] {
-      while (!go.load()) std::this_thread::yield();
-      results[i] = cats[i]->SwapMetadataLocation(id, "/m/v1.json", "/m/w" + std::to_string(i) + ".json");
-    });
-  }
-  go = true;
-  for (auto& t : threads) t.join();
+  auto results = RaceSwaps(cats, id, "/m/v1.json");
   int winners = 0, conflicts = 0;
   for (const auto& r : results) {
     winners += r.ok();
