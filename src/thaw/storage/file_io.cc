@@ -191,16 +191,4 @@ Result<bool> LocalFileIO::Exists(const std::string& location) {
   return ::stat(ToPath(location).c_str(), &st) == 0;
 }
 
-Result<std::shared_ptr<FileIO>> FileIOForLocation(const std::string& location) {
-  auto colon = location.find("://");
-  std::string scheme = colon == std::string::npos ? "" : location.substr(0, colon);
-  if (scheme.empty() || scheme == "file" || location.rfind("file:", 0) == 0) {
-    return std::shared_ptr<FileIO>(std::make_shared<LocalFileIO>());
-  }
-  return Status::Unsupported(
-      "location '{}': storage scheme '{}' needs the object-store FileIO (storage::FileIOFor in file_io_registry.h); "
-      "this entry point reads local files only",
-      location, scheme);
-}
-
 }  // namespace thaw::storage

@@ -86,8 +86,4 @@ class LocalFileIO : public FileIO {
   std::shared_ptr<IOCounters> counters_ = std::make_shared<IOCounters>();
 };
 
-// Picks the FileIO for a location's scheme. Unknown schemes get an error
-// naming the scheme and what Thaw supports.
-Result<std::shared_ptr<FileIO>> FileIOForLocation(const std::string& location);
-
 }  // namespace thaw::storage
