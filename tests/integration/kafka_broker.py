@@ -238,16 +238,31 @@ class KafkaBroker:
         return {p: (lo[p], hi[p]) for p in parts}
 
     def consume_all(self, topic: str, isolation: str = "read_committed",
-                    timeout: float = 60.0) -> list[dict]:
+                    timeout: float = 60.0, settle: float = 15.0) -> list[dict]:
         """Every record of every partition of ``topic`` from the earliest
         offset up to the end offsets observed at call time (the last stable
         offsets for read_committed), sorted by (partition, offset). Each is
         {partition, offset, timestamp, timestamp_type, key, value, headers},
-        headers a list of (str, bytes | None) in wire order."""
+        headers a list of (str, bytes | None) in wire order.
+
+        read_committed first waits up to ``settle`` seconds for the last
+        stable offsets to reach the high watermarks: a transaction's commit
+        returns once the coordinator has logged it, and its markers reach
+        the partitions (and move the last stable offset) a moment later --
+        longer on a broker that was just paused. Pass 0 when a transaction
+        is meant to stay open."""
         if isolation not in ("read_committed", "read_uncommitted"):
             raise ValueError(f"bad isolation {isolation!r}")
         ck = _ck()
         ends = self.offsets(topic, isolation, timeout)
+        if isolation == "read_committed" and settle > 0:
+            until = time.monotonic() + settle
+            while time.monotonic() < until:
+                high = self.offsets(topic, "read_uncommitted", timeout)
+                if all(ends[p][1] >= high[p][1] for p in high):
+                    break
+                time.sleep(0.1)
+                ends = self.offsets(topic, isolation, timeout)
         todo = {p: (lo, hi) for p, (lo, hi) in ends.items() if hi > lo}
         if not todo:
             return []

@@ -147,7 +147,7 @@ def _transactions(kafka, topic, p):
     def values(recs):
         return sorted(r["value"] for r in recs)
 
-    committed = kafka.consume_all(topic, "read_committed", timeout=60)
+    committed = kafka.consume_all(topic, "read_committed", timeout=60, settle=0)
     assert values(committed) == [b"a", b"b", b"e", b"f"]
     assert all(r["headers"] == [("txn", r["value"])] for r in committed)
     uncommitted = kafka.consume_all(topic, "read_uncommitted", timeout=60)
