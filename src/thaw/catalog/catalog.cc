@@ -40,6 +40,16 @@ Status Catalog::CreateNamespace(const std::vector<std::string>& ns) {
   return Status::Unsupported("{} cannot create namespaces ({})", description(), TableIdentifier{ns, "x"}.ns_string());
 }
 
+Result<iceberg::Table> Catalog::CreateTable(const TableIdentifier& id, const iceberg::TableCreate&) {
+  return Status::Unsupported("{} cannot create tables ({})", description(), id.ToString());
+}
+
+Result<iceberg::Table> Catalog::CommitTable(const TableIdentifier& id, const iceberg::Table&,
+                                            const std::vector<iceberg::TableRequirement>&,
+                                            const std::vector<iceberg::TableUpdate>&) {
+  return Status::Unsupported("{} cannot commit to tables ({})", description(), id.ToString());
+}
+
 Result<std::unique_ptr<Catalog>> OpenCatalog(const std::string& uri, const std::string& catalog_name) {
   ASSIGN_OR_RAISE(CatalogConfig config, ResolveCatalogConfig(uri, {}, {}, catalog_name));
   return OpenCatalog(config);

@@ -13,6 +13,7 @@
 
 #include "thaw/common/status.h"
 #include "thaw/iceberg/table.h"
+#include "thaw/iceberg/table_update.h"
 #include "thaw/storage/property_map.h"
 
 namespace thaw::catalog {
@@ -34,6 +35,22 @@ class Catalog {
   virtual std::string description() const = 0;  // never a secret
   // Creates the namespace if it is missing (for archive). Default: Unsupported.
   virtual Status CreateNamespace(const std::vector<std::string>& ns);
+
+  // Creates a table (archive --create). kAlreadyExists when it is there;
+  // a missing namespace is created. `create.location` empty: the catalog's
+  // default (REST: the server's; SQL: `<warehouse>/<ns>.db/<name>` from the
+  // catalog's `warehouse` property, else kInvalidArgument asking for
+  // --warehouse). Default: Unsupported.
+  virtual Result<iceberg::Table> CreateTable(const TableIdentifier& id, const iceberg::TableCreate& create);
+
+  // One optimistic commit of `updates` on `base` (as loaded), guarded by
+  // `requirements`. kCommitConflict: the table moved (reload, re-apply,
+  // retry); kCommitStateUnknown: the outcome is unknown -- never delete the
+  // files the commit references. Returns the table as committed.
+  // Default: Unsupported.
+  virtual Result<iceberg::Table> CommitTable(const TableIdentifier& id, const iceberg::Table& base,
+                                             const std::vector<iceberg::TableRequirement>& requirements,
+                                             const std::vector<iceberg::TableUpdate>& updates);
 };
 
 // Opens a catalog from a URI (any that OpenCatalog(const CatalogConfig&) in

@@ -13,6 +13,7 @@ const char* StatusCodeName(StatusCode code) {
     case StatusCode::kCommitConflict: return "commit conflict";
     case StatusCode::kCommitStateUnknown: return "commit state unknown";
     case StatusCode::kPermissionDenied: return "permission denied";
+    case StatusCode::kAlreadyExists: return "already exists";
     case StatusCode::kAborted: return "aborted";
     case StatusCode::kInternal: return "internal error";
   }

@@ -5,28 +5,29 @@
 // message that says what failed, where, and what to do about it.
 #pragma once
 
+#include <fmt/format.h>
+
 #include <cassert>
 #include <optional>
 #include <string>
 #include <utility>
 #include <variant>
 
-#include <fmt/format.h>
-
 namespace thaw {
 
 enum class StatusCode : int {
   kOk = 0,
-  kInvalidArgument,   // bad user input (flags, expressions)
-  kNotFound,          // table, snapshot, file, column missing
-  kCorrupt,           // bytes that do not parse (Avro, Parquet, JSON, Puffin)
-  kUnsupported,       // valid input using a feature Thaw does not implement
-  kIOError,           // the OS or network failed
-  kCommitConflict,    // optimistic commit lost a race: reload and re-apply
+  kInvalidArgument,     // bad user input (flags, expressions)
+  kNotFound,            // table, snapshot, file, column missing
+  kCorrupt,             // bytes that do not parse (Avro, Parquet, JSON, Puffin)
+  kUnsupported,         // valid input using a feature Thaw does not implement
+  kIOError,             // the OS or network failed
+  kCommitConflict,      // optimistic commit lost a race: reload and re-apply
   kCommitStateUnknown,  // a commit's outcome is unknown (5xx, lost response): never delete its files
-  kPermissionDenied,  // a catalog or object store refused the credentials (401/403)
-  kAborted,           // work not proven durable (aborted transaction, unproven delivery): redo it from the last commit
-  kInternal,          // a bug in Thaw
+  kPermissionDenied,    // a catalog or object store refused the credentials (401/403)
+  kAlreadyExists,       // a table or namespace to create is there already
+  kAborted,   // work not proven durable (aborted transaction, unproven delivery): redo it from the last commit
+  kInternal,  // a bug in Thaw
 };
 
 const char* StatusCodeName(StatusCode code);
@@ -70,6 +71,10 @@ class [[nodiscard]] Status {
     return {StatusCode::kPermissionDenied, fmt::format(f, std::forward<Args>(args)...)};
   }
   template <typename... Args>
+  static Status AlreadyExists(fmt::format_string<Args...> f, Args&&... args) {
+    return {StatusCode::kAlreadyExists, fmt::format(f, std::forward<Args>(args)...)};
+  }
+  template <typename... Args>
   static Status Aborted(fmt::format_string<Args...> f, Args&&... args) {
     return {StatusCode::kAborted, fmt::format(f, std::forward<Args>(args)...)};
   }
@@ -97,7 +102,7 @@ class [[nodiscard]] Status {
 template <typename T>
 class [[nodiscard]] Result {
  public:
-  Result(T value) : v_(std::move(value)) {}  // NOLINT(implicit)
+  Result(T value) : v_(std::move(value)) {}        // NOLINT(implicit)
   Result(Status status) : v_(std::move(status)) {  // NOLINT(implicit)
     assert(!std::get<Status>(v_).ok() && "Result constructed from OK status");
   }
@@ -124,7 +129,9 @@ class [[nodiscard]] Result {
 namespace internal {
 inline Status ToStatus(const Status& s) { return s; }
 template <typename T>
-Status ToStatus(const Result<T>& r) { return r.status(); }
+Status ToStatus(const Result<T>& r) {
+  return r.status();
+}
 }  // namespace internal
 
 }  // namespace thaw
@@ -135,10 +142,10 @@ Status ToStatus(const Result<T>& r) { return r.status(); }
 // Arrow's status.h defines RETURN_NOT_OK for its own use only when it is not
 // yet defined; Thaw's definition wins in Thaw's code whatever the include order.
 #undef RETURN_NOT_OK
-#define RETURN_NOT_OK(expr)                                        \
-  do {                                                             \
-    ::thaw::Status _thaw_st = ::thaw::internal::ToStatus((expr));  \
-    if (!_thaw_st.ok()) return _thaw_st;                           \
+#define RETURN_NOT_OK(expr)                                       \
+  do {                                                            \
+    ::thaw::Status _thaw_st = ::thaw::internal::ToStatus((expr)); \
+    if (!_thaw_st.ok()) return _thaw_st;                          \
   } while (0)
 
 #define THAW_ASSIGN_OR_RAISE_IMPL(tmp, lhs, rexpr) \
@@ -146,5 +153,4 @@ Status ToStatus(const Result<T>& r) { return r.status(); }
   if (!tmp.ok()) return tmp.status();              \
   lhs = std::move(*tmp)
 
-#define ASSIGN_OR_RAISE(lhs, rexpr) \
-  THAW_ASSIGN_OR_RAISE_IMPL(THAW_CONCAT(_thaw_res_, __COUNTER__), lhs, rexpr)
+#define ASSIGN_OR_RAISE(lhs, rexpr) THAW_ASSIGN_OR_RAISE_IMPL(THAW_CONCAT(_thaw_res_, __COUNTER__), lhs, rexpr)

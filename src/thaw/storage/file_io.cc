@@ -26,6 +26,10 @@ Status FileIO::Delete(const std::string& location) {
   return Status::Unsupported("{}: this storage does not support deleting files", location);
 }
 
+Result<std::vector<FileInfo>> FileIO::List(const std::string& prefix) {
+  return Status::Unsupported("{}: this storage does not support listing files", prefix);
+}
+
 IOStats FileIO::stats() const { return {}; }
 
 namespace {

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "thaw/common/status.h"
 
@@ -56,6 +57,14 @@ class OutputFile {
   virtual const std::string& location() const = 0;
 };
 
+// One listed file: its full location (same scheme as the prefix listed),
+// size and last modification time.
+struct FileInfo {
+  std::string location;
+  int64_t size = 0;
+  int64_t mtime_ms = 0;
+};
+
 class FileIO {
  public:
   virtual ~FileIO() = default;
@@ -67,6 +76,9 @@ class FileIO {
   virtual Result<std::unique_ptr<OutputFile>> Create(const std::string& location);
   // Removes the file; kNotFound if there is none.
   virtual Status Delete(const std::string& location);
+  // Every file under `prefix` (a directory location; recursive), for
+  // `thaw maintain --remove-orphans`. Default: kUnsupported.
+  virtual Result<std::vector<FileInfo>> List(const std::string& prefix);
   virtual IOStats stats() const;
 };
 

@@ -36,6 +36,8 @@ ErrorCode ToKafkaError(StatusCode code) {
       return ErrorCode::kUnknownServerError;
     case StatusCode::kPermissionDenied:
       return ErrorCode::kKafkaStorageError;
+    case StatusCode::kAlreadyExists:
+      return ErrorCode::kTopicAlreadyExists;
     case StatusCode::kAborted:
       return ErrorCode::kRequestTimedOut;
     case StatusCode::kInternal:

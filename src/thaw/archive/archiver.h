@@ -1,0 +1,71 @@
+// `thaw archive`: Kafka -> Iceberg with exact offsets, exactly once.
+//
+// Loop: KafkaSource::Poll -> per-partition DataFileWriter (rows in offset
+// order, rolled at --target-file-size) -> at every --commit-interval, when
+// buffered bytes reach the memory bound, at the end (no --follow) and on
+// SIGINT/SIGTERM: close the files, write a manifest and a manifest list on
+// the current snapshot, and commit one append snapshot through the catalog
+// whose summary records every partition's next offset (archive_state.h).
+// A commit conflict reloads the table: if another writer advanced any of our
+// partitions' offsets, archive stops (exit 1, naming the writer and the
+// offsets) -- two archivers never both commit the same offsets; otherwise
+// (maintenance, an unrelated writer) the list is rewritten on the new parent
+// and retried (commit.retry.num-retries, default 4, with backoff). A commit
+// whose state is unknown stops with an error and keeps every file.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "thaw/archive/archive_state.h"
+#include "thaw/archive/kafka_source.h"
+#include "thaw/catalog/catalog.h"
+#include "thaw/common/status.h"
+
+namespace thaw::archive {
+
+enum class Layout { kThaw, kRow };
+
+struct ArchiveOptions {
+  replay::KafkaConfig kafka;
+  std::vector<std::string> topics;  // one table per run; several topics add the kafka_topic column
+  catalog::TableIdentifier table;
+  bool create = false;
+  std::string warehouse;  // location root for a new table when the catalog has no default
+  int format_version = 2;
+  bool follow = false;
+  int64_t commit_interval_ms = 10000;
+  int64_t target_file_bytes = 128LL << 20;
+  int64_t memory_bytes = 256LL << 20;  // buffered (unflushed) bytes that force a commit
+  std::vector<int32_t> partitions;
+  FromOffset from;
+  Layout layout = Layout::kThaw;
+  std::string group_id;  // consumer group for monitoring commits; empty = none
+  int timeout_ms = 30000;
+  const std::atomic<bool>* stop = nullptr;  // SIGINT/SIGTERM: commit what is buffered, then return
+  // Progress callback (terminal line), called about once a second.
+  std::function<void(const std::string&)> progress;
+};
+
+struct ArchiveSummary {
+  std::string table;
+  int64_t records = 0;
+  int64_t bytes = 0;  // key + value + headers
+  int64_t commits = 0;
+  int64_t data_files = 0;
+  int64_t conflicts_retried = 0;
+  int64_t snapshot_id = 0;    // the last one committed (0: none)
+  TopicOffsets next_offsets;  // as committed
+  bool interrupted = false;
+  double seconds = 0;
+};
+
+// Runs one archive. The catalog is used for loading, creating and committing.
+Result<ArchiveSummary> RunArchive(catalog::Catalog& catalog, const ArchiveOptions& options);
+
+}  // namespace thaw::archive

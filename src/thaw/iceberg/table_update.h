@@ -1,0 +1,90 @@
+// Table commits as Iceberg's REST spec words them: requirements that must
+// hold on the base metadata, and updates applied to it. The REST catalog
+// sends them as they are (CommitTableRequest); catalogs that keep metadata
+// files themselves (the SQL catalog) apply them here to the metadata JSON --
+// unknown fields are kept -- write the result as the next metadata file and
+// swap the pointer. New tables' first metadata is built here too.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "thaw/common/status.h"
+#include "thaw/iceberg/table_metadata.h"
+
+namespace thaw::iceberg {
+
+struct TableRequirement {
+  enum class Kind { kAssertCreate, kAssertTableUuid, kAssertRefSnapshotId };
+  Kind kind = Kind::kAssertTableUuid;
+  std::string uuid;                    // kAssertTableUuid
+  std::string ref;                     // kAssertRefSnapshotId ("main")
+  std::optional<int64_t> snapshot_id;  // kAssertRefSnapshotId; nullopt = the ref must not exist
+
+  static TableRequirement AssertTableUuid(std::string uuid);
+  static TableRequirement AssertRefSnapshotId(std::string ref, std::optional<int64_t> snapshot_id);
+};
+
+struct TableUpdate {
+  enum class Kind { kAddSnapshot, kSetSnapshotRef, kRemoveSnapshots, kSetProperties, kRemoveProperties };
+  Kind kind = Kind::kAddSnapshot;
+  Snapshot snapshot;                           // kAddSnapshot (summary must hold "operation")
+  std::string ref_name;                        // kSetSnapshotRef
+  std::string ref_type = "branch";             // kSetSnapshotRef
+  int64_t ref_snapshot_id = 0;                 // kSetSnapshotRef
+  std::vector<int64_t> snapshot_ids;           // kRemoveSnapshots
+  std::map<std::string, std::string> updates;  // kSetProperties
+  std::vector<std::string> removals;           // kRemoveProperties
+
+  static TableUpdate AddSnapshot(Snapshot s);
+  static TableUpdate SetBranch(std::string ref, int64_t snapshot_id);
+  static TableUpdate RemoveSnapshots(std::vector<int64_t> ids);
+  static TableUpdate SetProperties(std::map<std::string, std::string> props);
+};
+
+// The REST wire forms (Iceberg REST OpenAPI: TableRequirement, TableUpdate).
+nlohmann::json ToJson(const TableRequirement& r);
+nlohmann::json ToJson(const TableUpdate& u);
+nlohmann::json SnapshotToJson(const Snapshot& s);
+
+// Checks `requirements` against `base` (a parsed metadata JSON document) and
+// applies `updates`, returning the new document: last-updated-ms = now_ms,
+// last-sequence-number / next-row-id advanced by added snapshots,
+// snapshot-log appended for main moves, metadata-log gains
+// {base_location, base last-updated-ms}, refs and current-snapshot-id kept in
+// step. A failed requirement is kCommitConflict naming what differed; an
+// update that cannot apply (snapshot id reused, sequence number not above the
+// table's, unknown ref snapshot) is kInvalidArgument.
+Result<nlohmann::json> ApplyCommit(const nlohmann::json& base, const std::string& base_location,
+                                   const std::vector<TableRequirement>& requirements,
+                                   const std::vector<TableUpdate>& updates, int64_t now_ms);
+
+// What a new table is made of (the REST CreateTableRequest's fields).
+struct TableCreate {
+  nlohmann::json schema;          // Iceberg schema JSON (with field ids, "schema-id": 0)
+  nlohmann::json partition_spec;  // {"spec-id": 0, "fields": [...]}
+  nlohmann::json sort_order;      // {"order-id": 1, "fields": [...]}; null = unsorted
+  std::map<std::string, std::string> properties;
+  std::string location;    // the table's location; empty = the catalog decides
+  int format_version = 2;  // 2 or 3
+  nlohmann::json ToRestRequest(const std::string& name) const;
+};
+
+// A new table's first metadata document (fresh table-uuid, no snapshots,
+// last-column-id / last-partition-id from the schema and spec).
+Result<nlohmann::json> NewTableMetadata(const TableCreate& create, int64_t now_ms);
+
+// "<location>/metadata/<NNNNN>-<uuid>.metadata.json" with NNNNN one more than
+// the version in `current` (its leading digits; 0 when `current` is empty or
+// has none), as Iceberg Java and pyiceberg name them.
+std::string NextMetadataLocation(const std::string& table_location, const std::string& current);
+
+// A random positive 63-bit id (snapshot ids) and a random v4 UUID string.
+int64_t NewSnapshotId();
+std::string NewUuid();
+
+}  // namespace thaw::iceberg
