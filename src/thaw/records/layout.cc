@@ -109,6 +109,7 @@ Result<Layout> Build(const std::string& name, const Schema& s) {
     l.key = Find(s, "key");
     l.value = Find(s, "value");
     l.headers = Find(s, "headers");
+    l.topic = Find(s, "kafka_topic");  // present when one table archives several topics
   } else if (name == "redpanda") {
     l.partition = Find(s, "redpanda.partition");
     l.offset = Find(s, "redpanda.offset");
