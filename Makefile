@@ -11,6 +11,13 @@ DEMO_WH := $(ROOT)/demo-warehouse
 
 PREFIX ?= /usr/local
 
+# Compiler cache (Debian's ccache, pinned in scripts/deps/debian-packages.txt).
+# Paths are hashed relative to the checkout, so a fresh clone reuses what an
+# earlier build on the machine compiled; a cold cache costs a few per cent.
+export CCACHE_BASEDIR := $(ROOT)
+export CCACHE_NOHASHDIR := true
+CCACHE := -DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache
+
 .PHONY: deps deps-test build install demo test unit-test integration-test asan-test fuzz-test bench clean format
 
 deps:
@@ -20,7 +27,7 @@ deps-test:
 	@scripts/deps/install.sh --test
 
 build: deps
-	@cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+	@cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo $(CCACHE) >/dev/null
 	@ninja -C $(BUILD) -j$(JOBS) thaw thaw_unit_tests thaw_batch_tool thaw_rest_tool thaw_storage_tool
 
 # The binary plus the Arrow libraries it loads (relative rpath): runs without
@@ -46,11 +53,11 @@ unit-test: build
 	  ctest --output-on-failure -j$(JOBS)
 
 integration-test: build deps-test
-	@THAW_BIN=$(THAW) $(PY) -m pytest -q tests/integration
+	@THAW_BIN=$(THAW) $(PY) -m pytest -q --durations=25 tests/integration
 
 # Unit tests once more under AddressSanitizer + UBSan.
 asan-test: deps
-	@cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DTHAW_SANITIZE=ON >/dev/null
+	@cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DTHAW_SANITIZE=ON $(CCACHE) >/dev/null
 	@ninja -C build-asan -j$(JOBS) thaw_unit_tests
 	@cd build-asan && ARROW_DEFAULT_MEMORY_POOL=system ASAN_OPTIONS=detect_leaks=0 THAW_PYTHON=$(PY) \
 	  THAW_TEST_FIXTURES=$(ROOT)/$(BUILD)/fixture-warehouse ctest --output-on-failure -j$(JOBS)

@@ -5,7 +5,13 @@ set -euo pipefail
 secs="${1:-30}"
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
-CC=clang-14 CXX=clang++-14 cmake -S . -B build-fuzz -G Ninja -DTHAW_FUZZ=ON -DTHAW_BUILD_ARROW_PARTS=OFF \
+# ccache (when present) keyed on paths relative to the checkout, as in the Makefile.
+launcher=()
+if command -v ccache >/dev/null; then
+  export CCACHE_BASEDIR="$root" CCACHE_NOHASHDIR=true
+  launcher=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+fi
+CC=clang-14 CXX=clang++-14 cmake -S . -B build-fuzz -G Ninja -DTHAW_FUZZ=ON -DTHAW_BUILD_ARROW_PARTS=OFF "${launcher[@]}" \
   -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS="-fsanitize=fuzzer-no-link,address,undefined" >/dev/null
 ninja -C build-fuzz -j2 >/dev/null
 for bin in build-fuzz/bin/*_fuzz; do
