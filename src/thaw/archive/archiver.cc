@@ -630,7 +630,7 @@ class Archiver {
         return Status(rows.status().code(), fmt::format("table '{}': writing manifest list {}: {}", name,
                                                         snap.manifest_list, rows.status().message()));
       }
-      if (md.format_version >= 3) snap.summary["added-rows"] = std::to_string(*rows);
+      if (md.format_version >= 3) snap.added_rows = *rows;
       std::vector<iceberg::TableRequirement> reqs{
           iceberg::TableRequirement::AssertTableUuid(md.table_uuid),
           iceberg::TableRequirement::AssertRefSnapshotId(
