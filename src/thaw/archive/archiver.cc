@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 #include <thread>
+#include <tuple>
 
 #include "thaw/common/log.h"
 #include "thaw/iceberg/manifest.h"
@@ -356,18 +357,27 @@ class Archiver {
     return Status::OK();
   }
 
-  // The offsets a commit now would record: every partition archived so far.
-  TopicOffsets NextOffsets() const {
-    TopicOffsets next = committed_;
+  // The next offsets of the partitions this run reads.
+  TopicOffsets Positions() const {
+    TopicOffsets out;
     for (const auto& s : sources_) {
-      auto& dst = next[s.topic];
-      for (const auto& [p, off] : s.kafka->start_offsets()) {
-        if (!dst.count(p)) dst[p] = off;
-      }
+      auto& dst = out[s.topic];
+      for (const auto& [p, off] : s.kafka->start_offsets()) dst[p] = off;
       for (const auto& [p, off] : s.kafka->positions()) dst[p] = off;
     }
-    return next;
+    return out;
   }
+
+  // `base` (the offsets a table holds) with this run's positions over it:
+  // what a commit records, every partition archived so far.
+  static TopicOffsets Overlay(TopicOffsets base, const TopicOffsets& ours) {
+    for (const auto& [topic, parts] : ours) {
+      for (const auto& [p, off] : parts) base[topic][p] = off;
+    }
+    return base;
+  }
+
+  TopicOffsets NextOffsets() const { return Overlay(committed_, Positions()); }
 
   Status Loop() {
     records::RecordBatch batch;
@@ -566,7 +576,8 @@ class Archiver {
     std::vector<FileKey> keys;
     for (const auto& [k, f] : open_) keys.push_back(k);
     for (const auto& k : keys) RETURN_NOT_OK(Roll(k));
-    const TopicOffsets next = NextOffsets();
+    const TopicOffsets ours = Positions();
+    TopicOffsets next;
     std::vector<iceberg::DataFile> files = std::move(finished_);
     finished_.clear();
 
@@ -605,6 +616,9 @@ class Archiver {
     for (int attempt = 0;; ++attempt) {
       const iceberg::TableMetadata& md = table_->metadata;
       const iceberg::Snapshot* parent = MainSnapshot(md);
+      // Partitions other writers archive (another --partitions subset) keep their offsets.
+      ASSIGN_OR_RAISE(TopicOffsets base, ReadNextOffsets(md));
+      next = Overlay(std::move(base), ours);
       std::vector<iceberg::ManifestFile> manifests;
       if (manifest) manifests.push_back(*manifest);
       if (parent) {
@@ -666,7 +680,7 @@ class Archiver {
                                       name, md.table_uuid, reloaded.metadata.table_uuid);
       }
       ASSIGN_OR_RAISE(auto theirs, ReadNextOffsets(reloaded.metadata));
-      for (const auto& [topic, parts] : next) {
+      for (const auto& [topic, parts] : ours) {
         for (const auto& [p, off] : parts) {
           std::optional<int64_t> mine, now;
           if (auto t = committed_.find(topic); t != committed_.end() && t->second.count(p)) mine = t->second.at(p);
