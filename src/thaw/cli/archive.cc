@@ -8,6 +8,7 @@
 #include <atomic>
 #include <csignal>
 #include <cstdio>
+#include <filesystem>
 #include <nlohmann/json.hpp>
 
 #include "thaw/archive/archiver.h"
@@ -72,6 +73,13 @@ Status RunArchiveCommand(const ArchiveArgs& a, const replay::KafkaConfig& kafka)
   }
   o.create = a.create;
   o.warehouse = a.warehouse;
+  if (!o.warehouse.empty() && o.warehouse.find("://") == std::string::npos) {
+    // A local directory: absolute, as a file: URI (how pyiceberg and Iceberg Java write local locations).
+    std::error_code ec;
+    auto abs = std::filesystem::absolute(o.warehouse, ec);
+    if (ec) return Status::Invalid("--warehouse '{}': {}", o.warehouse, ec.message());
+    o.warehouse = "file://" + abs.lexically_normal().string();
+  }
   if (a.format_version != 2 && a.format_version != 3) {
     return Status::Invalid("--format-version {}: use 2 or 3", a.format_version);
   }
