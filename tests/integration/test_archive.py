@@ -94,8 +94,10 @@ def assert_table_equals_topic(thaw, kafka, wh, uri, table, topic):
 
 @pytest.fixture
 def wh(tmp_path):
+    """A warehouse directory with an (empty) pyiceberg SQLite catalog database."""
     d = str(tmp_path / "wh")
     os.makedirs(d)
+    fixtures.open_catalog(d)  # pyiceberg creates the catalog's tables
     return d
 
 
