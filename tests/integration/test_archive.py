@@ -388,3 +388,24 @@ def test_usage_errors_exit_2(thaw, kafka, wh):
         p = archive(thaw, kafka, uri, "ns.t", "some-topic", *extra)
         assert p.returncode == 2, (extra, p.stderr.decode())
         assert needle in errline(p), (extra, errline(p))
+
+
+def test_huge_values_roll_files_in_a_v3_table(thaw, kafka, wh):
+    topic = topic_name()
+    kafka.create_topic(topic, 2, config={"max.message.bytes": str(11 << 20)})
+    p = kafka.producer(message_max_bytes=12 << 20)
+    p.produce(topic, key=b"huge", value=os.urandom(10 << 20), partition=0, headers=[("h", b"x")])
+    for i in range(24):
+        p.produce(topic, key=f"k{i}".encode(), value=os.urandom(300 << 10), partition=i % 2)
+    assert p.flush(60) == 0
+    uri = fixtures.catalog_uri(wh)
+    p = archive(thaw, kafka, uri, "ns.big", topic, "--create", "--warehouse", wh, "--format-version", "3",
+                "--target-file-size", "1MiB", "--buffer-size", "64MiB", "--json")
+    assert p.returncode == 0, p.stderr.decode()
+    s = json.loads(p.stdout)
+    assert s["records"] == 25 and s["commits"] == 1
+    assert s["data_files"] >= 4, s  # rolled at about 1 MiB
+    t = fixtures.open_catalog(wh).load_table("ns.big")
+    assert t.format_version == 3
+    assert t.metadata.next_row_id == 25
+    assert_table_equals_topic(thaw, kafka, wh, uri, "ns.big", topic)

@@ -349,8 +349,11 @@ class Archiver {
     for (const auto& s : sources_) partitions += s.kafka->start_offsets().size();
     // Row groups small enough that every partition's open one fits the buffer
     // limit twice over; the limit forces a commit before memory grows past it.
+    // And at most a quarter of the target size, so that files roll (by the
+    // bytes written) near it.
     row_group_bytes_ = std::clamp<int64_t>(o_.memory_bytes / static_cast<int64_t>(2 * std::max<size_t>(1, partitions)),
                                            1 << 20, 64 << 20);
+    row_group_bytes_ = std::max<int64_t>(1 << 20, std::min(row_group_bytes_, o_.target_file_bytes / 4));
     for (const auto& s : sources_) {
       for (const auto& [p, off] : s.kafka->start_offsets()) started_[s.topic][p] = off;
     }
