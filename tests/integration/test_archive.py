@@ -409,3 +409,50 @@ def test_huge_values_roll_files_in_a_v3_table(thaw, kafka, wh):
     assert t.format_version == 3
     assert t.metadata.next_row_id == 25
     assert_table_equals_topic(thaw, kafka, wh, uri, "ns.big", topic)
+
+
+def test_several_topics_into_one_table_with_a_topic_column(thaw, kafka, wh):
+    a, b = topic_name("a"), topic_name("b")
+    kafka.create_topic(a, 2)
+    kafka.create_topic(b, 3)
+    produce(kafka, a, 6, partitions=2)
+    produce(kafka, b, 4, partitions=3)
+    uri = fixtures.catalog_uri(wh)
+    p = archive(thaw, kafka, uri, "ns.multi", f"{a},{b}", "--create", "--warehouse", wh, "--json")
+    assert p.returncode == 0, p.stderr.decode()
+    s = json.loads(p.stdout)
+    assert s["records"] == 24
+    assert s["next_offsets"] == {a: {"0": 6, "1": 6}, b: {"0": 4, "1": 4, "2": 4}}
+    t = fixtures.open_catalog(wh).load_table("ns.multi")
+    assert [f.name for f in t.spec().fields] == ["kafka_partition", "kafka_topic"]
+    assert "thaw.source.topic" not in t.properties
+    rows = t.scan().to_arrow().to_pylist()
+    got = sorted((r["kafka_topic"], r["kafka_partition"], r["kafka_offset"], r["key"], r["value"]) for r in rows)
+    want = sorted((topic, r["partition"], r["offset"], r["key"], r["value"])
+                  for topic in (a, b) for r in kafka.consume_all(topic))
+    assert got == want
+    # The same table takes one of its topics alone; a table of one topic refuses two.
+    produce(kafka, a, 2, start=6, partitions=2)
+    p = archive(thaw, kafka, uri, "ns.multi", a, "--json")
+    assert p.returncode == 0, p.stderr.decode()
+    assert json.loads(p.stdout)["next_offsets"] == {a: {"0": 8, "1": 8}, b: {"0": 4, "1": 4, "2": 4}}
+    single = topic_name()
+    kafka.create_topic(single, 1)
+    p = archive(thaw, kafka, uri, "ns.single", single, "--create", "--warehouse", wh)
+    assert p.returncode == 0, p.stderr.decode()
+    p = archive(thaw, kafka, uri, "ns.single", f"{single},{a}")
+    assert p.returncode == 2 and "kafka_topic" in errline(p), errline(p)
+
+
+def test_settings_from_a_config_file(thaw, kafka, wh, tmp_path):
+    topic = topic_name()
+    kafka.create_topic(topic, 3)
+    produce(kafka, topic, 5)
+    cfg = tmp_path / "archive.toml"
+    cfg.write_text(f'catalog = "{fixtures.catalog_uri(wh)}"\nbrokers = "{kafka.bootstrap}"\n'
+                   f'[archive]\ntopic = ["{topic}"]\ntable = "ns.cfg"\ncreate = true\nwarehouse = "{wh}"\n'
+                   f'commit-interval = "2s"\ntarget-file-size = "64MiB"\npartitions = "1"\n')
+    p = thaw("archive", "--config", str(cfg), "--json")
+    assert p.returncode == 0, p.stderr.decode()
+    s = json.loads(p.stdout)
+    assert s["table"] == "ns.cfg" and s["records"] == 5 and s["next_offsets"] == {topic: {"1": 5}}
