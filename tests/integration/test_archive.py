@@ -456,3 +456,32 @@ def test_settings_from_a_config_file(thaw, kafka, wh, tmp_path):
     assert p.returncode == 0, p.stderr.decode()
     s = json.loads(p.stdout)
     assert s["table"] == "ns.cfg" and s["records"] == 5 and s["next_offsets"] == {topic: {"1": 5}}
+
+
+def test_archive_through_the_rest_catalog_into_s3(thaw, kafka, rest_catalog):
+    topic = topic_name()
+    kafka.create_topic(topic, 3)
+    produce(kafka, topic, 15)
+    name = f"arch_{uuid.uuid4().hex[:8]}.t"
+    args = ["--catalog", rest_catalog.uri]
+    for k, v in rest_catalog.client_props().items():
+        args += ["--catalog-property", f"{k}={v}"]
+
+    def run(*extra):
+        p = thaw("archive", "--brokers", kafka.bootstrap, "--topic", topic, *args, "--table", name, "--quiet",
+                 "--json", *extra, timeout=180)
+        assert p.returncode == 0, p.stderr.decode()
+        return json.loads(p.stdout)
+
+    s = run("--create")  # the server picks the location (its warehouse in the store)
+    assert s["records"] == 45 and s["commits"] == 1
+    produce(kafka, topic, 5, start=15)
+    s = run()
+    assert s["records"] == 15 and s["next_offsets"] == {topic: {"0": 20, "1": 20, "2": 20}}
+    t = rest_catalog.pyiceberg().load_table(name)
+    assert t.location().startswith("s3://")
+    rows = t.scan().to_arrow().to_pylist()
+    got = sorted((r["kafka_partition"], r["kafka_offset"], r["key"], r["value"],
+                  [(h["key"], h["value"]) for h in (r["headers"] or [])]) for r in rows)
+    want = [(r["partition"], r["offset"], r["key"], r["value"], list(r["headers"])) for r in kafka.consume_all(topic)]
+    assert got == want
