@@ -485,3 +485,55 @@ def test_archive_through_the_rest_catalog_into_s3(thaw, kafka, rest_catalog):
                   [(h["key"], h["value"]) for h in (r["headers"] or [])]) for r in rows)
     want = [(r["partition"], r["offset"], r["key"], r["value"], list(r["headers"])) for r in kafka.consume_all(topic)]
     assert got == want
+
+
+def test_lost_commit_response_is_settled_by_reloading(thaw, kafka, rest_catalog):
+    """The REST commit reaches the server but its response is lost (connection reset): the outcome is
+    unknown, archive reloads the table, finds its snapshot on main and counts it committed -- no second
+    commit, each offset once. When the server never acts (503 on every commit), archive stops with a clear
+    error and the table is unchanged."""
+    from fault_proxy import FaultProxy
+    topic = topic_name()
+    kafka.create_topic(topic, 3)
+    produce(kafka, topic, 6)
+    ns = f"arch_{uuid.uuid4().hex[:8]}"
+    name = f"{ns}.lost"
+    commit_path = f"/tables/lost"
+    proxy = FaultProxy(rest_catalog.uri, fault_rate=1.0, faults=("reset",), seed=3,
+                       fault_filter=lambda method, path: method == "POST" and path.split("?")[0].endswith(commit_path))
+    proxy.start()
+    try:
+        args = ["--catalog", proxy.url]
+        for k, v in rest_catalog.client_props().items():
+            args += ["--catalog-property", f"{k}={v}"]
+
+        def run(*extra):
+            return thaw("archive", "--brokers", kafka.bootstrap, "--topic", topic, *args, "--table", name,
+                        "--quiet", "--json", *extra, timeout=240)
+
+        p = run("--create")
+        assert p.returncode == 0, p.stderr.decode()
+        s = json.loads(p.stdout)
+        assert s["commits"] == 1 and s["records"] == 18
+        assert proxy.stats()["faults"].get("reset", 0) >= 1
+        t = rest_catalog.pyiceberg().load_table(name)
+        assert len(t.metadata.snapshots) == 1 and t.current_snapshot().snapshot_id == s["snapshot_id"]
+
+        produce(kafka, topic, 2, start=6)
+        proxy.faults = ("503",)
+        p = run()
+        assert p.returncode == 1, p.stderr.decode()
+        line = errline(p)
+        assert "commit state unknown" in line and "rerun" in line, line
+        t = rest_catalog.pyiceberg().load_table(name)
+        assert len(t.metadata.snapshots) == 1
+
+        proxy.fault_rate = 0.0
+        p = run()
+        assert p.returncode == 0, p.stderr.decode()
+        assert json.loads(p.stdout)["records"] == 6
+        rows = rest_catalog.pyiceberg().load_table(name).scan().to_arrow().to_pylist()
+        got = sorted((r["kafka_partition"], r["kafka_offset"]) for r in rows)
+        assert got == [(r["partition"], r["offset"]) for r in kafka.consume_all(topic)]
+    finally:
+        proxy.stop()
