@@ -537,3 +537,45 @@ def test_lost_commit_response_is_settled_by_reloading(thaw, kafka, rest_catalog)
         assert got == [(r["partition"], r["offset"]) for r in kafka.consume_all(topic)]
     finally:
         proxy.stop()
+
+
+def test_commit_conflict_with_another_writer_is_reapplied(thaw, kafka, wh):
+    """Another writer (pyiceberg setting a property) moves the table between two archive commits: the next
+    commit conflicts, archive reloads, sees its offsets untouched, re-applies on the new state (the property
+    stays) and goes on."""
+    topic = topic_name()
+    kafka.create_topic(topic, 3)
+    produce(kafka, topic, 5)
+    uri = fixtures.catalog_uri(wh)
+    proc = subprocess.Popen([str(thaw.binary), "archive", "--brokers", kafka.bootstrap, "--topic", topic, "--catalog",
+                             uri, "--table", "ns.conflict", "--create", "--warehouse", wh, "--follow",
+                             "--commit-interval", "300ms", "--json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+
+    def wait_total(n):
+        deadline = time.monotonic() + 30
+        while True:
+            s = fixtures.open_catalog(wh).load_table("ns.conflict").current_snapshot()
+            if s and s.summary.get("total-records") == str(n):
+                return
+            assert time.monotonic() < deadline, s and s.summary
+            time.sleep(0.1)
+
+    try:
+        lines, th = wait_for_line(proc.stderr, "archiving topic")
+        wait_total(15)
+        t = fixtures.open_catalog(wh).load_table("ns.conflict")
+        with t.transaction() as tx:
+            tx.set_properties({"owner": "someone-else"})
+        produce(kafka, topic, 3, start=5)
+        wait_total(24)
+        proc.send_signal(signal.SIGINT)
+        out, _ = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 0, "".join(lines)
+    s = json.loads(out)
+    assert s["conflicts_retried"] >= 1, s
+    t = fixtures.open_catalog(wh).load_table("ns.conflict")
+    assert t.properties["owner"] == "someone-else"
+    assert inspect_records(thaw, uri, "ns.conflict") == topic_view(kafka.consume_all(topic))
