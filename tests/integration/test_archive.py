@@ -579,3 +579,17 @@ def test_commit_conflict_with_another_writer_is_reapplied(thaw, kafka, wh):
     t = fixtures.open_catalog(wh).load_table("ns.conflict")
     assert t.properties["owner"] == "someone-else"
     assert inspect_records(thaw, uri, "ns.conflict") == topic_view(kafka.consume_all(topic))
+
+
+def test_group_offsets_are_committed_for_monitoring(thaw, kafka, wh):
+    from confluent_kafka import ConsumerGroupTopicPartitions
+    topic = topic_name()
+    kafka.create_topic(topic, 3)
+    produce(kafka, topic, 7)
+    group = f"g-{uuid.uuid4().hex[:8]}"
+    p = archive(thaw, kafka, fixtures.catalog_uri(wh), "ns.grp", topic, "--create", "--warehouse", wh,
+                "--group", group)
+    assert p.returncode == 0, p.stderr.decode()
+    fs = kafka.admin().list_consumer_group_offsets([ConsumerGroupTopicPartitions(group)])
+    res = fs[group].result(timeout=30)
+    assert {tp.partition: tp.offset for tp in res.topic_partitions if tp.topic == topic} == {0: 7, 1: 7, 2: 7}
