@@ -593,3 +593,39 @@ def test_group_offsets_are_committed_for_monitoring(thaw, kafka, wh):
     fs = kafka.admin().list_consumer_group_offsets([ConsumerGroupTopicPartitions(group)])
     res = fs[group].result(timeout=30)
     assert {tp.partition: tp.offset for tp in res.topic_partitions if tp.topic == topic} == {0: 7, 1: 7, 2: 7}
+
+
+def test_follow_from_latest_commits_its_start_before_any_record(thaw, kafka, wh):
+    """A first --follow run from `latest` commits where it starts at the first interval, even with no record:
+    after a kill -9, the next run resumes there and loses nothing produced in between."""
+    topic = topic_name()
+    kafka.create_topic(topic, 3)
+    produce(kafka, topic, 4)
+    uri = fixtures.catalog_uri(wh)
+    proc = subprocess.Popen([str(thaw.binary), "archive", "--brokers", kafka.bootstrap, "--topic", topic, "--catalog",
+                             uri, "--table", "ns.start", "--create", "--warehouse", wh, "--follow", "--from-offset",
+                             "latest", "--commit-interval", "500ms", "--quiet"], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            t = fixtures.open_catalog(wh).load_table("ns.start") if fixtures.open_catalog(wh).table_exists(
+                "ns.start") else None
+            s = t and t.current_snapshot()
+            if s:
+                break
+            assert time.monotonic() < deadline and proc.poll() is None, proc.poll()
+            time.sleep(0.1)
+        assert json.loads(s.summary["thaw.archive.next-offsets"]) == {topic: {"0": 4, "1": 4, "2": 4}}
+        assert s.summary["total-records"] == "0"
+        proc.kill()
+        proc.wait(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    produce(kafka, topic, 3, start=4)
+    p = archive(thaw, kafka, uri, "ns.start", topic, "--json")
+    assert p.returncode == 0, p.stderr.decode()
+    assert json.loads(p.stdout)["records"] == 9
+    assert inspect_records(thaw, uri, "ns.start") == [r for r in topic_view(kafka.consume_all(topic))
+                                                       if r["offset"] >= 4]
