@@ -1,0 +1,188 @@
+"""Crash safety of `thaw archive` on a real broker (issue 10: "a kill -9 at
+any moment, then a restart, leaves every offset in the table exactly once";
+"a second archiver started on the same table cannot corrupt it").
+
+* kill -9 trials: while records keep arriving, archive runs with a 100 ms
+  commit interval and 16 KiB data files (many commits and files per run) and
+  is killed with SIGKILL after a random delay (0.05-1.5 s), 24 times; every
+  third trial runs `--follow` with a producer going at the same time. Some
+  checkpoints in between and the end check with pyiceberg that the table
+  holds no (partition, offset) twice; after the last trial archive runs
+  without a kill until it exits 0, and then the table holds every record of
+  the topic exactly once: pyiceberg's (partition, offset) list and Thaw's
+  view (every field) equal a read_committed consumer's.
+  The random delays come from THAW_TEST_SEED (printed) for reruns.
+* Two archivers started at once on one table (created by the race, then an
+  existing one): each exits 0 or fails with a message naming the conflict;
+  the table stays valid (every offset at most once), and a later run
+  completes it to exactly the topic.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import re
+import subprocess
+import threading
+import time
+
+import archive_topics
+import fixtures
+import iceberg_readers as readers
+from archive_cli import archive_args, committed_next_offsets, start_archive
+
+TRIALS = 24
+FAST = ["--commit-interval", "100ms", "--target-file-size", "16KiB"]
+
+
+def produce_batch(kafka, topic: str, start: int, n: int, value_size: int = 300) -> None:
+    errors: list = []
+    prod = kafka.producer(compression_type="lz4", linger_ms=5)
+
+    def cb(err, msg):
+        if err is not None:
+            errors.append(str(err))
+
+    for i in range(start, start + n):
+        headers = [("seq", str(i).encode()), ("seq", None)] if i % 4 == 0 else None
+        prod.produce(topic, key=None if i % 9 == 0 else f"k{i}".encode(),
+                     value=None if i % 13 == 0 else (f"{i:08d}" * (value_size // 8)).encode(),
+                     headers=headers, partition=i % 3, timestamp=archive_topics.BASE_TS_MS + i, on_delivery=cb)
+        if i % 200 == 0:
+            prod.poll(0)
+    assert prod.flush(60) == 0 and not errors, errors[:5]
+
+
+def assert_each_offset_at_most_once(uri: str, table: str, when: str) -> list[tuple[int, int]]:
+    offs = readers.pyiceberg_offsets(uri, table)
+    dups = sorted({o for o in offs if offs.count(o) > 1}) if len(set(offs)) != len(offs) else []
+    assert not dups, f"{when}: {len(offs) - len(set(offs))} rows duplicate (partition, offset) {dups[:10]}"
+    return offs
+
+
+def run_to_completion(thaw, kafka, uri: str, table: str, topic: str, attempts: int = 3) -> dict:
+    """Restart without a kill until archive exits 0 (it may have to clean up
+    after a killed run; a second attempt is allowed to be needed)."""
+    last = None
+    for _ in range(attempts):
+        p = thaw(*archive_args(kafka, uri, table, topic, "--json"), timeout=300)
+        if p.returncode == 0:
+            return json.loads(p.stdout)
+        last = p
+    raise AssertionError(f"archive did not complete in {attempts} runs; last exit {last.returncode}:\n"
+                         f"{last.stderr.decode(errors='replace')[-4000:]}")
+
+
+def assert_table_is_topic(thaw, kafka, uri: str, table: str, topic: str) -> list[dict]:
+    want = kafka.consume_all(topic)
+    offs = assert_each_offset_at_most_once(uri, table, "after the final run")
+    want_ids = [(r["partition"], r["offset"]) for r in want]
+    missing = sorted(set(want_ids) - set(offs))
+    extra = sorted(set(offs) - set(want_ids))
+    assert not missing and not extra, f"table vs topic: missing {missing[:10]} ({len(missing)}), " \
+                                      f"not in the topic {extra[:10]} ({len(extra)})"
+    readers.assert_same_records(readers.read_thaw(thaw, uri, table), want, "thaw inspect after the final run")
+    nxt = committed_next_offsets(uri, table, topic)
+    ends = kafka.offsets(topic)
+    for p, (lo, hi) in ends.items():
+        assert nxt.get(p) == hi, f"partition {p}: committed next offset {nxt.get(p)}, topic end {hi}"
+    return want
+
+
+def test_kill_9_at_random_points_then_restart(kafka, thaw, thaw_bin, tmp_path):
+    seed = int(os.environ.get("THAW_TEST_SEED", str(random.randrange(1 << 30))))
+    print(f"\nTHAW_TEST_SEED={seed}")
+    rnd = random.Random(seed)
+    wh = tmp_path / "wh"
+    wh.mkdir()
+    uri, table = fixtures.catalog_uri(str(wh)), "ns.crash"
+    topic = archive_topics.topic_name("crash")
+    kafka.create_topic(topic, 3)
+    produced = 1500
+    produce_batch(kafka, topic, 0, produced)
+    err = tmp_path / "archive.stderr"
+    outcomes = {"killed": 0, "finished": 0}
+    t0 = time.monotonic()
+    for trial in range(TRIALS):
+        follow = trial % 3 == 2
+        stop = threading.Event()
+        producer = None
+        if follow:
+            producer = threading.Thread(target=archive_topics.produce_steady,
+                                        kwargs=dict(kafka=kafka, topic=topic, rate=400, seconds=2.0, stop=stop))
+            producer.start()
+        else:
+            produce_batch(kafka, topic, produced, 120)
+            produced += 120
+        args = archive_args(kafka, uri, table, topic, *FAST, *(["--follow"] if follow else []))
+        with open(err, "ab") as f:
+            f.write(f"--- trial {trial} ({'follow' if follow else 'to the end'})\n".encode())
+        proc = start_archive(thaw.binary, args, err)
+        delay = rnd.uniform(0.05, 1.5)
+        try:
+            proc.wait(delay)
+            # Finished before the kill: only a clean exit is acceptable.
+            assert proc.returncode == 0, f"trial {trial}: archive exited {proc.returncode}:\n{err.read_text()[-3000:]}"
+            outcomes["finished"] += 1
+        except subprocess.TimeoutExpired:
+            proc.kill()  # SIGKILL
+            proc.wait()
+            outcomes["killed"] += 1
+        proc.stdout.close()
+        if producer is not None:
+            stop.set()
+            producer.join()
+        if trial % 8 == 7:
+            assert_each_offset_at_most_once(uri, table, f"after trial {trial}")
+    print(f"{TRIALS} trials in {time.monotonic() - t0:.1f} s: {outcomes}")
+    assert outcomes["killed"] >= TRIALS // 2, f"too few runs were killed to test anything: {outcomes}"
+    s = run_to_completion(thaw, kafka, uri, table, topic)
+    assert not s["interrupted"]
+    want = assert_table_is_topic(thaw, kafka, uri, table, topic)
+    print(f"final run archived {s['records']} more; the table holds {len(want)} records, each once")
+
+
+CLEAR = re.compile(r"another writer|already exists|conflict|concurrent|run one archiver", re.I)
+
+
+def race(thaw_bin, kafka, uri: str, table: str, topic: str, tmp_path, tag: str) -> list[tuple[int, str]]:
+    errs = [tmp_path / f"{tag}-{i}.stderr" for i in range(2)]
+    args = archive_args(kafka, uri, table, topic, *FAST, "--json")
+    procs = [start_archive(thaw_bin, args, e) for e in errs]
+    out = []
+    for proc, e in zip(procs, errs):
+        try:
+            proc.communicate(timeout=180)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.communicate()
+            raise AssertionError(f"{tag}: an archiver did not finish within 180 s:\n{e.read_text()[-2000:]}")
+        out.append((proc.returncode, e.read_text(errors="replace")))
+    for rc, text in out:
+        assert rc in (0, 1), f"{tag}: archiver exited {rc}:\n{text[-3000:]}"
+        if rc == 1:
+            assert CLEAR.search(text), f"{tag}: an archiver failed without saying it met another writer:\n{text[-3000:]}"
+    return out
+
+
+def test_two_archivers_at_once(kafka, thaw, thaw_bin, tmp_path):
+    wh = tmp_path / "wh"
+    wh.mkdir()
+    uri, table = fixtures.catalog_uri(str(wh)), "ns.race"
+    topic = archive_topics.topic_name("race")
+    kafka.create_topic(topic, 3)
+    produce_batch(kafka, topic, 0, 3000)
+    # Round 1: both create the table; round 2: both append to the existing table.
+    first = race(thaw_bin, kafka, uri, table, topic, tmp_path, "create")
+    assert_each_offset_at_most_once(uri, table, "after two archivers raced to create the table")
+    produce_batch(kafka, topic, 3000, 3000)
+    second = race(thaw_bin, kafka, uri, table, topic, tmp_path, "existing")
+    assert_each_offset_at_most_once(uri, table, "after two archivers raced on the existing table")
+    print(f"\nexit codes: create race {[rc for rc, _ in first]}, existing-table race {[rc for rc, _ in second]}")
+    for rc, text in first + second:
+        if rc == 1:
+            print("  " + [line for line in text.splitlines() if CLEAR.search(line)][0][:300])
+    run_to_completion(thaw, kafka, uri, table, topic)
+    assert_table_is_topic(thaw, kafka, uri, table, topic)
