@@ -33,12 +33,15 @@ canonical columns are written down here from docs/layouts.md.
 
 from __future__ import annotations
 
+import atexit
 import base64
 import importlib
 import json
 import os
+import shutil
 import sqlite3
 import subprocess
+import tempfile
 from pathlib import Path
 from typing import Iterable
 
@@ -151,14 +154,23 @@ def pyiceberg_offsets(catalog_uri: str, ident: str) -> list[tuple[int, int]]:
 # DuckDB
 
 
+_duckdb_ext_dir: str | None = None
+
+
 def duckdb_connect():
     """A DuckDB connection with the iceberg (and avro) extensions loaded from
     their pinned PyPI wheels; autoinstall/autoload off, so a missing or
     mismatched wheel fails here instead of downloading anything."""
     import duckdb
 
+    global _duckdb_ext_dir
+    if _duckdb_ext_dir is None:
+        # INSTALL copies the extension files here: a private directory, not ~/.duckdb.
+        _duckdb_ext_dir = tempfile.mkdtemp(prefix="thaw-duckdb-ext-")
+        atexit.register(shutil.rmtree, _duckdb_ext_dir, True)
     con = duckdb.connect(config={"autoinstall_known_extensions": "false",
-                                 "autoload_known_extensions": "false"})
+                                 "autoload_known_extensions": "false",
+                                 "extension_directory": _duckdb_ext_dir})
     con.execute("SET enable_progress_bar = false")
     ver = con.sql("PRAGMA version").fetchone()[0]
     for name in ("avro", "iceberg"):
