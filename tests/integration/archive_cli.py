@@ -2,6 +2,7 @@
 (test_archive_readers.py, test_archive_roundtrip.py, test_archive_crash.py),
 and reading what it committed without any Iceberg library:
 
+* new_catalog(dir) -> URI of an empty SQLite catalog (pyiceberg's tables).
 * archive_args(kafka, uri, table, topic, *extra) -> the CLI arguments
   (`--create` and `--quiet` included; a new table goes under the catalog
   database's directory).
@@ -18,6 +19,16 @@ import os
 import sqlite3
 import subprocess
 from pathlib import Path
+
+
+def new_catalog(warehouse: str) -> str:
+    """An empty SQLite catalog database in `warehouse` (its tables created by
+    pyiceberg's SqlCatalog, catalog name "default"); returns its URI."""
+    import fixtures
+
+    os.makedirs(warehouse, exist_ok=True)
+    fixtures.open_catalog(warehouse)
+    return fixtures.catalog_uri(warehouse)
 
 
 def warehouse_of(uri: str) -> str:

@@ -3,7 +3,7 @@ any moment, then a restart, leaves every offset in the table exactly once";
 "a second archiver started on the same table cannot corrupt it").
 
 * kill -9 trials: while records keep arriving, archive runs with a 100 ms
-  commit interval and 16 KiB data files (many commits and files per run) and
+  commit interval (many commits and files per run) and
   is killed with SIGKILL after a random delay (0.05-1.5 s), 24 times; every
   third trial runs `--follow` with a producer going at the same time. Some
   checkpoints in between and the end check with pyiceberg that the table
@@ -29,12 +29,11 @@ import threading
 import time
 
 import archive_topics
-import fixtures
 import iceberg_readers as readers
-from archive_cli import archive_args, committed_next_offsets, start_archive
+from archive_cli import archive_args, committed_next_offsets, new_catalog, start_archive
 
 TRIALS = 24
-FAST = ["--commit-interval", "100ms", "--target-file-size", "16KiB"]
+FAST = ["--commit-interval", "100ms", "--target-file-size", "1MiB"]
 
 
 def produce_batch(kafka, topic: str, start: int, n: int, value_size: int = 300) -> None:
@@ -97,7 +96,7 @@ def test_kill_9_at_random_points_then_restart(kafka, thaw, thaw_bin, tmp_path):
     rnd = random.Random(seed)
     wh = tmp_path / "wh"
     wh.mkdir()
-    uri, table = fixtures.catalog_uri(str(wh)), "ns.crash"
+    uri, table = new_catalog(str(wh)), "ns.crash"
     topic = archive_topics.topic_name("crash")
     kafka.create_topic(topic, 3)
     produced = 1500
@@ -170,7 +169,7 @@ def race(thaw_bin, kafka, uri: str, table: str, topic: str, tmp_path, tag: str) 
 def test_two_archivers_at_once(kafka, thaw, thaw_bin, tmp_path):
     wh = tmp_path / "wh"
     wh.mkdir()
-    uri, table = fixtures.catalog_uri(str(wh)), "ns.race"
+    uri, table = new_catalog(str(wh)), "ns.race"
     topic = archive_topics.topic_name("race")
     kafka.create_topic(topic, 3)
     produce_batch(kafka, topic, 0, 3000)

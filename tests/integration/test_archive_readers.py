@@ -9,8 +9,8 @@ values, a 256 KiB value, headers with duplicate keys and null values, lz4 and
 zstd batches, committed and aborted transactions: aborted records and
 markers are offset gaps), the same with LogAppendTime timestamps, and a
 compacted topic (gaps left by the log cleaner). The rich topic is archived
-twice: as a format-version 2 table with small data files (several per
-partition) and as a format-version 3 table.
+twice: as a format-version 2 table (1 MiB target files) and as a
+format-version 3 table.
 """
 
 from __future__ import annotations
@@ -21,9 +21,8 @@ from dataclasses import dataclass
 import pytest
 
 import archive_topics
-import fixtures
 import iceberg_readers as readers
-from archive_cli import archive_args
+from archive_cli import archive_args, new_catalog
 
 
 @dataclass
@@ -42,7 +41,7 @@ class Archived:
 
 CASES = {
     # name: (topic maker, extra archive args)
-    "rich_v2": ("rich", ["--target-file-size", "64KiB"]),
+    "rich_v2": ("rich", ["--target-file-size", "1MiB"]),
     "rich_v3": ("rich", ["--format-version", "3"]),
     "rich_log_append_time": ("rich_lat", []),
     "compacted": ("compacted", []),
@@ -52,7 +51,7 @@ CASES = {
 @pytest.fixture(scope="module")
 def archived(kafka, thaw, tmp_path_factory) -> dict[str, Archived]:
     wh = str(tmp_path_factory.mktemp("archive_readers"))
-    uri = fixtures.catalog_uri(wh)
+    uri = new_catalog(wh)
     compacted, did_compact = archive_topics.make_compacted_topic(kafka)
     # The cleaner backs off 15 s between runs; 40 s covers two of its passes.
     assert did_compact, f"the broker did not compact topic {compacted} within 40 s"
@@ -62,7 +61,7 @@ def archived(kafka, thaw, tmp_path_factory) -> dict[str, Archived]:
     out = {}
     for name, (src, extra) in CASES.items():
         table = f"ns.{name}"
-        p = thaw("archive", *archive_args(kafka, uri, table, topics[src], *extra), "--json", timeout=300)
+        p = thaw(*archive_args(kafka, uri, table, topics[src], *extra), "--json", timeout=300)
         assert p.returncode == 0, f"thaw archive of {topics[src]} into {table} exited {p.returncode}:\n" \
                                   f"{p.stderr.decode(errors='replace')[-4000:]}"
         out[name] = Archived(uri, table, topics[src], kafka.consume_all(topics[src]), json.loads(p.stdout),
@@ -101,8 +100,7 @@ def test_archive_summary(archived, case):
         last[r["partition"]] = r["offset"]
     for p, o in last.items():
         assert o < got[p] <= ends[p], (p, got[p], o, ends[p])
-    if case == "rich_v2":
-        assert s["data_files"] > 3, "64 KiB target files: several files per partition"
+    assert s["data_files"] >= 3, "one data file per partition at least"
 
 
 @pytest.mark.parametrize("case", list(CASES))

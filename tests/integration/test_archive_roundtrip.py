@@ -25,9 +25,8 @@ import uuid
 import pytest
 
 import archive_topics
-import fixtures
 import iceberg_readers as readers
-from archive_cli import archive_args, committed_next_offsets, start_archive
+from archive_cli import archive_args, committed_next_offsets, new_catalog, start_archive
 from kafka_broker import KafkaBroker
 from serve_harness import Topic, thaw_serve  # noqa: F401  (fixture)
 
@@ -35,10 +34,10 @@ from serve_harness import Topic, thaw_serve  # noqa: F401  (fixture)
 @pytest.fixture(scope="module")
 def rich_archived(kafka, thaw, tmp_path_factory):
     wh = str(tmp_path_factory.mktemp("archive_roundtrip"))
-    uri = fixtures.catalog_uri(wh)
+    uri = new_catalog(wh)
     topic = archive_topics.make_rich_topic(kafka)
     want = kafka.consume_all(topic)
-    p = thaw("archive", *archive_args(kafka, uri, "ns.rich", topic, "--target-file-size", "64KiB"), timeout=300)
+    p = thaw(*archive_args(kafka, uri, "ns.rich", topic, "--target-file-size", "1MiB"), timeout=300)
     assert p.returncode == 0, p.stderr.decode(errors="replace")[-4000:]
     return uri, "ns.rich", topic, want
 
@@ -84,7 +83,7 @@ def test_archive_then_serve_equals_original_offset_for_offset(kafka, thaw_serve,
 def test_follow_keeps_up_with_a_producer(kafka, thaw_bin, tmp_path):
     wh = tmp_path / "wh"
     wh.mkdir()
-    uri = fixtures.catalog_uri(str(wh))
+    uri = new_catalog(str(wh))
     topic = archive_topics.topic_name("follow")
     kafka.create_topic(topic, 3)
     err = tmp_path / "archive.stderr"
