@@ -2,12 +2,13 @@
 any moment, then a restart, leaves every offset in the table exactly once";
 "a second archiver started on the same table cannot corrupt it").
 
-* kill -9 trials: while records keep arriving, archive runs with a 100 ms
-  commit interval (many commits and files per run) and
-  is killed with SIGKILL after a random delay (0.05-1.5 s), 24 times; every
-  third trial runs `--follow` with a producer going at the same time. Some
-  checkpoints in between and the end check with pyiceberg that the table
-  holds no (partition, offset) twice; after the last trial archive runs
+* kill -9 trials: while records keep arriving (400 more before each run),
+  archive runs with a 100 ms commit interval (many commits and files per
+  run) and is killed with SIGKILL after a random delay (0.05-1.5 s), until
+  24 runs were killed (a run that finishes first must exit 0); every third
+  run is `--follow` with a producer going at the same time. Checkpoints in
+  between and the end check with pyiceberg that the table holds no
+  (partition, offset) twice; after the last kill archive runs
   without a kill until it exits 0, and then the table holds every record of
   the topic exactly once: pyiceberg's (partition, offset) list and Thaw's
   view (every field) equal a read_committed consumer's.
@@ -32,7 +33,9 @@ import archive_topics
 import iceberg_readers as readers
 from archive_cli import archive_args, committed_next_offsets, new_catalog, start_archive
 
-TRIALS = 24
+KILLS = 24        # runs killed with SIGKILL
+MAX_RUNS = 60     # runs that finish before their kill do not count
+BATCH = 400       # records added before each run to the end (1 KB values)
 FAST = ["--commit-interval", "100ms", "--target-file-size", "1MiB"]
 
 
@@ -102,9 +105,12 @@ def test_kill_9_at_random_points_then_restart(kafka, thaw, thaw_bin, tmp_path):
     produced = 1500
     produce_batch(kafka, topic, 0, produced)
     err = tmp_path / "archive.stderr"
-    outcomes = {"killed": 0, "finished": 0}
+    outcomes = {"killed before its first commit": 0, "killed after committing": 0, "finished": 0}
+    killed = 0
     t0 = time.monotonic()
-    for trial in range(TRIALS):
+    trial = 0
+    while killed < KILLS:
+        assert trial < MAX_RUNS, f"only {killed} of {trial} runs were killed: {outcomes}"
         follow = trial % 3 == 2
         stop = threading.Event()
         producer = None
@@ -113,30 +119,35 @@ def test_kill_9_at_random_points_then_restart(kafka, thaw, thaw_bin, tmp_path):
                                         kwargs=dict(kafka=kafka, topic=topic, rate=400, seconds=2.0, stop=stop))
             producer.start()
         else:
-            produce_batch(kafka, topic, produced, 120)
-            produced += 120
+            produce_batch(kafka, topic, produced, BATCH, value_size=1000)
+            produced += BATCH
+        before = sum(committed_next_offsets(uri, table, topic).values())
         args = archive_args(kafka, uri, table, topic, *FAST, *(["--follow"] if follow else []))
         with open(err, "ab") as f:
-            f.write(f"--- trial {trial} ({'follow' if follow else 'to the end'})\n".encode())
+            f.write(f"--- run {trial} ({'follow' if follow else 'to the end'})\n".encode())
         proc = start_archive(thaw.binary, args, err)
         delay = rnd.uniform(0.05, 1.5)
         try:
             proc.wait(delay)
             # Finished before the kill: only a clean exit is acceptable.
-            assert proc.returncode == 0, f"trial {trial}: archive exited {proc.returncode}:\n{err.read_text()[-3000:]}"
+            assert proc.returncode == 0, f"run {trial}: archive exited {proc.returncode}:\n{err.read_text()[-3000:]}"
             outcomes["finished"] += 1
         except subprocess.TimeoutExpired:
             proc.kill()  # SIGKILL
             proc.wait()
-            outcomes["killed"] += 1
+            killed += 1
+            after = sum(committed_next_offsets(uri, table, topic).values())
+            outcomes["killed after committing" if after > before else "killed before its first commit"] += 1
         proc.stdout.close()
         if producer is not None:
             stop.set()
             producer.join()
         if trial % 8 == 7:
-            assert_each_offset_at_most_once(uri, table, f"after trial {trial}")
-    print(f"{TRIALS} trials in {time.monotonic() - t0:.1f} s: {outcomes}")
-    assert outcomes["killed"] >= TRIALS // 2, f"too few runs were killed to test anything: {outcomes}"
+            assert_each_offset_at_most_once(uri, table, f"after run {trial}")
+        trial += 1
+    print(f"{trial} runs in {time.monotonic() - t0:.1f} s: {outcomes}")
+    # Kills landed both before and after a run's own commits (kill delays 0.05-1.5 s, 100 ms commits).
+    assert outcomes["killed after committing"] >= 3 and outcomes["killed before its first commit"] >= 1, outcomes
     s = run_to_completion(thaw, kafka, uri, table, topic)
     assert not s["interrupted"]
     want = assert_table_is_topic(thaw, kafka, uri, table, topic)
