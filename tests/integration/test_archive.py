@@ -94,8 +94,10 @@ def assert_table_equals_topic(thaw, kafka, wh, uri, table, topic):
 
 @pytest.fixture
 def wh(tmp_path):
+    """A warehouse directory with an (empty) pyiceberg SQLite catalog database."""
     d = str(tmp_path / "wh")
     os.makedirs(d)
+    fixtures.open_catalog(d)  # pyiceberg creates the catalog's tables
     return d
 
 
@@ -280,7 +282,8 @@ def test_foreign_layout_table_is_refused(thaw, kafka, wh):
     kafka.create_topic(topic, 3)
     produce(kafka, topic, 3)
     cat = fixtures.open_catalog(wh)
-    built = fixtures.build_redpanda(cat, wh)
+    cat.create_namespace(fixtures.NS)
+    fixtures.build_redpanda(cat, wh)
     name = f"{fixtures.NS}.redpanda"
     before = cat.load_table(name).metadata_location
     p = archive(thaw, kafka, fixtures.catalog_uri(wh), name, topic, "--create")
@@ -290,16 +293,24 @@ def test_foreign_layout_table_is_refused(thaw, kafka, wh):
     assert fixtures.open_catalog(wh).load_table(name).metadata_location == before
 
 
-def test_thaw_layout_table_written_by_another_tool_is_refused(thaw, kafka, small_table):
+def test_thaw_layout_table_written_by_another_tool_is_refused(thaw, kafka, tmp_path):
     topic = topic_name()
     kafka.create_topic(topic, 3)
     produce(kafka, topic, 3)
-    before = small_table.table.metadata_location
-    p = archive(thaw, kafka, small_table.uri, small_table.name, topic)
+    # Canonical columns and this very topic, but written by pyiceberg: no archive offsets.
+    d = str(tmp_path / "other")
+    t = fixtures.build_small_canonical(d, "ns.other", **{"thaw.source.topic": topic})
+    uri = fixtures.catalog_uri(d)
+    p = archive(thaw, kafka, uri, "ns.other", topic)
     assert p.returncode != 0, p.stderr.decode()
     line = errline(p)
     assert "written by another tool" in line and "thaw.archive.next-offsets" in line, line
-    assert fixtures.open_catalog(small_table.dir).load_table(small_table.name).metadata_location == before
+    assert fixtures.open_catalog(d).load_table("ns.other").metadata_location == t.metadata_location
+    # Another topic than the table's: said so.
+    other = topic_name()
+    kafka.create_topic(other, 1)
+    p = archive(thaw, kafka, uri, "ns.other", other)
+    assert p.returncode != 0 and f"archives topic '{topic}'" in errline(p), errline(p)
 
 
 def test_unwritable_warehouse_is_a_clear_error(thaw, kafka, wh, tmp_path):
@@ -377,3 +388,100 @@ def test_usage_errors_exit_2(thaw, kafka, wh):
         p = archive(thaw, kafka, uri, "ns.t", "some-topic", *extra)
         assert p.returncode == 2, (extra, p.stderr.decode())
         assert needle in errline(p), (extra, errline(p))
+
+
+def test_huge_values_roll_files_in_a_v3_table(thaw, kafka, wh):
+    topic = topic_name()
+    kafka.create_topic(topic, 2, config={"max.message.bytes": str(11 << 20)})
+    p = kafka.producer(message_max_bytes=12 << 20)
+    p.produce(topic, key=b"huge", value=os.urandom(10 << 20), partition=0, headers=[("h", b"x")])
+    for i in range(24):
+        p.produce(topic, key=f"k{i}".encode(), value=os.urandom(300 << 10), partition=i % 2)
+    assert p.flush(60) == 0
+    uri = fixtures.catalog_uri(wh)
+    p = archive(thaw, kafka, uri, "ns.big", topic, "--create", "--warehouse", wh, "--format-version", "3",
+                "--target-file-size", "1MiB", "--buffer-size", "64MiB", "--json")
+    assert p.returncode == 0, p.stderr.decode()
+    s = json.loads(p.stdout)
+    assert s["records"] == 25 and s["commits"] == 1
+    assert s["data_files"] >= 4, s  # rolled at about 1 MiB
+    t = fixtures.open_catalog(wh).load_table("ns.big")
+    assert t.format_version == 3
+    assert t.metadata.next_row_id == 25
+    assert_table_equals_topic(thaw, kafka, wh, uri, "ns.big", topic)
+
+
+def test_several_topics_into_one_table_with_a_topic_column(thaw, kafka, wh):
+    a, b = topic_name("a"), topic_name("b")
+    kafka.create_topic(a, 2)
+    kafka.create_topic(b, 3)
+    produce(kafka, a, 6, partitions=2)
+    produce(kafka, b, 4, partitions=3)
+    uri = fixtures.catalog_uri(wh)
+    p = archive(thaw, kafka, uri, "ns.multi", f"{a},{b}", "--create", "--warehouse", wh, "--json")
+    assert p.returncode == 0, p.stderr.decode()
+    s = json.loads(p.stdout)
+    assert s["records"] == 24
+    assert s["next_offsets"] == {a: {"0": 6, "1": 6}, b: {"0": 4, "1": 4, "2": 4}}
+    t = fixtures.open_catalog(wh).load_table("ns.multi")
+    assert [f.name for f in t.spec().fields] == ["kafka_partition", "kafka_topic"]
+    assert "thaw.source.topic" not in t.properties
+    rows = t.scan().to_arrow().to_pylist()
+    got = sorted((r["kafka_topic"], r["kafka_partition"], r["kafka_offset"], r["key"], r["value"]) for r in rows)
+    want = sorted((topic, r["partition"], r["offset"], r["key"], r["value"])
+                  for topic in (a, b) for r in kafka.consume_all(topic))
+    assert got == want
+    # The same table takes one of its topics alone; a table of one topic refuses two.
+    produce(kafka, a, 2, start=6, partitions=2)
+    p = archive(thaw, kafka, uri, "ns.multi", a, "--json")
+    assert p.returncode == 0, p.stderr.decode()
+    assert json.loads(p.stdout)["next_offsets"] == {a: {"0": 8, "1": 8}, b: {"0": 4, "1": 4, "2": 4}}
+    single = topic_name()
+    kafka.create_topic(single, 1)
+    p = archive(thaw, kafka, uri, "ns.single", single, "--create", "--warehouse", wh)
+    assert p.returncode == 0, p.stderr.decode()
+    p = archive(thaw, kafka, uri, "ns.single", f"{single},{a}")
+    assert p.returncode == 2 and "kafka_topic" in errline(p), errline(p)
+
+
+def test_settings_from_a_config_file(thaw, kafka, wh, tmp_path):
+    topic = topic_name()
+    kafka.create_topic(topic, 3)
+    produce(kafka, topic, 5)
+    cfg = tmp_path / "archive.toml"
+    cfg.write_text(f'catalog = "{fixtures.catalog_uri(wh)}"\nbrokers = "{kafka.bootstrap}"\n'
+                   f'[archive]\ntopic = ["{topic}"]\ntable = "ns.cfg"\ncreate = true\nwarehouse = "{wh}"\n'
+                   f'commit-interval = "2s"\ntarget-file-size = "64MiB"\npartitions = "1"\n')
+    p = thaw("archive", "--config", str(cfg), "--json")
+    assert p.returncode == 0, p.stderr.decode()
+    s = json.loads(p.stdout)
+    assert s["table"] == "ns.cfg" and s["records"] == 5 and s["next_offsets"] == {topic: {"1": 5}}
+
+
+def test_archive_through_the_rest_catalog_into_s3(thaw, kafka, rest_catalog):
+    topic = topic_name()
+    kafka.create_topic(topic, 3)
+    produce(kafka, topic, 15)
+    name = f"arch_{uuid.uuid4().hex[:8]}.t"
+    args = ["--catalog", rest_catalog.uri]
+    for k, v in rest_catalog.client_props().items():
+        args += ["--catalog-property", f"{k}={v}"]
+
+    def run(*extra):
+        p = thaw("archive", "--brokers", kafka.bootstrap, "--topic", topic, *args, "--table", name, "--quiet",
+                 "--json", *extra, timeout=180)
+        assert p.returncode == 0, p.stderr.decode()
+        return json.loads(p.stdout)
+
+    s = run("--create")  # the server picks the location (its warehouse in the store)
+    assert s["records"] == 45 and s["commits"] == 1
+    produce(kafka, topic, 5, start=15)
+    s = run()
+    assert s["records"] == 15 and s["next_offsets"] == {topic: {"0": 20, "1": 20, "2": 20}}
+    t = rest_catalog.pyiceberg().load_table(name)
+    assert t.location().startswith("s3://")
+    rows = t.scan().to_arrow().to_pylist()
+    got = sorted((r["kafka_partition"], r["kafka_offset"], r["key"], r["value"],
+                  [(h["key"], h["value"]) for h in (r["headers"] or [])]) for r in rows)
+    want = [(r["partition"], r["offset"], r["key"], r["value"], list(r["headers"])) for r in kafka.consume_all(topic)]
+    assert got == want
