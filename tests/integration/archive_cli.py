@@ -46,6 +46,10 @@ def start_archive(thaw_bin: Path, args: list[str], stderr_path: Path) -> subproc
                                 stdin=subprocess.DEVNULL)
 
 
+class CatalogMidTransaction(RuntimeError):
+    """The SQLite catalog has a hot journal: a writer was killed inside a transaction."""
+
+
 def metadata_location(uri: str, table: str) -> str | None:
     """The current metadata file of NS.TABLE in the SQLite catalog, or None
     while the table does not exist."""
@@ -53,12 +57,18 @@ def metadata_location(uri: str, table: str) -> str | None:
     if not os.path.exists(db):
         return None
     ns, name = table.rsplit(".", 1)
+    # Read-only, so that reading never repairs what a killed writer left (a hot journal: then
+    # CatalogMidTransaction is raised; the next writer must roll it back).
     con = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=10)
     try:
         row = con.execute("SELECT metadata_location FROM iceberg_tables WHERE table_namespace = ? AND table_name = ?",
                           (ns, name)).fetchone()
-    except sqlite3.OperationalError:
-        return None
+    except sqlite3.OperationalError as e:
+        if "no such table" in str(e):
+            return None
+        if os.path.exists(db + "-journal") and "readonly" in str(e):
+            raise CatalogMidTransaction(f"{db}: a writer died in a transaction (hot journal): {e}") from e
+        raise
     finally:
         con.close()
     return None if row is None else row[0].removeprefix("file://")
