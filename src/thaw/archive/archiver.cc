@@ -423,7 +423,7 @@ class Archiver {
       int64_t buffered = 0;
       for (const auto& [k, f] : open_) buffered += f.buffered();
       const bool interval = Clock::now() - last_commit >= std::chrono::milliseconds(o_.commit_interval_ms);
-      if ((interval && HasData()) || buffered >= o_.memory_bytes) {
+      if ((interval && (HasData() || NewPartitions())) || buffered >= o_.memory_bytes) {
         RETURN_NOT_OK(Commit());
         last_commit = Clock::now();
       } else if (interval) {
@@ -447,6 +447,19 @@ class Archiver {
     o_.progress(fmt::format("{} records, {} ({:.1f} MB/s), {} commits, {} data files; next offsets {}",
                             summary_.records, Mb(summary_.bytes), secs > 0 ? summary_.bytes / secs / 1e6 : 0.0,
                             summary_.commits, summary_.data_files, DescribeOffsets(NextOffsets())));
+  }
+
+  // Partitions the table has no offset for yet: their start offsets are
+  // committed at the first interval, so that a restart after a crash resumes
+  // there (not at a later `--from-offset latest`).
+  bool NewPartitions() const {
+    for (const auto& s : sources_) {
+      auto t = committed_.find(s.topic);
+      for (const auto& [p, off] : s.kafka->start_offsets()) {
+        if (t == committed_.end() || !t->second.count(p)) return true;
+      }
+    }
+    return false;
   }
 
   bool HasData() const {
