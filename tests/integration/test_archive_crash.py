@@ -187,7 +187,8 @@ def race(thaw_bin, kafka, uri: str, table: str, topic: str, tmp_path, tag: str) 
     for rc, text in out:
         assert rc in (0, 1), f"{tag}: archiver exited {rc}:\n{text[-3000:]}"
         if rc == 1:
-            assert CLEAR.search(text), f"{tag}: an archiver failed without saying it met another writer:\n{text[-3000:]}"
+            assert CLEAR.search(text), \
+                f"{tag}: an archiver failed without saying it met another writer:\n{text[-3000:]}"
     return out
 
 
