@@ -2,6 +2,7 @@
 
 #include <libpq-fe.h>
 #include <sqlite3.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <nlohmann/json.hpp>
@@ -89,6 +90,12 @@ class SqliteBackend : public SqlBackend {
  public:
   static Result<std::unique_ptr<SqliteBackend>> Open(const std::string& path) {
     auto b = std::unique_ptr<SqliteBackend>(new SqliteBackend(path));
+    // A writer killed in a transaction leaves a hot journal that only a read-write connection rolls back (on a
+    // read-only one every query fails): open read-write when the file allows it (never creating it), else read-only.
+    if (::access(path.c_str(), W_OK) == 0 && b->Connect(SQLITE_OPEN_READWRITE).ok()) {
+      b->writable_ = true;
+      return b;
+    }
     RETURN_NOT_OK(b->Connect(SQLITE_OPEN_READONLY));
     return b;
   }
