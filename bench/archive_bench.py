@@ -9,18 +9,23 @@ Phases (each tool gets its own table in its own new SQLite catalog and local war
               value is different and barely compressible (base64 of random bytes: both writers' zstd gains ~25%).
               MB = key + value bytes / 10^6, the same figure for both tools.
   throughput  thaw:    `thaw archive --topic T --catalog sqlite:///... --table bench.thaw --create --warehouse DIR
-                        --commit-interval 5s --json` (no --follow: it stops at the end offsets it saw at start):
-                        wall time of the process (start-up included), peak RSS and CPU from /usr/bin/time -v.
+                        --commit-interval 5s --json` (no --follow: it stops at the end offsets it saw at start).
               connect: a standalone Kafka Connect worker (org.apache.kafka.connect.cli.ConnectStandalone,
                         connect-runtime 4.1.2, JVM -Xms256m -Xmx2g as Kafka's connect-standalone.sh) running
                         org.apache.iceberg.connect.IcebergSinkConnector 1.12.0: JsonConverter without schemas,
                         iceberg.tables.auto-create-enabled=true (columns id long, ts long, payload string),
-                        JdbcCatalog on SQLite, iceberg.control.commit.interval-ms=5000, tasks.max=CONNECT_TASKS.
-                        Time from the worker's start until pyiceberg (polling every 200 ms) sees a snapshot whose
-                        total-records is RECORDS; the worker is then stopped. Peak RSS and CPU from
-                        /usr/bin/time -v of the worker.
-              Both clocks start at process start, so both include start-up (the JVM's is seconds; the time
-              to the sink's first snapshot is reported separately).
+                        JdbcCatalog on SQLite, iceberg.control.commit.interval-ms=5000, tasks.max=CONNECT_TASKS;
+                        pyiceberg polls the table every 200 ms until its total-records is RECORDS, then the
+                        worker is stopped (SIGTERM).
+              seconds = commit time (timestamp-ms) of the snapshot that completes the table - process start, for
+              both: start-up included (the JVM worker's is tens of seconds on a loaded machine; the first
+              commit's time is printed). "steady MB/s" = the bytes committed after the first snapshot / the time
+              from the first to the last snapshot: the rate with start-up excluded. Peak RSS and CPU (user +
+              system) come from the kernel's rusage of each process (wait4), so a signal reaches the tool
+              itself, not a wrapper. On a shared machine CPU s per GB is the steadier comparison.
+              The sink is used as its users configure it for JSON values: it maps each value's fields to
+              columns and keeps no key, headers or raw bytes; Thaw stores the raw key and value bytes with
+              partition, offset, timestamp and headers. JSON values give both something to archive.
   freshness   a producer sends RATE records/s (each value carries its produce time) for SECONDS seconds while
               `thaw archive --follow --commit-interval 5s` (resp. the Connect worker, commit interval 5000 ms)
               runs; a poller loads the table through pyiceberg's SqlCatalog every 200 ms and, for each new
@@ -289,7 +294,7 @@ def run_thaw(args, topic: str, work: Path, follow: bool = False):
     db, wh = work / "catalog.db", work / "wh"
     wh.mkdir(exist_ok=True)
     cmd = [args.thaw, "archive", "--brokers", args.bootstrap, "--topic", topic, "--catalog", f"sqlite:///{db}",
-           "--table", "bench.thaw", "--create", "--warehouse", f"file://{wh}", "--commit-interval", "5s", "--json"]
+           "--table", "bench.thaw", "--create", "--warehouse", str(wh), "--commit-interval", "5s", "--json"]
     if follow:
         cmd.append("--follow")
     log("$ " + " ".join(cmd))
@@ -541,19 +546,22 @@ def summarize(args, results):
         print(f"archive {any_r['records']:,} records x {args.value_size} B ({any_r['bytes'] / 1e6:.0f} MB of keys + "
               f"values, {args.partitions} partitions) from a local single-node broker, commit interval 5 s")
         labels = {"thaw": "thaw archive", "connect": f"Iceberg Kafka Connect sink ({args.connect_tasks} tasks)"}
-        print(f"  {'':38}{'MB/s':>8} {'records/s':>11} {'seconds':>8} {'peak RSS':>10} {'CPU s':>7}"
+        print(f"  {'':38}{'MB/s':>8} {'records/s':>11} {'seconds':>8} {'peak RSS':>10} {'CPU s':>7} {'CPU s/GB':>8}"
               f"  {'1st commit':>10} {'steady MB/s':>11}")
         for t, r in tp.items():
             steady = f"{r['steady_mb_s']:11.1f}" if r.get("steady_mb_s") else f"{'-':>11}"
             print(f"  {labels[t]:38}{r['bytes'] / r['seconds'] / 1e6:8.1f} {r['records'] / r['seconds']:11,.0f} "
-                  f"{r['seconds']:8.1f} {r['peak_rss_mib']:6.0f} MiB {r['cpu_s']:7.1f}  "
-                  f"{r['first_snapshot_s']:9.1f}s {steady}   {r['snapshots']} snapshots")
+                  f"{r['seconds']:8.1f} {r['peak_rss_mib']:6.0f} MiB {r['cpu_s']:7.1f} "
+                  f"{r['cpu_s'] / (r['bytes'] / 1e9):8.1f}  {r['first_snapshot_s']:9.1f}s {steady}   "
+                  f"{r['snapshots']} snapshots")
         if len(tp) == 2:
             th, co = tp["thaw"], tp["connect"]
             print(f"  thaw / connect: {co['seconds'] / th['seconds']:.2f}x MB/s   (target >= 3x)"
                   + (f"; steady (first to last commit, start-up excluded) "
                      f"{th['steady_mb_s'] / co['steady_mb_s']:.2f}x" if th.get("steady_mb_s") and co.get(
                          "steady_mb_s") else ""))
+            print(f"  CPU per GB: connect / thaw {co['cpu_s'] / th['cpu_s']:.2f}x (user + system seconds of each "
+                  f"process; less sensitive than wall time to the other load on the machine)")
         if "thaw" in tp:
             print(f"  thaw peak RSS {tp['thaw']['peak_rss_mib']:.0f} MiB   (target <= 1024 MiB)")
         if args.runs > 1:
