@@ -293,6 +293,9 @@ def run_thaw(args, topic: str, work: Path, follow: bool = False):
     work.mkdir(parents=True, exist_ok=True)
     db, wh = work / "catalog.db", work / "wh"
     wh.mkdir(exist_ok=True)
+    # thaw opens an existing catalog database: make an empty one as pyiceberg does (its SqlCatalog tables).
+    from pyiceberg.catalog.sql import SqlCatalog
+    SqlCatalog("default", uri=f"sqlite:///{db}", warehouse=f"file://{wh}").engine.dispose()
     cmd = [args.thaw, "archive", "--brokers", args.bootstrap, "--topic", topic, "--catalog", f"sqlite:///{db}",
            "--table", "bench.thaw", "--create", "--warehouse", str(wh), "--commit-interval", "5s", "--json"]
     if follow:
