@@ -19,6 +19,9 @@
 #
 #   bench/archive_bench.sh            (also run by scripts/bench.sh)
 #
+# Every measurement is also kept as a JSON line (RESULT ...) in
+# bench/.work/archive_bench.results.
+#
 # Environment:
 #   ARCHIVE_BENCH_RECORDS   records in the topic (default 2000000; e.g. 200000
 #                           for a quick run)
@@ -61,5 +64,7 @@ bootstrap="$(sed -n 's/^BOOTSTRAP=//p' "$tmp/start.out")"
   --records "${ARCHIVE_BENCH_RECORDS:-2000000}" --runs "${ARCHIVE_BENCH_RUNS:-1}" \
   --connect-tasks "${ARCHIVE_BENCH_TASKS:-$(nproc)}" --rate "${ARCHIVE_BENCH_RATE:-1000}" \
   --seconds "${ARCHIVE_BENCH_SECONDS:-60}" --tools "${ARCHIVE_BENCH_TOOLS:-thaw,connect}" \
-  --phases "${ARCHIVE_BENCH_PHASES:-throughput,freshness}" | grep -v '^RESULT '
+  --phases "${ARCHIVE_BENCH_PHASES:-throughput,freshness}" | tee "$root/bench/.work/archive_bench.results" \
+  | grep -v '^RESULT '
+echo "  (every measurement as JSON: bench/.work/archive_bench.results)"
 echo "  load average ${load_before} before, $(cut -d' ' -f1 /proc/loadavg) after (the machine is not isolated)"
