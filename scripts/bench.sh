@@ -65,5 +65,6 @@ PY
 "$root/bench/replay_bench.sh"
 "$root/bench/serve_bench.sh"
 "$root/bench/object_store_bench.sh"
+"$root/bench/archive_bench.sh"
 echo "[bench] overlapping files in one partition: peak memory vs pyiceberg"
 "$py" "$root/bench/overlap_memory.py"
