@@ -56,6 +56,7 @@ Result<Snapshot> ParseSnapshot(const json& j) {
   }
   if (j.contains("schema-id") && !j["schema-id"].is_null()) s.schema_id = j["schema-id"].get<int32_t>();
   if (j.contains("first-row-id") && !j["first-row-id"].is_null()) s.first_row_id = j["first-row-id"].get<int64_t>();
+  if (j.contains("added-rows") && !j["added-rows"].is_null()) s.added_rows = j["added-rows"].get<int64_t>();
   if (s.manifest_list.empty() && !j.contains("manifests")) {
     return Status::Corrupt("snapshot {} has neither manifest-list nor manifests", s.snapshot_id);
   }

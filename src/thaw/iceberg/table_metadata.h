@@ -39,6 +39,7 @@ struct Snapshot {
   std::map<std::string, std::string> summary;
   std::optional<int32_t> schema_id;
   std::optional<int64_t> first_row_id;
+  std::optional<int64_t> added_rows;  // v3: rows in the data files this snapshot added
   std::string operation() const;
 };
 

@@ -52,11 +52,15 @@ nlohmann::json ToJson(const TableUpdate& u);
 nlohmann::json SnapshotToJson(const Snapshot& s);
 
 // Checks `requirements` against `base` (a parsed metadata JSON document) and
-// applies `updates`, returning the new document: last-updated-ms = now_ms,
+// applies `updates`, returning the new document: last-updated-ms = now_ms
+// (or, as Iceberg Java does, the timestamp of a snapshot the commit adds),
 // last-sequence-number / next-row-id advanced by added snapshots,
 // snapshot-log appended for main moves, metadata-log gains
 // {base_location, base last-updated-ms}, refs and current-snapshot-id kept in
-// step. A failed requirement is kCommitConflict naming what differed; an
+// step. remove-snapshots also drops refs and statistics of the removed
+// snapshots and, as Iceberg Java does, every snapshot-log entry up to the last
+// one whose snapshot is gone (no gaps in the history); ids the table lacks are
+// ignored. A failed requirement is kCommitConflict naming what differed; an
 // update that cannot apply (snapshot id reused, sequence number not above the
 // table's, unknown ref snapshot) is kInvalidArgument.
 Result<nlohmann::json> ApplyCommit(const nlohmann::json& base, const std::string& base_location,
@@ -79,8 +83,9 @@ struct TableCreate {
 Result<nlohmann::json> NewTableMetadata(const TableCreate& create, int64_t now_ms);
 
 // "<location>/metadata/<NNNNN>-<uuid>.metadata.json" with NNNNN one more than
-// the version in `current` (its leading digits; 0 when `current` is empty or
-// has none), as Iceberg Java and pyiceberg name them.
+// the version in `current`'s file name (its leading digits; a name without
+// any counts as 0); 00000 when `current` is empty (a new table's first
+// metadata). Iceberg Java and pyiceberg name them so.
 std::string NextMetadataLocation(const std::string& table_location, const std::string& current);
 
 // A random positive 63-bit id (snapshot ids) and a random v4 UUID string.
