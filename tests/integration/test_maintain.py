@@ -254,3 +254,67 @@ def test_usage_errors(thaw, tmp_path):
     assert p.returncode == 2 and b"--target-file-size" in p.stderr, p
     p = thaw("maintain", *catalog_args(wh), "--table", "ns.missing", "--compact")
     assert p.returncode == 1 and b"ns.missing" in p.stderr, p
+
+
+# --------------------------------------------------------------------------
+# A table `thaw archive` wrote in many commits, compacted, then archived on
+
+
+def produce(kafka, topic: str, n: int, start: int, partitions: int = 3) -> None:
+    p = kafka.producer()
+    for i in range(start, start + n):
+        for part in range(partitions):
+            key = None if i % 7 == 3 else f"k-{part}-{i}".encode()
+            value = None if i % 13 == 4 else (f"v-{part}-{i}-" * (i % 5 + 1)).encode()
+            headers = [("h", b"1"), ("h", None)] if i % 3 == 0 else []
+            p.produce(topic, key=key, value=value, partition=part, headers=headers,
+                      timestamp=1_767_225_600_000 + i * 1000 + part)
+    assert p.flush(30) == 0
+
+
+def topic_records(kafka, topic: str) -> list[dict]:
+    out = [{"partition": r["partition"], "offset": r["offset"], "timestamp": r["timestamp"], "key": r["key"],
+            "value": r["value"], "headers": [(k, v) for k, v in r["headers"]]} for r in kafka.consume_all(topic)]
+    return sorted(out, key=lambda r: (r["partition"], r["offset"]))
+
+
+def without_ts_type(records: list[dict]) -> list[dict]:
+    return [{k: v for k, v in r.items() if k != "timestamp_type"} for r in records]
+
+
+def test_archive_many_commits_compact_then_archive_resumes(thaw, kafka, tmp_path):
+    wh = str(tmp_path / "wh")
+    os.makedirs(wh)
+    uri = fixtures.catalog_uri(wh)
+    topic = f"maint-{os.urandom(4).hex()}"
+    kafka.create_topic(topic, 3)
+    name = "ns.archived"
+    runs = 6
+    for k in range(runs):  # each run archives what is new: one commit of one small file per partition
+        produce(kafka, topic, 10, start=10 * k)
+        args = ["archive", "--brokers", kafka.bootstrap, "--topic", topic, "--catalog", uri, "--table", name,
+                "--quiet"]
+        thaw.ok(*args, *(["--create", "--warehouse", wh] if k == 0 else []))
+    cat = fixtures.open_catalog(wh)
+    t = cat.load_table(name)
+    assert len(t.metadata.snapshots) == runs
+    assert len(live_data_files(cat, name)) == 3 * runs
+    want = topic_records(kafka, topic)
+    assert without_ts_type(thaw_records(thaw, wh, name)) == want
+    offsets_before = t.current_snapshot().summary.additional_properties["thaw.archive.next-offsets"]
+
+    out = maintain(thaw, wh, name, "--compact", "--expire-snapshots-older-than", "0s")
+    assert out["compaction"]["files_rewritten"] == 3 * runs and out["compaction"]["files_written"] == 3, out
+    assert out["expire"]["snapshots_expired"] == runs, out  # every archive commit; the compaction is current
+    t = cat.load_table(name)
+    assert len(live_data_files(cat, name)) == 3
+    assert t.current_snapshot().summary.additional_properties["thaw.archive.next-offsets"] == offsets_before
+    assert without_ts_type(thaw_records(thaw, wh, name)) == want
+    assert len(pyiceberg_rows(cat, name)) == len(want)
+
+    # The archive resumes from the offsets the replace snapshot carried: nothing twice, nothing missing.
+    produce(kafka, topic, 10, start=10 * runs)
+    thaw.ok("archive", "--brokers", kafka.bootstrap, "--topic", topic, "--catalog", uri, "--table", name, "--quiet")
+    want = topic_records(kafka, topic)
+    assert without_ts_type(thaw_records(thaw, wh, name)) == want
+    assert len(pyiceberg_rows(cat, name)) == len(want) == 3 * 10 * (runs + 1)
