@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "thaw/cli/archive.h"
 #include "thaw/cli/config_file.h"
 #include "thaw/cli/inspect.h"
 #include "thaw/cli/maintain.h"
@@ -41,6 +42,7 @@ int main(int argc, char** argv) {
   thaw::cli::RegisterInspect(&app, &exit_code);
   thaw::cli::RegisterReplay(&app, &exit_code);
   thaw::cli::RegisterServe(&app, &exit_code);
+  thaw::cli::RegisterArchive(&app, &exit_code);
   thaw::cli::RegisterMaintain(&app, &exit_code);
   const char* footer =
       "\nTimes: ISO-8601 (2024-05-01T12:00:00Z) or epoch ms (1714564800000, 1714564800s for seconds); partitions: "

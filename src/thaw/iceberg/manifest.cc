@@ -170,13 +170,19 @@ Status ParseDataFile(const Value& df, const PartitionSpec& spec, DataFile* out, 
   out->file_size = OptLong(df, 104, "file_size_in_bytes").value_or(0);
   auto as_long = [](const Value& v) { return v.integer; };
   auto as_bytes = [](const Value& v) { return v.bytes; };
+  ReadIntMap(Field(df, 108, "column_sizes"), &out->column_sizes, as_long, keep);
   ReadIntMap(Field(df, 109, "value_counts"), &out->value_counts, as_long, keep);
   ReadIntMap(Field(df, 110, "null_value_counts"), &out->null_value_counts, as_long, keep);
+  ReadIntMap(Field(df, 137, "nan_value_counts"), &out->nan_value_counts, as_long, keep);
   ReadIntMap(Field(df, 125, "lower_bounds"), &out->lower_bounds, as_bytes, keep);
   ReadIntMap(Field(df, 128, "upper_bounds"), &out->upper_bounds, as_bytes, keep);
   if (const Value* eq = Field(df, 135, "equality_ids"); eq && eq->type == avro::Type::kArray) {
     for (const auto& id : eq->items) out->equality_ids.push_back(static_cast<int32_t>(id.integer));
   }
+  if (const Value* so = Field(df, 132, "split_offsets"); so && so->type == avro::Type::kArray) {
+    for (const auto& o : so->items) out->split_offsets.push_back(o.integer);
+  }
+  if (auto s = OptLong(df, 140, "sort_order_id")) out->sort_order_id = static_cast<int32_t>(*s);
   out->first_row_id = OptLong(df, 142, "first_row_id");
   out->referenced_data_file = OptBytes(df, 143, "referenced_data_file");
   out->content_offset = OptLong(df, 144, "content_offset");

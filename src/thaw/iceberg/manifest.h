@@ -63,11 +63,15 @@ struct DataFile {
   std::vector<Datum> partition;  // one per spec field, in spec order
   int64_t record_count = 0;
   int64_t file_size = 0;
+  std::map<int32_t, int64_t> column_sizes;
   std::map<int32_t, int64_t> value_counts;
   std::map<int32_t, int64_t> null_value_counts;
+  std::map<int32_t, int64_t> nan_value_counts;
   std::map<int32_t, std::string> lower_bounds;
   std::map<int32_t, std::string> upper_bounds;
+  std::vector<int64_t> split_offsets;
   std::vector<int32_t> equality_ids;
+  std::optional<int32_t> sort_order_id;
   std::optional<int64_t> first_row_id;
   std::optional<std::string> referenced_data_file;
   std::optional<int64_t> content_offset;

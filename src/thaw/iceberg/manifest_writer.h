@@ -22,10 +22,13 @@ namespace thaw::iceberg {
 // one partition spec) at `location`. ADDED entries written by `snapshot_id`
 // leave snapshot id and sequence numbers null (inherited from the manifest
 // list entry, so a retried commit reuses the file); EXISTING and DELETED
-// entries keep theirs. Returns the manifest-list entry: path, length, counts,
+// entries keep their sequence numbers, EXISTING ones their snapshot id, and
+// DELETED ones name `snapshot_id` (the snapshot deleting them, as the spec
+// and Java do). Returns the manifest-list entry: path, length, counts,
 // partition field summaries (bounds in the partition type's single-value
-// encoding), added_snapshot_id = snapshot_id; sequence numbers 0 (assigned by
-// WriteManifestList).
+// encoding), added_snapshot_id = snapshot_id; sequence_number 0 and
+// min_sequence_number the smallest carried entry's (0 when all are ADDED),
+// both settled by WriteManifestList. Manifests of format v1 are not written.
 Result<ManifestFile> WriteManifest(storage::FileIO& io, const std::string& location, const TableMetadata& md,
                                    const PartitionSpec& spec, int64_t snapshot_id,
                                    const std::vector<ManifestEntry>& entries);
@@ -34,8 +37,11 @@ Result<ManifestFile> WriteManifest(storage::FileIO& io, const std::string& locat
 // this snapshot (added_snapshot_id == snapshot.snapshot_id) get
 // sequence_number = min_sequence_number = snapshot.sequence_number; the others
 // are written as read. v3: data manifests added by this snapshot get
-// first_row_id assigned from snapshot.first_row_id onwards; returns the rows
-// assigned (the snapshot's `added-rows`, by which next-row-id advances).
+// first_row_id assigned from snapshot.first_row_id onwards (as Java does,
+// any data manifest without one: added + existing rows each); returns the
+// rows assigned (the snapshot's `added-rows`, by which next-row-id advances),
+// 0 for format v2. The snapshot id must stay the same across commit retries:
+// the manifests' ADDED entries inherit it.
 Result<int64_t> WriteManifestList(storage::FileIO& io, const std::string& location, const TableMetadata& md,
                                   const Snapshot& snapshot, const std::vector<ManifestFile>& manifests);
 

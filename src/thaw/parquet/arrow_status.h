@@ -28,7 +28,7 @@ template <typename Fn>
 auto CatchParquet(std::string_view context, Fn&& fn) -> decltype(fn()) {
   try {
     return fn();
-  } catch (const parquet::ParquetException& e) {
+  } catch (const ::parquet::ParquetException& e) {
     return Status::Corrupt("{}: {}", context, e.what());
   } catch (const std::exception& e) {
     return Status::Corrupt("{}: {}", context, e.what());

@@ -75,15 +75,15 @@ class ParquetFile {
  private:
   std::string location_;
   static Result<std::unique_ptr<ParquetFile>> OpenWith(storage::FileIO& io, const std::string& location,
-                                                       std::shared_ptr<parquet::FileMetaData> metadata, bool streaming,
+                                                       std::shared_ptr<::parquet::FileMetaData> metadata, bool streaming,
                                                        std::shared_ptr<const iceberg::NameMapping> mapping,
                                                        bool require_ids, int64_t file_size = -1);
   Status ApplyNameMapping(bool require_ids);
-  int32_t IdOf(const parquet::arrow::SchemaField& f) const;
-  const parquet::arrow::SchemaField* FindChild(const std::vector<parquet::arrow::SchemaField>& fields, int32_t id,
+  int32_t IdOf(const ::parquet::arrow::SchemaField& f) const;
+  const ::parquet::arrow::SchemaField* FindChild(const std::vector<::parquet::arrow::SchemaField>& fields, int32_t id,
                                                const std::string& name, int* index) const;
 
-  std::unique_ptr<parquet::arrow::FileReader> reader_;
+  std::unique_ptr<::parquet::arrow::FileReader> reader_;
   int64_t file_size_ = -1;
   std::vector<int64_t> first_rows_;
   // Name mapping state (files without field ids): ids of the schema's
@@ -91,7 +91,7 @@ class ParquetFile {
   std::shared_ptr<const iceberg::NameMapping> mapping_;
   bool require_ids_ = false;
   bool mapped_ = false;
-  std::unordered_map<const parquet::arrow::SchemaField*, int32_t> mapped_ids_;
+  std::unordered_map<const ::parquet::arrow::SchemaField*, int32_t> mapped_ids_;
   std::vector<std::shared_ptr<arrow::Field>> mapped_top_;
 };
 

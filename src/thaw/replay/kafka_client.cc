@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "thaw/common/log.h"
+#include "thaw/replay/kafka_internal.h"
 
 namespace thaw::replay {
 
@@ -16,6 +17,10 @@ namespace {
 using SteadyClock = std::chrono::steady_clock;
 // Waits on the broker are cut in slices this long, to notice Ctrl-C.
 constexpr int kSliceMs = 200;
+
+}  // namespace
+
+namespace kafka_internal {
 
 int64_t SteadyMs() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(SteadyClock::now().time_since_epoch()).count();
@@ -27,7 +32,7 @@ Status Interrupted(const std::string& brokers, const std::string& what) {
 
 // librdkafka's log lines: Thaw's logger at debug (shown with --verbose), in
 // librdkafka's own "LEVEL|FACILITY|CLIENT| message" form.
-void LogLine(const rd_kafka_t* rk, int level, const char* fac, const char* buf) {
+static void LogLine(const rd_kafka_t* rk, int level, const char* fac, const char* buf) {
   thaw::log::Debug("librdkafka: {}|{}|{}| {}", level, fac, rk ? rd_kafka_name(rk) : "", buf);
 }
 
@@ -49,7 +54,7 @@ void SetLogCallbacks(rd_kafka_conf_t* conf) {
 }
 
 // Properties whose values must never reach a log or an error message.
-bool IsSecret(const std::string& name) {
+static bool IsSecret(const std::string& name) {
   return name.find("password") != std::string::npos || name.find("secret") != std::string::npos ||
          name.find("sasl.oauthbearer.config") != std::string::npos || name.find("ssl.key") != std::string::npos;
 }
@@ -64,7 +69,7 @@ Status Configure(rd_kafka_conf_t* conf, const std::string& name, const std::stri
 
 // `cause`: what librdkafka reported about the connection, if anything.
 Status BrokerError(const std::string& brokers, rd_kafka_resp_err_t err, const std::string& what,
-                   const std::string& cause = "") {
+                   const std::string& cause) {
   if (err == RD_KAFKA_RESP_ERR__TRANSPORT || err == RD_KAFKA_RESP_ERR__TIMED_OUT ||
       err == RD_KAFKA_RESP_ERR__ALL_BROKERS_DOWN || err == RD_KAFKA_RESP_ERR__RESOLVE) {
     if (!cause.empty()) {
@@ -81,6 +86,12 @@ Status BrokerError(const std::string& brokers, rd_kafka_resp_err_t err, const st
   }
   return Status::IOError("Kafka '{}': {}: {}", brokers, what, rd_kafka_err2str(err));
 }
+
+}  // namespace kafka_internal
+
+using namespace kafka_internal;
+
+namespace {
 
 // Delivery failures that resending (after aborting the transaction, or from
 // the last checkpoint) can repair: the cluster was briefly unavailable or the
@@ -150,6 +161,10 @@ bool IsFencing(rd_kafka_resp_err_t err) {
          err == RD_KAFKA_RESP_ERR_INVALID_PRODUCER_EPOCH || err == RD_KAFKA_RESP_ERR_INVALID_TXN_STATE;
 }
 
+}  // namespace
+
+namespace kafka_internal {
+
 // rd_kafka_metadata in slices until `timeout_ms` or a stop (metadata is
 // never needed for a last checkpoint: a stop ends the wait at once). Each
 // slice is a new request, so slices grow (0.5 s, then 1 s) to let a slow
@@ -172,7 +187,7 @@ rd_kafka_resp_err_t SlicedMetadata(rd_kafka_t* rk, rd_kafka_topic_t* rkt, const 
   }
 }
 
-}  // namespace
+}  // namespace kafka_internal
 
 std::string ClientErrors::Describe() const {
   std::lock_guard<std::mutex> lock(mu);

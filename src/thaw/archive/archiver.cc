@@ -1,0 +1,749 @@
+// `thaw archive`'s driver: the table (loaded, checked, or created), the Kafka
+// sources, per-partition data files, and the commits that make them visible
+// together with the next offsets (archiver.h, docs/archive.md).
+#include "thaw/archive/archiver.h"
+
+#include <algorithm>
+#include <chrono>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <thread>
+#include <tuple>
+
+#include "thaw/common/log.h"
+#include "thaw/iceberg/manifest.h"
+#include "thaw/iceberg/manifest_writer.h"
+#include "thaw/iceberg/table_update.h"
+#include "thaw/parquet/data_file_writer.h"
+#include "thaw/records/layout.h"
+
+namespace thaw::archive {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+int64_t WallMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+constexpr int32_t kPartitionFieldId = 1;  // kafka_partition
+constexpr int32_t kTopicFieldId = 11;     // kafka_topic
+
+std::string TrimSlash(std::string s) {
+  while (s.size() > 1 && s.back() == '/') s.pop_back();
+  return s;
+}
+
+std::string JoinNs(const std::vector<std::string>& ns) {
+  std::string out;
+  for (const auto& n : ns) out += (out.empty() ? "" : ".") + n;
+  return out;
+}
+
+int64_t RecordBytes(const records::RecordBatch& b, const records::Record& r) {
+  int64_t n = (r.key ? r.key->size() : 0) + (r.value ? r.value->size() : 0);
+  for (const auto& h : b.HeadersOf(r)) n += h.key.size() + (h.value ? h.value->size() : 0);
+  return n;
+}
+
+std::string Mb(int64_t bytes) { return fmt::format("{:.1f} MB", bytes / 1e6); }
+
+// "t: 0:12 1:40" (at most 16 partitions shown).
+std::string DescribeOffsets(const TopicOffsets& offsets) {
+  std::string out;
+  int shown = 0;
+  for (const auto& [topic, parts] : offsets) {
+    out += (out.empty() ? "" : "; ") + topic + ":";
+    for (const auto& [p, next] : parts) {
+      if (shown++ == 16) {
+        out += " ...";
+        return out;
+      }
+      out += fmt::format(" {}:{}", p, next);
+    }
+  }
+  return out.empty() ? "none" : out;
+}
+
+// The summary's integer property, if present and numeric.
+std::optional<int64_t> SummaryLong(const iceberg::Snapshot* s, const std::string& key) {
+  if (!s) return std::nullopt;
+  auto it = s->summary.find(key);
+  if (it == s->summary.end()) return std::nullopt;
+  try {
+    size_t used = 0;
+    long long v = std::stoll(it->second, &used);
+    if (used == it->second.size()) return v;
+  } catch (const std::exception&) {
+  }
+  return std::nullopt;
+}
+
+const iceberg::Snapshot* MainSnapshot(const iceberg::TableMetadata& md) {
+  auto main = md.refs.find("main");
+  if (main != md.refs.end()) return md.SnapshotById(main->second.snapshot_id);
+  return md.CurrentSnapshot();
+}
+
+// The writer id of the newest snapshot on main that records offsets.
+std::string LastWriter(const iceberg::TableMetadata& md) {
+  std::set<int64_t> seen;
+  for (const iceberg::Snapshot* s = MainSnapshot(md); s && seen.insert(s->snapshot_id).second;
+       s = s->parent_snapshot_id ? md.SnapshotById(*s->parent_snapshot_id) : nullptr) {
+    if (s->summary.count(kNextOffsetsKey)) {
+      auto w = s->summary.find(kWriterKey);
+      return w == s->summary.end() ? "unknown" : w->second;
+    }
+  }
+  return "unknown";
+}
+
+// True when `id` is on main's ancestry (a commit whose outcome was unknown landed).
+bool OnMain(const iceberg::TableMetadata& md, int64_t id) {
+  std::set<int64_t> seen;
+  for (const iceberg::Snapshot* s = MainSnapshot(md); s && seen.insert(s->snapshot_id).second;
+       s = s->parent_snapshot_id ? md.SnapshotById(*s->parent_snapshot_id) : nullptr) {
+    if (s->snapshot_id == id) return true;
+  }
+  return false;
+}
+
+iceberg::TableCreate CanonicalTable(const ArchiveOptions& o, bool with_topic) {
+  iceberg::TableCreate c;
+  c.schema = nlohmann::json::parse(parquet::CanonicalSchemaJson(with_topic));
+  c.schema["schema-id"] = 0;
+  nlohmann::json fields = nlohmann::json::array();
+  fields.push_back({{"name", "kafka_partition"}, {"transform", "identity"}, {"source-id", kPartitionFieldId},
+                    {"field-id", 1000}});
+  if (with_topic) {
+    fields.push_back(
+        {{"name", "kafka_topic"}, {"transform", "identity"}, {"source-id", kTopicFieldId}, {"field-id", 1001}});
+  }
+  c.partition_spec = {{"spec-id", 0}, {"fields", fields}};
+  c.sort_order = {{"order-id", 1},
+                  {"fields",
+                   {{{"transform", "identity"}, {"source-id", 1}, {"direction", "asc"}, {"null-order", "nulls-first"}},
+                    {{"transform", "identity"}, {"source-id", 2}, {"direction", "asc"}, {"null-order", "nulls-first"}}}}};
+  c.properties["thaw.layout"] = "thaw/1";
+  if (!with_topic) c.properties["thaw.source.topic"] = o.topics.front();
+  c.properties["write.parquet.compression-codec"] = "zstd";
+  c.format_version = o.format_version;
+  if (!o.warehouse.empty()) {
+    c.location = TrimSlash(o.warehouse) + "/" + JoinNs(o.table.ns) + ".db/" + o.table.name;
+  }
+  return c;
+}
+
+struct FileKey {
+  std::string topic;
+  int32_t partition = 0;
+  bool operator<(const FileKey& o) const { return std::tie(topic, partition) < std::tie(o.topic, o.partition); }
+};
+
+struct OpenFile {
+  std::unique_ptr<parquet::DataFileWriter> writer;
+  std::string location;
+  int64_t last_written = 0;      // written_bytes() when last seen
+  int64_t flushed_appended = 0;  // appended_bytes() when a row group was last written (about: what left memory)
+  int64_t buffered() const { return writer->appended_bytes() - flushed_appended; }
+};
+
+struct Source {
+  std::string topic;
+  std::unique_ptr<KafkaSource> kafka;
+};
+
+class Archiver {
+ public:
+  Archiver(catalog::Catalog& catalog, const ArchiveOptions& o) : catalog_(catalog), o_(o) {}
+
+  Result<ArchiveSummary> Run() {
+    start_ = Clock::now();
+    summary_.table = o_.table.ToString();
+    run_id_ = iceberg::NewUuid();
+    RETURN_NOT_OK(CheckOptions());
+    RETURN_NOT_OK(LoadTable());
+    RETURN_NOT_OK(OpenSources());
+    if (!table_) RETURN_NOT_OK(CreateTable());
+    RETURN_NOT_OK(PrepareWriting());
+    for (const auto& src : sources_) {
+      std::string from, to;
+      for (const auto& [p, off] : src.kafka->start_offsets()) from += fmt::format(" {}:{}", p, off);
+      for (const auto& [p, off] : src.kafka->stop_offsets()) to += fmt::format(" {}:{}", p, off);
+      log::Info("archiving topic {} into table {} from offsets{}{}", src.topic, o_.table.ToString(), from,
+                o_.follow ? " (following)" : " up to" + (to.empty() ? std::string(" the end") : to));
+    }
+    Status st = Loop();
+    if (!st.ok()) {
+      AbortOpenFiles();
+      return st;
+    }
+    summary_.next_offsets = committed_;
+    summary_.seconds = std::chrono::duration<double>(Clock::now() - start_).count();
+    return summary_;
+  }
+
+ private:
+  Status CheckOptions() {
+    if (o_.topics.empty()) return Status::Invalid("which topic? give --topic NAME[,NAME...]");
+    std::set<std::string> uniq(o_.topics.begin(), o_.topics.end());
+    if (uniq.size() != o_.topics.size()) return Status::Invalid("--topic names a topic twice");
+    for (const auto& t : o_.topics) {
+      if (t.empty()) return Status::Invalid("--topic: an empty topic name");
+    }
+    if (o_.layout == Layout::kRow) {
+      return Status::Unsupported("--layout row is not implemented yet; archive writes Thaw's canonical layout "
+                                 "(--layout thaw, the default; docs/archive.md)");
+    }
+    if (o_.format_version != 2 && o_.format_version != 3) {
+      return Status::Invalid("--format-version {}: use 2 or 3", o_.format_version);
+    }
+    if (o_.commit_interval_ms <= 0) return Status::Invalid("--commit-interval must be positive");
+    if (o_.target_file_bytes < (1 << 20)) return Status::Invalid("--target-file-size must be at least 1MiB");
+    if (o_.memory_bytes < (4 << 20)) return Status::Invalid("the buffer limit must be at least 4MiB");
+    return Status::OK();
+  }
+
+  Status LoadTable() {
+    auto t = catalog_.LoadTable(o_.table);
+    if (t.ok()) {
+      table_ = std::move(*t);
+      return CheckTable();
+    }
+    if (t.status().code() != StatusCode::kNotFound) return t.status();
+    if (!o_.create) {
+      return Status::NotFound("{}; give --create to create it (with --warehouse URI when the catalog has no "
+                              "warehouse property)",
+                              t.status().message());
+    }
+    return Status::OK();  // created once the topics are known to exist
+  }
+
+  // A table archive may write: Thaw's layout, the canonical columns by field
+  // id, partitioned by identity(kafka_partition) (and kafka_topic), and, if
+  // it holds data, offsets that archive committed.
+  Status CheckTable() {
+    const auto& md = table_->metadata;
+    const std::string name = o_.table.ToString();
+    const iceberg::Schema& schema = md.current_schema();
+    auto layout = records::ResolveLayout(md, schema, {});
+    std::string layout_name = layout.ok() ? layout->name : "unknown";
+    if (layout_name != "thaw") {
+      return Status::Invalid("table '{}' has the '{}' layout (docs/layouts.md), not Thaw's canonical one: archive "
+                             "appends only to tables in its own layout; give a new table name with --create",
+                             name, layout_name);
+    }
+    has_topic_column_ = schema.FindById(kTopicFieldId) != nullptr;
+    ASSIGN_OR_RAISE(auto canonical,
+                    iceberg::Schema::FromJson(nlohmann::json::parse(parquet::CanonicalSchemaJson(has_topic_column_))));
+    for (const auto& want : canonical.fields()) {
+      const iceberg::NestedField* got = schema.FindById(want.id);
+      if (!got || got->name != want.name || got->type->ToString() != want.type->ToString()) {
+        return Status::Invalid("table '{}': column id {} is {} where Thaw's layout has '{}' {} (docs/layouts.md): "
+                               "archive writes only into tables it created; give a new table name with --create",
+                               name, want.id,
+                               got ? fmt::format("'{}' {}", got->name, got->type->ToString()) : std::string("missing"),
+                               want.name, want.type->ToString());
+      }
+    }
+    if (o_.topics.size() > 1 && !has_topic_column_) {
+      return Status::Invalid("table '{}' holds one topic (no kafka_topic column); archive several topics into a new "
+                             "table (--create)",
+                             name);
+    }
+    const std::string source_topic = md.Property("thaw.source.topic");
+    if (!has_topic_column_ && !source_topic.empty() && source_topic != o_.topics.front()) {
+      return Status::Invalid("table '{}' archives topic '{}' (property thaw.source.topic), not '{}': one table per "
+                             "topic; give another table name",
+                             name, source_topic, o_.topics.front());
+    }
+    const iceberg::PartitionSpec* spec = md.SpecById(md.default_spec_id);
+    bool spec_ok = spec != nullptr && !spec->fields.empty();
+    if (spec) {
+      for (const auto& f : spec->fields) {
+        if (f.transform.kind != iceberg::TransformKind::kIdentity ||
+            (f.source_id() != kPartitionFieldId && !(has_topic_column_ && f.source_id() == kTopicFieldId))) {
+          spec_ok = false;
+        }
+      }
+    }
+    if (!spec_ok) {
+      return Status::Invalid("table '{}': its partition spec {} is not identity(kafka_partition){} as archive writes "
+                             "(docs/layouts.md); give a new table name with --create",
+                             name, md.default_spec_id, has_topic_column_ ? " + identity(kafka_topic)" : "");
+    }
+    ASSIGN_OR_RAISE(committed_, ReadNextOffsets(md));
+    const iceberg::Snapshot* current = MainSnapshot(md);
+    if (committed_.empty() && current && SummaryLong(current, "total-records").value_or(1) > 0) {
+      return Status::Invalid("table '{}' has Thaw's layout but holds data without archive offsets (no snapshot on "
+                             "main has {}): it was written by another tool; archive resumes only from its own "
+                             "offsets and would duplicate or skip records; give a new table name with --create",
+                             name, kNextOffsetsKey);
+    }
+    for (const auto& [topic, parts] : committed_) {
+      if (std::find(o_.topics.begin(), o_.topics.end(), topic) == o_.topics.end() && !has_topic_column_) {
+        return Status::Invalid("table '{}' archives topic '{}', not '{}': one table per topic", name, topic,
+                               o_.topics.front());
+      }
+    }
+    return Status::OK();
+  }
+
+  Status OpenSources() {
+    for (const auto& topic : o_.topics) {
+      SourceOptions so;
+      so.kafka = o_.kafka;
+      so.kafka.stop = o_.stop;
+      so.topic = topic;
+      so.partitions = o_.partitions;
+      auto c = committed_.find(topic);
+      if (c != committed_.end()) so.resume = c->second;
+      so.from = o_.from;
+      so.follow = o_.follow;
+      so.group_id = o_.group_id;
+      so.timeout_ms = o_.timeout_ms;
+      ASSIGN_OR_RAISE(auto src, KafkaSource::Make(so));
+      sources_.push_back(Source{topic, std::move(src)});
+    }
+    return Status::OK();
+  }
+
+  Status CreateTable() {
+    has_topic_column_ = o_.topics.size() > 1;
+    auto t = catalog_.CreateTable(o_.table, CanonicalTable(o_, has_topic_column_));
+    if (t.ok()) {
+      table_ = std::move(*t);
+      log::Info("created table {} at {}", o_.table.ToString(), table_->metadata.location);
+      return Status::OK();
+    }
+    if (t.status().code() != StatusCode::kAlreadyExists) {
+      return Status(t.status().code(), fmt::format("creating table '{}': {}", o_.table.ToString(),
+                                                   t.status().message()));
+    }
+    // Created meanwhile (another archiver): load it and check it as any other.
+    ASSIGN_OR_RAISE(table_, catalog_.LoadTable(o_.table));
+    TopicOffsets before = committed_;
+    RETURN_NOT_OK(CheckTable());
+    if (committed_ != before) {
+      return Status::CommitConflict("table '{}' was created by another writer (thaw.archive.writer={}) that already "
+                                    "committed offsets; run one archiver per table, then rerun",
+                                    o_.table.ToString(), LastWriter(table_->metadata));
+    }
+    return Status::OK();
+  }
+
+  Status PrepareWriting() {
+    const auto& md = table_->metadata;
+    std::string location = TrimSlash(md.location);
+    data_root_ = TrimSlash(md.Property("write.data.path", location + "/data"));
+    metadata_root_ = TrimSlash(md.Property("write.metadata.path", location + "/metadata"));
+    const iceberg::PartitionSpec* spec = md.SpecById(md.default_spec_id);
+    if (!spec) return Status::Corrupt("table '{}': no partition spec {}", o_.table.ToString(), md.default_spec_id);
+    // Copies: table_ is replaced by every commit.
+    spec_ = *spec;
+    schema_ = md.current_schema();
+    io_ = table_->io;
+    size_t partitions = 0;
+    for (const auto& s : sources_) partitions += s.kafka->start_offsets().size();
+    // Row groups small enough that every partition's open one fits the buffer
+    // limit twice over; the limit forces a commit before memory grows past it.
+    row_group_bytes_ = std::clamp<int64_t>(o_.memory_bytes / static_cast<int64_t>(2 * std::max<size_t>(1, partitions)),
+                                           1 << 20, 64 << 20);
+    for (const auto& s : sources_) {
+      for (const auto& [p, off] : s.kafka->start_offsets()) started_[s.topic][p] = off;
+    }
+    return Status::OK();
+  }
+
+  // The next offsets of the partitions this run reads.
+  TopicOffsets Positions() const {
+    TopicOffsets out;
+    for (const auto& s : sources_) {
+      auto& dst = out[s.topic];
+      for (const auto& [p, off] : s.kafka->start_offsets()) dst[p] = off;
+      for (const auto& [p, off] : s.kafka->positions()) dst[p] = off;
+    }
+    return out;
+  }
+
+  // `base` (the offsets a table holds) with this run's positions over it:
+  // what a commit records, every partition archived so far.
+  static TopicOffsets Overlay(TopicOffsets base, const TopicOffsets& ours) {
+    for (const auto& [topic, parts] : ours) {
+      for (const auto& [p, off] : parts) base[topic][p] = off;
+    }
+    return base;
+  }
+
+  TopicOffsets NextOffsets() const { return Overlay(committed_, Positions()); }
+
+  Status Loop() {
+    records::RecordBatch batch;
+    auto last_commit = Clock::now();
+    auto last_progress = Clock::now();
+    const int64_t poll_bytes = std::clamp<int64_t>(o_.memory_bytes / 8, 1 << 20, 16 << 20);
+    while (true) {
+      if (o_.stop && o_.stop->load()) {
+        summary_.interrupted = true;
+        break;
+      }
+      bool done = !o_.follow;
+      for (const auto& s : sources_) done = done && s.kafka->Done();
+      if (done) break;
+      auto elapsed = Clock::now() - last_commit;
+      auto until_commit = std::chrono::milliseconds(o_.commit_interval_ms) -
+                          std::chrono::duration_cast<std::chrono::milliseconds>(elapsed);
+      auto timeout = std::clamp(until_commit, std::chrono::milliseconds(10), std::chrono::milliseconds(200)) /
+                     static_cast<int>(sources_.size());
+      for (auto& s : sources_) {
+        if (!o_.follow && s.kafka->Done()) continue;
+        batch.Clear();
+        Status polled = s.kafka->Poll(&batch, poll_bytes, timeout);
+        // Records returned with an error are still archived: the positions include them.
+        RETURN_NOT_OK(Append(s.topic, batch));
+        if (!polled.ok()) {
+          if (o_.stop && o_.stop->load()) break;
+          return polled;
+        }
+      }
+      int64_t buffered = 0;
+      for (const auto& [k, f] : open_) buffered += f.buffered();
+      const bool interval = Clock::now() - last_commit >= std::chrono::milliseconds(o_.commit_interval_ms);
+      if ((interval && HasData()) || buffered >= o_.memory_bytes) {
+        RETURN_NOT_OK(Commit());
+        last_commit = Clock::now();
+      } else if (interval) {
+        last_commit = Clock::now();
+      }
+      if (o_.progress && Clock::now() - last_progress >= std::chrono::seconds(1)) {
+        last_progress = Clock::now();
+        Progress();
+      }
+    }
+    // The end, or a stop: what is buffered, and the positions reached (past
+    // trailing gaps, and the start offsets of a first run, so a rerun resumes
+    // where this one started even when it archived nothing).
+    if (HasData() || NextOffsets() != committed_) RETURN_NOT_OK(Commit());
+    if (o_.progress) Progress();
+    return Status::OK();
+  }
+
+  void Progress() {
+    double secs = std::chrono::duration<double>(Clock::now() - start_).count();
+    o_.progress(fmt::format("{} records, {} ({:.1f} MB/s), {} commits, {} data files; next offsets {}",
+                            summary_.records, Mb(summary_.bytes), secs > 0 ? summary_.bytes / secs / 1e6 : 0.0,
+                            summary_.commits, summary_.data_files, DescribeOffsets(NextOffsets())));
+  }
+
+  bool HasData() const {
+    if (!finished_.empty()) return true;
+    for (const auto& [k, f] : open_) {
+      if (f.writer->record_count() > 0) return true;
+    }
+    return false;
+  }
+
+  Result<OpenFile*> FileFor(const std::string& topic, int32_t partition) {
+    FileKey key{topic, partition};
+    auto it = open_.find(key);
+    if (it != open_.end()) return &it->second;
+    std::vector<iceberg::Datum> tuple;
+    std::string dir = data_root_;
+    for (const auto& f : spec_.fields) {
+      iceberg::Datum d;
+      if (f.source_id() == kPartitionFieldId) {
+        d.kind = iceberg::Datum::kInt;
+        d.i = partition;
+        dir += fmt::format("/{}={}", f.name, partition);
+      } else {
+        d.kind = iceberg::Datum::kBytes;
+        d.s = topic;
+        dir += fmt::format("/{}={}", f.name, topic);
+      }
+      tuple.push_back(std::move(d));
+    }
+    OpenFile f;
+    f.location = fmt::format("{}/{:05d}-{}-{}.parquet", dir, partition, ++file_seq_, run_id_);
+    parquet::DataFileWriterOptions wo;
+    wo.row_group_bytes = row_group_bytes_;
+    if (has_topic_column_) wo.topic = topic;
+    auto w = parquet::DataFileWriter::Make(*io_, f.location, *schema_,
+                                           spec_.spec_id, std::move(tuple), wo);
+    if (!w.ok()) {
+      return Status(w.status().code(), fmt::format("table '{}': cannot write data file {}: {}", o_.table.ToString(),
+                                                   f.location, w.status().message()));
+    }
+    f.writer = std::move(*w);
+    return &open_.emplace(key, std::move(f)).first->second;
+  }
+
+  Status Append(const std::string& topic, const records::RecordBatch& batch) {
+    size_t i = 0;
+    while (i < batch.records.size()) {
+      const int32_t p = batch.records[i].partition;
+      size_t j = i;
+      while (j < batch.records.size() && batch.records[j].partition == p) {
+        summary_.bytes += RecordBytes(batch, batch.records[j]);
+        ++j;
+      }
+      ASSIGN_OR_RAISE(OpenFile * f, FileFor(topic, p));
+      Status st = f->writer->Append(batch, i, j);
+      if (!st.ok()) {
+        return Status(st.code(), fmt::format("table '{}': writing {} records of topic {} partition {} (offsets {}..{}) "
+                                             "to {}: {}",
+                                             o_.table.ToString(), j - i, topic, p, batch.records[i].offset,
+                                             batch.records[j - 1].offset, f->location, st.message()));
+      }
+      summary_.records += static_cast<int64_t>(j - i);
+      if (f->writer->written_bytes() != f->last_written) {
+        f->last_written = f->writer->written_bytes();
+        f->flushed_appended = f->writer->appended_bytes();
+      }
+      if (f->writer->written_bytes() >= o_.target_file_bytes) RETURN_NOT_OK(Roll(FileKey{topic, p}));
+      i = j;
+    }
+    return Status::OK();
+  }
+
+  // Closes a partition's open file; it waits in `finished_` for the next commit.
+  Status Roll(const FileKey& key) {
+    auto it = open_.find(key);
+    if (it == open_.end()) return Status::OK();
+    OpenFile f = std::move(it->second);
+    open_.erase(it);
+    if (f.writer->record_count() == 0) {
+      f.writer->Abort();
+      return Status::OK();
+    }
+    auto df = f.writer->Finish();
+    if (!df.ok()) {
+      return Status(df.status().code(), fmt::format("table '{}': finishing data file {}: {}", o_.table.ToString(),
+                                                    f.location, df.status().message()));
+    }
+    finished_.push_back(std::move(*df));
+    return Status::OK();
+  }
+
+  void AbortOpenFiles() {
+    for (auto& [k, f] : open_) f.writer->Abort();
+    open_.clear();
+  }
+
+  // The snapshot summary of an append of `files` on `parent`, as Iceberg
+  // Java's SnapshotSummary writes it, with the archive's offsets.
+  std::map<std::string, std::string> Summary(const iceberg::Snapshot* parent,
+                                             const std::vector<iceberg::DataFile>& files, const TopicOffsets& next) {
+    int64_t records = 0, bytes = 0;
+    std::set<std::vector<std::string>> partitions;
+    for (const auto& f : files) {
+      records += f.record_count;
+      bytes += f.file_size;
+      std::vector<std::string> tuple;
+      for (const auto& d : f.partition) tuple.push_back(d.ToString());
+      partitions.insert(tuple);
+    }
+    std::map<std::string, std::string> s;
+    s["operation"] = "append";
+    if (!files.empty()) {
+      s["added-data-files"] = std::to_string(files.size());
+      s["added-records"] = std::to_string(records);
+      s["added-files-size"] = std::to_string(bytes);
+    }
+    s["changed-partition-count"] = std::to_string(partitions.size());
+    auto total = [&](const char* key, int64_t added) {
+      if (!parent) {
+        s[key] = std::to_string(added);
+      } else if (auto v = SummaryLong(parent, key)) {
+        s[key] = std::to_string(*v + added);
+      }
+    };
+    total("total-records", records);
+    total("total-files-size", bytes);
+    total("total-data-files", static_cast<int64_t>(files.size()));
+    total("total-delete-files", 0);
+    total("total-position-deletes", 0);
+    total("total-equality-deletes", 0);
+    s[kNextOffsetsKey] = EncodeNextOffsets(next);
+    s[kWriterKey] = run_id_;
+    return s;
+  }
+
+  // Closes every open file and commits them, with the offsets reached, as
+  // one append snapshot; a conflict is re-applied on the new table state.
+  Status Commit() {
+    std::vector<FileKey> keys;
+    for (const auto& [k, f] : open_) keys.push_back(k);
+    for (const auto& k : keys) RETURN_NOT_OK(Roll(k));
+    const TopicOffsets ours = Positions();
+    TopicOffsets next;
+    std::vector<iceberg::DataFile> files = std::move(finished_);
+    finished_.clear();
+
+    const std::string name = o_.table.ToString();
+    const std::string commit_id = iceberg::NewUuid();
+    const int64_t snapshot_id = iceberg::NewSnapshotId();
+    std::optional<iceberg::ManifestFile> manifest;
+    if (!files.empty()) {
+      std::vector<iceberg::ManifestEntry> entries;
+      for (auto& f : files) {
+        iceberg::ManifestEntry e;
+        e.status = iceberg::EntryStatus::kAdded;
+        e.snapshot_id = snapshot_id;
+        e.file = f;
+        entries.push_back(std::move(e));
+      }
+      const std::string location = fmt::format("{}/{}-m0.avro", metadata_root_, commit_id);
+      auto m = iceberg::WriteManifest(*io_, location, table_->metadata, spec_, snapshot_id, entries);
+      if (!m.ok()) {
+        return Status(m.status().code(), fmt::format("table '{}': writing manifest {}: {}", name, location,
+                                                     m.status().message()));
+      }
+      manifest = std::move(*m);
+    }
+    int retries = 4;
+    {
+      std::string r = table_->metadata.Property("commit.retry.num-retries");
+      if (!r.empty()) {
+        try {
+          retries = std::max(0, std::stoi(r));
+        } catch (const std::exception&) {
+        }
+      }
+    }
+    int64_t backoff_ms = 100;
+    for (int attempt = 0;; ++attempt) {
+      const iceberg::TableMetadata& md = table_->metadata;
+      const iceberg::Snapshot* parent = MainSnapshot(md);
+      // Partitions other writers archive (another --partitions subset) keep their offsets.
+      ASSIGN_OR_RAISE(TopicOffsets base, ReadNextOffsets(md));
+      next = Overlay(std::move(base), ours);
+      std::vector<iceberg::ManifestFile> manifests;
+      if (manifest) manifests.push_back(*manifest);
+      if (parent) {
+        auto parents = iceberg::ReadManifestList(*io_, md, *parent);
+        if (!parents.ok()) {
+          return Status(parents.status().code(), fmt::format("table '{}': reading the manifest list of snapshot {}: {}",
+                                                             name, parent->snapshot_id, parents.status().message()));
+        }
+        manifests.insert(manifests.end(), parents->begin(), parents->end());
+      }
+      iceberg::Snapshot snap;
+      snap.snapshot_id = snapshot_id;
+      if (parent) snap.parent_snapshot_id = parent->snapshot_id;
+      snap.sequence_number = md.last_sequence_number + 1;
+      snap.timestamp_ms = std::max(WallMs(), md.last_updated_ms);
+      snap.schema_id = md.current_schema_id;
+      snap.manifest_list =
+          fmt::format("{}/snap-{}-{}-{}.avro", metadata_root_, snapshot_id, attempt + 1, commit_id);
+      snap.summary = Summary(parent, files, next);
+      if (md.format_version >= 3) snap.first_row_id = md.next_row_id.value_or(0);
+      auto rows = iceberg::WriteManifestList(*io_, snap.manifest_list, md, snap, manifests);
+      if (!rows.ok()) {
+        return Status(rows.status().code(), fmt::format("table '{}': writing manifest list {}: {}", name,
+                                                        snap.manifest_list, rows.status().message()));
+      }
+      if (md.format_version >= 3) snap.added_rows = *rows;
+      std::vector<iceberg::TableRequirement> reqs{
+          iceberg::TableRequirement::AssertTableUuid(md.table_uuid),
+          iceberg::TableRequirement::AssertRefSnapshotId(
+              "main", parent ? std::optional<int64_t>(parent->snapshot_id) : std::nullopt)};
+      std::vector<iceberg::TableUpdate> updates{iceberg::TableUpdate::AddSnapshot(snap),
+                                                iceberg::TableUpdate::SetBranch("main", snapshot_id)};
+      auto committed = catalog_.CommitTable(o_.table, *table_, reqs, updates);
+      if (committed.ok()) {
+        table_ = std::move(*committed);
+        break;
+      }
+      const Status& st = committed.status();
+      if (st.code() == StatusCode::kCommitStateUnknown) {
+        auto reloaded = catalog_.LoadTable(o_.table);
+        if (reloaded.ok() && OnMain(reloaded->metadata, snapshot_id)) {
+          table_ = std::move(*reloaded);
+          break;
+        }
+        return Status::CommitStateUnknown(
+            "table '{}': commit state unknown for snapshot {} ({}); its files are kept; rerun: archive resumes from "
+            "the offsets the table holds",
+            name, snapshot_id, st.message());
+      }
+      if (st.code() != StatusCode::kCommitConflict) {
+        return Status(st.code(), fmt::format("table '{}': committing snapshot {}: {}", name, snapshot_id,
+                                             st.message()));
+      }
+      // Lost a race: what did the other writer do?
+      ASSIGN_OR_RAISE(auto reloaded, catalog_.LoadTable(o_.table));
+      if (reloaded.metadata.table_uuid != md.table_uuid) {
+        return Status::CommitConflict("table '{}' was replaced while archiving (table uuid {} is now {}); nothing of "
+                                      "this commit was kept; rerun to archive into the new table",
+                                      name, md.table_uuid, reloaded.metadata.table_uuid);
+      }
+      ASSIGN_OR_RAISE(auto theirs, ReadNextOffsets(reloaded.metadata));
+      for (const auto& [topic, parts] : ours) {
+        for (const auto& [p, off] : parts) {
+          std::optional<int64_t> mine, now;
+          if (auto t = committed_.find(topic); t != committed_.end() && t->second.count(p)) mine = t->second.at(p);
+          if (auto t = theirs.find(topic); t != theirs.end() && t->second.count(p)) now = t->second.at(p);
+          if (mine != now) {
+            return Status::CommitConflict(
+                "another writer (thaw.archive.writer={}) committed topic {} partition {} up to offset {} while this "
+                "archiver started at {}; run one archiver per table (this archiver's records were not committed; "
+                "the table is intact)",
+                LastWriter(reloaded.metadata), topic, p, now ? std::to_string(*now) : "none",
+                mine ? *mine : started_[topic][p]);
+          }
+        }
+      }
+      if (attempt >= retries) {
+        return Status::CommitConflict("table '{}': commit conflicts exhausted after {} retries (other writers keep "
+                                      "committing); nothing of this commit was kept; rerun resumes from the table",
+                                      name, retries);
+      }
+      log::Info("table {}: commit conflict ({}); retrying on the new state", name, st.message());
+      ++summary_.conflicts_retried;
+      table_ = std::move(reloaded);
+      std::this_thread::sleep_for(std::chrono::milliseconds(backoff_ms));
+      backoff_ms = std::min<int64_t>(backoff_ms * 2, 2000);
+    }
+    committed_ = next;
+    ++summary_.commits;
+    summary_.data_files += static_cast<int64_t>(files.size());
+    summary_.snapshot_id = snapshot_id;
+    if (!o_.group_id.empty()) {
+      for (auto& s : sources_) {
+        auto it = committed_.find(s.topic);
+        if (it != committed_.end()) s.kafka->CommitGroupOffsets(it->second);
+      }
+    }
+    return Status::OK();
+  }
+
+  catalog::Catalog& catalog_;
+  const ArchiveOptions& o_;
+  Clock::time_point start_;
+  std::string run_id_;
+  ArchiveSummary summary_;
+  std::optional<iceberg::Table> table_;
+  bool has_topic_column_ = false;
+  TopicOffsets committed_;  // as the table holds them (our last commit, or where this run resumed)
+  TopicOffsets started_;
+  std::vector<Source> sources_;
+  std::string data_root_, metadata_root_;
+  iceberg::PartitionSpec spec_;
+  std::optional<iceberg::Schema> schema_;
+  std::shared_ptr<storage::FileIO> io_;
+  int64_t row_group_bytes_ = 64 << 20;
+  std::map<FileKey, OpenFile> open_;
+  std::vector<iceberg::DataFile> finished_;
+  int64_t file_seq_ = 0;
+};
+
+}  // namespace
+
+Result<ArchiveSummary> RunArchive(catalog::Catalog& catalog, const ArchiveOptions& options) {
+  Archiver a(catalog, options);
+  return a.Run();
+}
+
+}  // namespace thaw::archive

@@ -1,0 +1,206 @@
+// `thaw archive`: flags -> ArchiveOptions -> archive::RunArchive, with a
+// progress line on a terminal and a one-line (or JSON) summary. See
+// docs/archive.md.
+#include "thaw/cli/archive.h"
+
+#include <unistd.h>
+
+#include <atomic>
+#include <csignal>
+#include <cstdio>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "thaw/archive/archiver.h"
+#include "thaw/cli/kafka_args.h"
+#include "thaw/cli/table_args.h"
+#include "thaw/common/log.h"
+#include "thaw/common/units.h"
+
+namespace thaw::cli {
+
+namespace {
+
+std::atomic<bool> g_stop{false};
+// The first signal asks for a clean stop (commit what is buffered); a second
+// one ends the process at once (exit 130): a commit in flight is then left
+// to the table's rules -- its files are kept, a rerun resumes from the table.
+extern "C" void OnSignal(int) {
+  if (g_stop.exchange(true)) _exit(130);
+}
+
+struct ArchiveArgs {
+  CatalogArgs catalog;
+  KafkaArgs kafka;
+  std::string table, warehouse, partitions, from_offset = "earliest", layout = "thaw", group;
+  std::vector<std::string> topics;
+  std::string commit_interval = "10s", target_file_size = "128MiB", buffer_size = "256MiB", timeout = "30s";
+  bool create = false, follow = false, json = false, quiet = false, verbose = false;
+  int format_version = 2;
+};
+
+std::string Mb(int64_t bytes) { return fmt::format("{:.1f} MB", bytes / 1e6); }
+
+Status RunArchiveCommand(const ArchiveArgs& a, const replay::KafkaConfig& kafka) {
+  log::Init("archive", a.verbose);
+  archive::ArchiveOptions o;
+  o.kafka = kafka;
+  if (o.kafka.brokers.empty()) return Status::Invalid("--brokers HOST:PORT is required");
+  o.kafka.stop = &g_stop;
+  for (const auto& list : a.topics) {
+    size_t start = 0;
+    while (true) {
+      size_t comma = list.find(',', start);
+      std::string t = list.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+      if (t.empty()) return Status::Invalid("--topic '{}': an empty topic name", list);
+      if (std::find(o.topics.begin(), o.topics.end(), t) != o.topics.end()) {
+        return Status::Invalid("--topic: topic '{}' is given twice", t);
+      }
+      o.topics.push_back(t);
+      if (comma == std::string::npos) break;
+      start = comma + 1;
+    }
+  }
+  if (o.topics.empty()) return Status::Invalid("--topic NAME[,NAME...] is required: the topic(s) to archive");
+  if (a.table.empty()) return Status::Invalid("--table NS.NAME is required: the table to archive into");
+  if (!a.catalog.given()) {
+    return Status::Invalid("which catalog? give --catalog URI|NAME (e.g. sqlite:////path/catalog.db, "
+                           "http://host:8181, or a catalog of ~/.pyiceberg.yaml)");
+  }
+  ASSIGN_OR_RAISE(o.table, catalog::TableIdentifier::Parse(a.table));
+  if (!a.warehouse.empty() && !a.create) {
+    return Status::Invalid("--warehouse says where a new table goes: it needs --create");
+  }
+  o.create = a.create;
+  o.warehouse = a.warehouse;
+  if (!o.warehouse.empty() && o.warehouse.find("://") == std::string::npos) {
+    // A local directory: absolute, as a file: URI (how pyiceberg and Iceberg Java write local locations).
+    std::error_code ec;
+    auto abs = std::filesystem::absolute(o.warehouse, ec);
+    if (ec) return Status::Invalid("--warehouse '{}': {}", o.warehouse, ec.message());
+    o.warehouse = "file://" + abs.lexically_normal().string();
+  }
+  if (a.format_version != 2 && a.format_version != 3) {
+    return Status::Invalid("--format-version {}: use 2 or 3", a.format_version);
+  }
+  o.format_version = a.format_version;
+  o.follow = a.follow;
+  ASSIGN_OR_RAISE(o.commit_interval_ms, ParseDurationMs(a.commit_interval, "--commit-interval"));
+  if (o.commit_interval_ms < 100) {
+    return Status::Invalid("--commit-interval '{}' is too short (at least 100ms)", a.commit_interval);
+  }
+  ASSIGN_OR_RAISE(o.target_file_bytes, ParseByteSize(a.target_file_size, "--target-file-size"));
+  if (o.target_file_bytes < (1 << 20)) {
+    return Status::Invalid("--target-file-size '{}' is too small (at least 1MiB)", a.target_file_size);
+  }
+  ASSIGN_OR_RAISE(o.memory_bytes, ParseByteSize(a.buffer_size, "--buffer-size"));
+  if (o.memory_bytes < (4 << 20)) return Status::Invalid("--buffer-size '{}' is too small (at least 4MiB)", a.buffer_size);
+  ASSIGN_OR_RAISE(int64_t timeout_ms, ParseDurationMs(a.timeout, "--timeout"));
+  if (timeout_ms < 100 || timeout_ms > (int64_t{1} << 30)) return Status::Invalid("--timeout '{}' is out of range", a.timeout);
+  o.timeout_ms = static_cast<int>(timeout_ms);
+  if (!a.partitions.empty()) {
+    ASSIGN_OR_RAISE(auto ps, ParsePartitions(a.partitions));
+    o.partitions.assign(ps.begin(), ps.end());
+  }
+  ASSIGN_OR_RAISE(o.from, archive::FromOffset::Parse(a.from_offset));
+  if (a.layout == "thaw") {
+    o.layout = archive::Layout::kThaw;
+  } else if (a.layout == "row") {
+    o.layout = archive::Layout::kRow;
+  } else {
+    return Status::Invalid("--layout '{}': use thaw (the default) or row", a.layout);
+  }
+  o.group_id = a.group;
+  o.stop = &g_stop;
+  const bool tty = isatty(2) && !a.quiet && !a.json;
+  if (tty) o.progress = [](const std::string& line) { std::fprintf(stderr, "\r\033[K%s", line.c_str()); };
+
+  ASSIGN_OR_RAISE(auto config, a.catalog.Resolve());
+  ASSIGN_OR_RAISE(auto cat, catalog::OpenCatalog(config));
+  std::signal(SIGINT, OnSignal);
+  std::signal(SIGTERM, OnSignal);
+  auto result = archive::RunArchive(*cat, o);
+  if (tty) std::fprintf(stderr, "\r\033[K");
+  ASSIGN_OR_RAISE(auto sum, std::move(result));
+  if (a.json) {
+    nlohmann::ordered_json j;
+    j["table"] = sum.table;
+    j["topics"] = o.topics;
+    j["records"] = sum.records;
+    j["bytes"] = sum.bytes;
+    j["commits"] = sum.commits;
+    j["data_files"] = sum.data_files;
+    j["conflicts_retried"] = sum.conflicts_retried;
+    j["snapshot_id"] = sum.snapshot_id == 0 ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(sum.snapshot_id);
+    nlohmann::ordered_json next = nlohmann::ordered_json::object();
+    for (const auto& [topic, parts] : sum.next_offsets) {
+      nlohmann::ordered_json t = nlohmann::ordered_json::object();
+      for (const auto& [p, off] : parts) t[std::to_string(p)] = off;
+      next[topic] = t;
+    }
+    j["next_offsets"] = next;
+    j["seconds"] = sum.seconds;
+    j["interrupted"] = sum.interrupted;
+    std::printf("%s\n", j.dump().c_str());
+  } else {
+    std::string topics;
+    for (const auto& t : o.topics) topics += (topics.empty() ? "" : ",") + t;
+    std::printf("archived %lld records (%s) from topic %s into %s in %lld commits (%lld data files%s) in %.1fs "
+                "(%.1f MB/s)\n",
+                static_cast<long long>(sum.records), Mb(sum.bytes).c_str(), topics.c_str(), sum.table.c_str(),
+                static_cast<long long>(sum.commits), static_cast<long long>(sum.data_files),
+                sum.snapshot_id ? fmt::format(", snapshot {}", sum.snapshot_id).c_str() : "", sum.seconds,
+                sum.seconds > 0 ? sum.bytes / sum.seconds / 1e6 : 0.0);
+    if (sum.interrupted) {
+      std::printf("stopped by signal: the records read were committed; rerun to continue from the table's offsets\n");
+    }
+  }
+  return Status::OK();
+}
+
+}  // namespace
+
+void RegisterArchive(CLI::App* app, int* exit_code) {
+  auto a = std::make_shared<ArchiveArgs>();
+  CLI::App* cmd =
+      app->add_subcommand("archive", "Archive Kafka topics into an Iceberg table: exact offsets, exactly once");
+  a->catalog.Register(cmd);
+  a->kafka.Register(cmd);
+  cmd->add_option("--topic", a->topics, "Topic(s) to archive: NAME[,NAME...] (repeatable)")
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  cmd->add_option("--table", a->table, "Table as NAMESPACE.TABLE");
+  cmd->add_flag("--create", a->create, "Create the table (Thaw's canonical layout) if it does not exist");
+  cmd->add_option("--warehouse", a->warehouse,
+                  "With --create: the new table goes to WAREHOUSE/NS.db/NAME (default: the catalog's warehouse "
+                  "property)")
+      ->type_name("URI");
+  cmd->add_option("--format-version", a->format_version, "Iceberg format version of a new table: 2 (default) or 3");
+  cmd->add_flag("--follow", a->follow,
+                "Keep archiving new records (default: archive up to each partition's last stable offset as of the "
+                "start, commit, exit)");
+  cmd->add_option("--commit-interval", a->commit_interval, "Time between commits (default 10s)")
+      ->type_name("DURATION");
+  cmd->add_option("--target-file-size", a->target_file_size, "Data files are rolled at this size (default 128MiB)")
+      ->type_name("SIZE");
+  cmd->add_option("--buffer-size", a->buffer_size,
+                  "Records buffered in memory before a commit is forced (default 256MiB)")
+      ->type_name("SIZE");
+  cmd->add_option("--partitions", a->partitions, "Only these partitions, e.g. 0,3-5")->check(PartitionListValidator());
+  cmd->add_option("--from-offset", a->from_offset,
+                  "Where a partition the table has no offset for starts: earliest (default), latest or N");
+  cmd->add_option("--layout", a->layout, "thaw (canonical, default) or row");
+  cmd->add_option("--group", a->group,
+                  "Consumer group to commit offsets to for monitoring (the table's offsets stay the truth)");
+  cmd->add_option("--timeout", a->timeout, "How long to wait for the brokers (default 30s)")->type_name("DURATION");
+  cmd->add_flag("--quiet", a->quiet, "No progress line");
+  cmd->add_flag("--verbose", a->verbose, "Debug logging, including librdkafka's own log lines");
+  cmd->add_flag("--json", a->json, "JSON summary");
+  cmd->callback([a, exit_code]() {
+    auto kafka = a->kafka.Resolve();
+    if (!kafka.ok()) return ReportError("archive", kafka.status(), exit_code);
+    Status st = RunArchiveCommand(*a, *kafka);
+    ReportError("archive", st, exit_code);
+  });
+}
+
+}  // namespace thaw::cli

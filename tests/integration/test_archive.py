@@ -1,0 +1,379 @@
+"""`thaw archive` against a real Apache Kafka broker (KRaft) into a local
+SQLite-catalog warehouse. The table is read back with `thaw inspect
+--records` and with pyiceberg; both must equal what a read_committed consumer
+of the topic sees, offset for offset (keys, null keys and values, headers with
+duplicate keys and null values, timestamps).
+
+Heavier scenarios (DuckDB / Iceberg Java readers, kill -9 trials, round trips
+through replay and serve) are in the archive scenario tests."""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import signal
+import subprocess
+import threading
+import time
+import uuid
+
+import pytest
+
+import fixtures
+
+
+def topic_name(prefix="arch"):
+    return f"{prefix}-{uuid.uuid4().hex[:10]}"
+
+
+def produce(kafka, topic, n, start=0, partitions=3):
+    """n records per partition: keys (some null, some empty), values (some
+    null, some empty), headers with duplicate keys and null values;
+    timestamps given. Returns nothing; read back with consume_all."""
+    p = kafka.producer()
+    for i in range(start, start + n):
+        for part in range(partitions):
+            key = None if i % 7 == 3 else (b"" if i % 11 == 5 else f"k-{part}-{i}".encode())
+            value = None if i % 13 == 4 else (b"" if i % 17 == 6 else (f"v-{part}-{i}-" * (i % 5 + 1)).encode())
+            headers = []
+            if i % 3 == 0:
+                headers = [("h", b"1"), ("h", b"2"), ("nul", None), ("", b"")]
+            elif i % 3 == 1:
+                headers = [("trace", os.urandom(4))]
+            p.produce(topic, key=key, value=value, partition=part, headers=headers,
+                      timestamp=1_767_225_600_000 + i * 1000 + part)
+    assert p.flush(30) == 0
+
+
+def archive(thaw, kafka, uri, table, topic, *extra, timeout=180):
+    return thaw("archive", "--brokers", kafka.bootstrap, "--topic", topic, "--catalog", uri, "--table", table,
+                "--quiet", *extra, timeout=timeout)
+
+
+def inspect_records(thaw, uri, table):
+    p = thaw.ok("inspect", "--catalog", uri, "--table", table, "--records", "--format", "json")
+    out = []
+    b = lambda v: None if v is None else base64.b64decode(v)
+    for line in p.stdout.decode().splitlines():
+        r = json.loads(line)
+        out.append({"partition": r["partition"], "offset": r["offset"], "timestamp": r["timestamp"],
+                    "key": b(r["key"]), "value": b(r["value"]),
+                    "headers": [(h["key"], b(h["value"])) for h in r["headers"]]})
+    out.sort(key=lambda r: (r["partition"], r["offset"]))
+    return out
+
+
+def topic_view(records):
+    return [{"partition": r["partition"], "offset": r["offset"], "timestamp": r["timestamp"], "key": r["key"],
+             "value": r["value"], "headers": [(k, v) for k, v in r["headers"]]} for r in records]
+
+
+def pyiceberg_records(warehouse_dir, table):
+    t = fixtures.open_catalog(warehouse_dir).load_table(table)
+    rows = t.scan().to_arrow().to_pylist()
+    out = []
+    for r in rows:
+        assert r["kafka_timestamp_type"] == 0
+        out.append({"partition": r["kafka_partition"], "offset": r["kafka_offset"],
+                    "timestamp": int(r["kafka_timestamp"].timestamp() * 1000 + 0.5) if r["kafka_timestamp"] else None,
+                    "key": r["key"], "value": r["value"],
+                    "headers": [(h["key"], h["value"]) for h in (r["headers"] or [])]})
+    out.sort(key=lambda r: (r["partition"], r["offset"]))
+    return out
+
+
+def assert_table_equals_topic(thaw, kafka, wh, uri, table, topic):
+    want = topic_view(kafka.consume_all(topic))
+    got = inspect_records(thaw, uri, table)
+    assert [(r["partition"], r["offset"]) for r in got] == [(r["partition"], r["offset"]) for r in want]
+    assert got == want
+    assert pyiceberg_records(wh, table) == want
+    return want
+
+
+@pytest.fixture
+def wh(tmp_path):
+    d = str(tmp_path / "wh")
+    os.makedirs(d)
+    return d
+
+
+def test_archive_creates_table_equal_to_topic_then_resumes(thaw, kafka, wh):
+    topic = topic_name()
+    kafka.create_topic(topic, 3)
+    produce(kafka, topic, 40)
+    uri = fixtures.catalog_uri(wh)
+    p = archive(thaw, kafka, uri, "ns.arch", topic, "--create", "--warehouse", wh, "--json")
+    assert p.returncode == 0, p.stderr.decode()
+    s = json.loads(p.stdout)
+    assert s["records"] == 120 and s["commits"] == 1 and s["data_files"] == 3 and not s["interrupted"]
+    assert s["next_offsets"] == {topic: {"0": 40, "1": 40, "2": 40}}
+    want = assert_table_equals_topic(thaw, kafka, wh, uri, "ns.arch", topic)
+    assert len(want) == 120
+
+    t = fixtures.open_catalog(wh).load_table("ns.arch")
+    assert t.properties["thaw.layout"] == "thaw/1"
+    assert t.properties["thaw.source.topic"] == topic
+    assert t.location().rstrip("/").endswith("ns.db/arch")
+    assert [f.name for f in t.spec().fields] == ["kafka_partition"]
+    snap = t.current_snapshot()
+    assert snap.summary["total-records"] == "120"
+    assert json.loads(snap.summary["thaw.archive.next-offsets"]) == {topic: {"0": 40, "1": 40, "2": 40}}
+
+    # Nothing new: no commit.
+    p = archive(thaw, kafka, uri, "ns.arch", topic, "--json")
+    assert p.returncode == 0, p.stderr.decode()
+    assert json.loads(p.stdout)["commits"] == 0
+    assert fixtures.open_catalog(wh).load_table("ns.arch").current_snapshot().snapshot_id == snap.snapshot_id
+
+    # More records: only those are archived, none twice.
+    produce(kafka, topic, 25, start=40)
+    p = archive(thaw, kafka, uri, "ns.arch", topic, "--json")
+    assert p.returncode == 0, p.stderr.decode()
+    s = json.loads(p.stdout)
+    assert s["records"] == 75 and s["commits"] == 1
+    assert s["next_offsets"] == {topic: {"0": 65, "1": 65, "2": 65}}
+    want = assert_table_equals_topic(thaw, kafka, wh, uri, "ns.arch", topic)
+    assert len(want) == 195
+    t = fixtures.open_catalog(wh).load_table("ns.arch")
+    assert t.current_snapshot().parent_snapshot_id == snap.snapshot_id
+    assert t.current_snapshot().summary["total-records"] == "195"
+
+
+def test_small_target_files_and_partitions_subset(thaw, kafka, wh):
+    topic = topic_name()
+    kafka.create_topic(topic, 3)
+    produce(kafka, topic, 30)
+    uri = fixtures.catalog_uri(wh)
+    p = archive(thaw, kafka, uri, "ns.sub", topic, "--create", "--warehouse", wh, "--partitions", "0,2", "--json")
+    assert p.returncode == 0, p.stderr.decode()
+    s = json.loads(p.stdout)
+    assert s["records"] == 60
+    assert s["next_offsets"] == {topic: {"0": 30, "2": 30}}
+    got = inspect_records(thaw, uri, "ns.sub")
+    want = [r for r in topic_view(kafka.consume_all(topic)) if r["partition"] in (0, 2)]
+    assert got == want
+
+
+def test_from_offset_latest_then_resume_keeps_records_produced_between_runs(thaw, kafka, wh):
+    topic = topic_name()
+    kafka.create_topic(topic, 3)
+    produce(kafka, topic, 10)
+    uri = fixtures.catalog_uri(wh)
+    p = archive(thaw, kafka, uri, "ns.latest", topic, "--create", "--warehouse", wh, "--from-offset", "latest",
+                "--json")
+    assert p.returncode == 0, p.stderr.decode()
+    s = json.loads(p.stdout)
+    # Nothing archived, but where archiving starts is committed.
+    assert s["records"] == 0 and s["commits"] == 1
+    assert s["next_offsets"] == {topic: {"0": 10, "1": 10, "2": 10}}
+    produce(kafka, topic, 5, start=10)
+    p = archive(thaw, kafka, uri, "ns.latest", topic, "--json")
+    assert p.returncode == 0, p.stderr.decode()
+    assert json.loads(p.stdout)["records"] == 15
+    got = inspect_records(thaw, uri, "ns.latest")
+    assert got == [r for r in topic_view(kafka.consume_all(topic)) if r["offset"] >= 10]
+
+
+def wait_for_line(stream, needle, timeout=60):
+    """Reads `stream` (a pipe) in a thread until a line contains needle."""
+    lines = []
+    found = threading.Event()
+
+    def pump():
+        for raw in iter(stream.readline, b""):
+            lines.append(raw.decode("utf-8", "replace"))
+            if needle in lines[-1]:
+                found.set()
+
+    th = threading.Thread(target=pump, daemon=True)
+    th.start()
+    assert found.wait(timeout), f"no line with {needle!r}: {''.join(lines)[-3000:]}"
+    return lines, th
+
+
+def test_sigint_during_follow_commits_buffered_records_and_exits_0(thaw, kafka, wh):
+    topic = topic_name()
+    kafka.create_topic(topic, 3)
+    produce(kafka, topic, 20)
+    uri = fixtures.catalog_uri(wh)
+    proc = subprocess.Popen([str(thaw.binary), "archive", "--brokers", kafka.bootstrap, "--topic", topic, "--catalog",
+                             uri, "--table", "ns.follow", "--create", "--warehouse", wh, "--follow",
+                             "--commit-interval", "1h", "--json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        lines, th = wait_for_line(proc.stderr, "archiving topic")
+        produce(kafka, topic, 10, start=20)
+        want = topic_view(kafka.consume_all(topic))
+        time.sleep(4)  # read by the archiver; nothing committed (1 h interval)
+        assert fixtures.open_catalog(wh).load_table("ns.follow").current_snapshot() is None
+        proc.send_signal(signal.SIGINT)
+        out, _ = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 0, "".join(lines)
+    s = json.loads(out)
+    assert s["interrupted"] is True and s["records"] == 90 and s["commits"] == 1
+    assert inspect_records(thaw, uri, "ns.follow") == want
+
+
+def test_follow_commits_at_each_interval(thaw, kafka, wh):
+    topic = topic_name()
+    kafka.create_topic(topic, 3)
+    uri = fixtures.catalog_uri(wh)
+    proc = subprocess.Popen([str(thaw.binary), "archive", "--brokers", kafka.bootstrap, "--topic", topic, "--catalog",
+                             uri, "--table", "ns.live", "--create", "--warehouse", wh, "--follow",
+                             "--commit-interval", "500ms", "--json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        lines, th = wait_for_line(proc.stderr, "archiving topic")
+        for round in range(3):
+            produce(kafka, topic, 5, start=round * 5)
+            want = topic_view(kafka.consume_all(topic))
+            deadline = time.monotonic() + 30
+            while True:
+                t = fixtures.open_catalog(wh).load_table("ns.live")
+                s = t.current_snapshot()
+                if s and s.summary.get("total-records") == str(len(want)):
+                    break
+                assert time.monotonic() < deadline, f"round {round}: table at {s and s.summary}"
+                time.sleep(0.2)
+            assert pyiceberg_records(wh, "ns.live") == want
+        proc.send_signal(signal.SIGTERM)
+        out, _ = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 0, "".join(lines)
+    assert json.loads(out)["commits"] >= 3
+
+
+def errline(p):
+    return p.stderr.decode().strip().splitlines()[-1]
+
+
+def test_missing_topic_is_an_error_and_creates_nothing(thaw, kafka, wh):
+    uri = fixtures.catalog_uri(wh)
+    missing = topic_name("missing")
+    p = archive(thaw, kafka, uri, "ns.none", missing, "--create", "--warehouse", wh, "--timeout", "10s")
+    assert p.returncode == 1, p.stderr.decode()
+    line = errline(p)
+    assert line.startswith("thaw archive: error: ") and missing in line, line
+    cat = fixtures.open_catalog(wh)
+    assert [t for ns in cat.list_namespaces() for t in cat.list_tables(ns)] == []
+
+
+def test_table_missing_without_create(thaw, kafka, wh):
+    topic = topic_name()
+    kafka.create_topic(topic, 1)
+    cat = fixtures.open_catalog(wh)
+    cat.create_namespace("ns")
+    p = archive(thaw, kafka, fixtures.catalog_uri(wh), "ns.absent", topic)
+    assert p.returncode == 1, p.stderr.decode()
+    line = errline(p)
+    assert "ns.absent" in line and "--create" in line, line
+    assert cat.list_tables("ns") == []
+
+
+def test_foreign_layout_table_is_refused(thaw, kafka, wh):
+    topic = topic_name()
+    kafka.create_topic(topic, 3)
+    produce(kafka, topic, 3)
+    cat = fixtures.open_catalog(wh)
+    built = fixtures.build_redpanda(cat, wh)
+    name = f"{fixtures.NS}.redpanda"
+    before = cat.load_table(name).metadata_location
+    p = archive(thaw, kafka, fixtures.catalog_uri(wh), name, topic, "--create")
+    assert p.returncode != 0, p.stderr.decode()
+    line = errline(p)
+    assert line.startswith("thaw archive: error: ") and "'redpanda' layout" in line, line
+    assert fixtures.open_catalog(wh).load_table(name).metadata_location == before
+
+
+def test_thaw_layout_table_written_by_another_tool_is_refused(thaw, kafka, small_table):
+    topic = topic_name()
+    kafka.create_topic(topic, 3)
+    produce(kafka, topic, 3)
+    before = small_table.table.metadata_location
+    p = archive(thaw, kafka, small_table.uri, small_table.name, topic)
+    assert p.returncode != 0, p.stderr.decode()
+    line = errline(p)
+    assert "written by another tool" in line and "thaw.archive.next-offsets" in line, line
+    assert fixtures.open_catalog(small_table.dir).load_table(small_table.name).metadata_location == before
+
+
+def test_unwritable_warehouse_is_a_clear_error(thaw, kafka, wh, tmp_path):
+    topic = topic_name()
+    kafka.create_topic(topic, 3)
+    produce(kafka, topic, 3)
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a directory")
+    p = archive(thaw, kafka, fixtures.catalog_uri(wh), "ns.blocked", topic, "--create", "--warehouse",
+                str(blocker / "wh"))
+    assert p.returncode == 1, p.stderr.decode()
+    line = errline(p)
+    assert "ns.blocked" in line and str(blocker) in line, line
+    cat = fixtures.open_catalog(wh)
+    tables = cat.list_tables("ns") if ("ns",) in cat.list_namespaces() else []
+    assert tables == []
+
+
+def test_two_archivers_on_one_table_one_fails_each_offset_once(thaw, kafka, wh):
+    topic = topic_name()
+    kafka.create_topic(topic, 3)
+    produce(kafka, topic, 10)
+    uri = fixtures.catalog_uri(wh)
+    p = archive(thaw, kafka, uri, "ns.two", topic, "--create", "--warehouse", wh)
+    assert p.returncode == 0, p.stderr.decode()
+    cmd = [str(thaw.binary), "archive", "--brokers", kafka.bootstrap, "--topic", topic, "--catalog", uri, "--table",
+           "ns.two", "--follow", "--commit-interval", "300ms", "--json"]
+    stop = threading.Event()
+
+    def producer():
+        i = 10
+        while not stop.is_set():
+            produce(kafka, topic, 2, start=i)
+            i += 2
+            time.sleep(0.05)
+
+    th = threading.Thread(target=producer, daemon=True)
+    th.start()
+    procs = [subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE) for _ in range(2)]
+    try:
+        deadline = time.monotonic() + 60
+        while all(pr.poll() is None for pr in procs):
+            assert time.monotonic() < deadline, "neither archiver failed"
+            time.sleep(0.2)
+        stop.set()
+        th.join()
+        failed = [pr for pr in procs if pr.poll() is not None]
+        assert len(failed) >= 1
+        for pr in procs:
+            if pr.poll() is None:
+                pr.send_signal(signal.SIGINT)
+        results = [pr.communicate(timeout=60) for pr in procs]
+    finally:
+        for pr in procs:
+            if pr.poll() is None:
+                pr.kill()
+    codes = [pr.returncode for pr in procs]
+    errors = [r[1].decode() for r, c in zip(results, codes) if c != 0]
+    assert sorted(codes)[0] == 0 and len(errors) == 1, (codes, errors)
+    assert "another writer" in errors[0] and "run one archiver per table" in errors[0], errors[0]
+    # A last run catches up; the table holds every offset exactly once.
+    p = archive(thaw, kafka, uri, "ns.two", topic)
+    assert p.returncode == 0, p.stderr.decode()
+    assert_table_equals_topic(thaw, kafka, wh, uri, "ns.two", topic)
+
+
+def test_usage_errors_exit_2(thaw, kafka, wh):
+    uri = fixtures.catalog_uri(wh)
+    for extra, needle in [(["--commit-interval", "soon"], "--commit-interval"),
+                          (["--target-file-size", "12 parsecs"], "--target-file-size"),
+                          (["--from-offset", "middle"], "middle"),
+                          (["--layout", "columnar"], "--layout"),
+                          (["--format-version", "4"], "--format-version"),
+                          (["--warehouse", wh], "--create")]:
+        p = archive(thaw, kafka, uri, "ns.t", "some-topic", *extra)
+        assert p.returncode == 2, (extra, p.stderr.decode())
+        assert needle in errline(p), (extra, errline(p))
