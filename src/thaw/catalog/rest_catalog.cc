@@ -392,6 +392,24 @@ Result<iceberg::Table> RestCatalog::CreateTable(const TableIdentifier& id, const
   return TableFromLoadResult(id, response->body, what);
 }
 
+Result<iceberg::Table> RestCatalog::CreateTable(const TableIdentifier& id, const iceberg::TableCreate& create) {
+  RETURN_NOT_OK(CreateNamespace(id.ns));
+  auto table = CreateTable(id, create.ToRestRequest(id.name));
+  if (!table.ok() && table.status().code() == StatusCode::kCommitConflict) {
+    return Status::AlreadyExists("{}", table.status().message());
+  }
+  return table;
+}
+
+Result<iceberg::Table> RestCatalog::CommitTable(const TableIdentifier& id, const iceberg::Table&,
+                                                const std::vector<iceberg::TableRequirement>& requirements,
+                                                const std::vector<iceberg::TableUpdate>& updates) {
+  nlohmann::json reqs = nlohmann::json::array(), ups = nlohmann::json::array();
+  for (const auto& r : requirements) reqs.push_back(iceberg::ToJson(r));
+  for (const auto& u : updates) ups.push_back(iceberg::ToJson(u));
+  return CommitTable(id, reqs, ups);
+}
+
 Result<iceberg::Table> RestCatalog::CommitTable(const TableIdentifier& id, const nlohmann::json& requirements,
                                                 const nlohmann::json& updates) {
   Call call;

@@ -41,6 +41,17 @@ class RestCatalog : public Catalog {
 
   // Creates the namespace (and its missing ancestors); one that exists is fine.
   Status CreateNamespace(const std::vector<std::string>& ns) override;
+  // The Catalog interface: the namespace is created when missing, then the
+  // request below with TableCreate::ToRestRequest; a table already there
+  // (409) is kAlreadyExists.
+  Result<iceberg::Table> CreateTable(const TableIdentifier& id, const iceberg::TableCreate& create) override;
+  // The CommitTableRequest below with the requirements' and updates' REST
+  // forms; the server checks the requirements against its current metadata
+  // (`base` is not needed).
+  Result<iceberg::Table> CommitTable(const TableIdentifier& id, const iceberg::Table& base,
+                                     const std::vector<iceberg::TableRequirement>& requirements,
+                                     const std::vector<iceberg::TableUpdate>& updates) override;
+
   // POST .../tables with the spec's CreateTableRequest (`name`, `schema`, ...);
   // the name in the request is set from `id`. 409 (exists) -> kCommitConflict.
   Result<iceberg::Table> CreateTable(const TableIdentifier& id, const nlohmann::json& request);

@@ -3,8 +3,12 @@
 #include <libpq-fe.h>
 #include <sqlite3.h>
 
+#include <chrono>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <vector>
+
+#include "thaw/storage/file_io_registry.h"
 
 namespace thaw::catalog {
 
@@ -543,6 +547,126 @@ Status SqlCatalog::RegisterTable(const TableIdentifier& id, const std::string& m
   if (inserted.status().code() == StatusCode::kCommitStateUnknown) return inserted.status();
   RETURN_NOT_OK(exists());  // lost the race to another creator
   return inserted.status();
+}
+
+namespace {
+
+int64_t NowMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+// Writes a metadata file; it exists only once this returns OK.
+Status WriteMetadataFile(storage::FileIO& io, const std::string& location, const std::string& text) {
+  ASSIGN_OR_RAISE(auto out, io.Create(location));
+  Status st = out->Write(text.data(), static_cast<int64_t>(text.size()));
+  if (st.ok()) st = out->Close();
+  if (!st.ok()) {
+    out->Abort();
+    return st.WithContext(fmt::format("writing table metadata {}", location));
+  }
+  return Status::OK();
+}
+
+// Deletes a metadata file no catalog row points at (best effort: a leftover
+// is an orphan for `thaw maintain --remove-orphans`).
+void DeleteUnreferenced(storage::FileIO& io, const std::string& location) { (void)io.Delete(location); }
+
+}  // namespace
+
+Result<iceberg::Table> SqlCatalog::CreateTable(const TableIdentifier& id, const iceberg::TableCreate& create) {
+  if (id.ns.empty()) return Status::Invalid("table '{}' needs a namespace", id.name);
+  if (has_schema_) {
+    ASSIGN_OR_RAISE(auto current, CurrentLocation(id));
+    if (current) {
+      return Status::AlreadyExists("table '{}' already exists in {} (catalog '{}', metadata at {})", id.ToString(),
+                                   db_->where(), name_, *current);
+    }
+  }
+  iceberg::TableCreate c = create;
+  if (c.location.empty()) {
+    auto it = properties_.find("warehouse");
+    std::string warehouse = it == properties_.end() ? "" : it->second;
+    while (!warehouse.empty() && warehouse.back() == '/') warehouse.pop_back();
+    if (warehouse.empty()) {
+      return Status::Invalid(
+          "cannot create table '{}' in {}: no location for it; pass --warehouse URI (the table goes to "
+          "URI/{}.db/{}) or set the catalog's `warehouse` property",
+          id.ToString(), db_->where(), id.ns_string(), id.name);
+    }
+    c.location = fmt::format("{}/{}.db/{}", warehouse, id.ns_string(), id.name);
+  }
+  ASSIGN_OR_RAISE(nlohmann::json md, iceberg::NewTableMetadata(c, NowMs()));
+  const std::string text = md.dump();
+  const std::string location = iceberg::NextMetadataLocation(c.location, "");
+  ASSIGN_OR_RAISE(auto parsed, iceberg::TableMetadata::Parse(text, location));
+  RETURN_NOT_OK(CreateNamespace(id.ns));
+  ASSIGN_OR_RAISE(std::shared_ptr<storage::FileIO> io, storage::FileIOFor(location, properties_));
+  RETURN_NOT_OK(WriteMetadataFile(*io, location, text));
+  Status registered = RegisterTable(id, location);
+  if (!registered.ok()) {
+    if (registered.code() == StatusCode::kCommitStateUnknown) return registered;  // the row may point at it
+    DeleteUnreferenced(*io, location);
+    if (registered.code() == StatusCode::kCommitConflict) return Status::AlreadyExists("{}", registered.message());
+    return registered;
+  }
+  iceberg::Table t;
+  t.name = id.ToString();
+  t.metadata_location = location;
+  t.metadata = std::move(parsed);
+  t.io = std::move(io);
+  return t;
+}
+
+Result<iceberg::Table> SqlCatalog::CommitTable(const TableIdentifier& id, const iceberg::Table& base,
+                                               const std::vector<iceberg::TableRequirement>& requirements,
+                                               const std::vector<iceberg::TableUpdate>& updates) {
+  const std::string what = fmt::format("committing to table '{}' in {}", id.ToString(), db_->where());
+  if (base.metadata_location.empty()) return Status::Invalid("{}: the base table has no metadata location", what);
+  std::shared_ptr<storage::FileIO> io = base.io;
+  if (!io) {
+    ASSIGN_OR_RAISE(io, storage::FileIOFor(base.metadata_location, properties_));
+  }
+  ASSIGN_OR_RAISE(std::string base_text, iceberg::ReadMetadataText(base.metadata_location, *io));
+  nlohmann::json base_json = nlohmann::json::parse(base_text, nullptr, /*allow_exceptions=*/false);
+  if (base_json.is_discarded()) {
+    return Status::Corrupt("{}: table metadata {} is not valid JSON", what, base.metadata_location);
+  }
+  auto applied = iceberg::ApplyCommit(base_json, base.metadata_location, requirements, updates, NowMs());
+  if (!applied.ok()) return applied.status().WithContext(what);
+  const std::string text = applied->dump();
+  std::string table_location = applied->value("location", base.metadata.location);
+  const std::string location = iceberg::NextMetadataLocation(table_location, base.metadata_location);
+  // Never publish metadata Thaw itself cannot read back.
+  ASSIGN_OR_RAISE(auto parsed, iceberg::TableMetadata::Parse(text, location));
+  RETURN_NOT_OK(WriteMetadataFile(*io, location, text));
+  Status swapped = SwapMetadataLocation(id, base.metadata_location, location);
+  auto committed = [&]() {
+    iceberg::Table t;
+    t.name = id.ToString();
+    t.metadata_location = location;
+    t.metadata = std::move(parsed);
+    t.io = io;
+    return t;
+  };
+  if (swapped.ok()) return committed();
+  if (swapped.code() == StatusCode::kCommitConflict || swapped.code() == StatusCode::kNotFound) {
+    DeleteUnreferenced(*io, location);  // no row points at it
+    return swapped;
+  }
+  // Anything else: a database that refused the statement did not apply it; a
+  // dropped connection may have. Either way, look where the pointer is.
+  auto now = CurrentLocation(id);
+  if (now.ok() && *now && **now == location) return committed();
+  if (swapped.code() != StatusCode::kCommitStateUnknown) {
+    DeleteUnreferenced(*io, location);
+    return swapped.WithContext(what);
+  }
+  return Status::CommitStateUnknown(
+      "{}: swapping the metadata pointer to {} failed ({}); the commit may or may not have been applied: the file "
+      "is kept, reload the table ({})",
+      what, location, swapped.message(),
+      now.ok() ? fmt::format("it points at {} now", now->value_or("nothing")) : now.status().message());
 }
 
 Result<std::unique_ptr<Catalog>> OpenSqliteCatalog(const std::string& uri, const std::string& catalog_name) {

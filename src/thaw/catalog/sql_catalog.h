@@ -57,6 +57,21 @@ class SqlCatalog : public Catalog {
   // in a database that has none.
   Status CreateNamespace(const std::vector<std::string>& ns) override;
 
+  // Writes the new table's first metadata (<location>/metadata/00000-<uuid>.metadata.json)
+  // through the table's FileIO and registers it; the location defaults to
+  // `<warehouse>/<ns>.db/<name>` (the catalog's `warehouse` property, as
+  // pyiceberg's SqlCatalog). A table already there: kAlreadyExists (also
+  // when another writer registers it first; the file written is deleted).
+  Result<iceberg::Table> CreateTable(const TableIdentifier& id, const iceberg::TableCreate& create) override;
+  // Applies the commit to base's metadata document (re-read from
+  // base.metadata_location), writes the next metadata file and swaps the
+  // pointer from base.metadata_location to it. Lost race: kCommitConflict
+  // (the unreferenced file is deleted). A swap whose outcome cannot be
+  // checked: kCommitStateUnknown (the file is kept).
+  Result<iceberg::Table> CommitTable(const TableIdentifier& id, const iceberg::Table& base,
+                                     const std::vector<iceberg::TableRequirement>& requirements,
+                                     const std::vector<iceberg::TableUpdate>& updates) override;
+
   // Compare-and-swap of the table's metadata pointer: succeeds only while the
   // catalog still points at `expected_location`. Lost race: kCommitConflict
   // naming the table and both locations (reload the table and re-apply).

@@ -38,14 +38,19 @@ Result<std::string> Gunzip(const std::string& data, const std::string& location)
 
 }  // namespace
 
-Result<Table> LoadTableFromMetadata(const std::string& metadata_location, std::shared_ptr<storage::FileIO> io) {
-  auto data = io->ReadAll(metadata_location);
+Result<std::string> ReadMetadataText(const std::string& metadata_location, storage::FileIO& io) {
+  auto data = io.ReadAll(metadata_location);
   if (!data.ok()) return data.status().WithContext("loading table metadata");
   std::string text = std::move(*data);
   if (EndsWith(metadata_location, ".gz") || EndsWith(metadata_location, ".gz.metadata.json") ||
       (text.size() > 2 && static_cast<unsigned char>(text[0]) == 0x1f && static_cast<unsigned char>(text[1]) == 0x8b)) {
     ASSIGN_OR_RAISE(text, Gunzip(text, metadata_location));
   }
+  return text;
+}
+
+Result<Table> LoadTableFromMetadata(const std::string& metadata_location, std::shared_ptr<storage::FileIO> io) {
+  ASSIGN_OR_RAISE(std::string text, ReadMetadataText(metadata_location, *io));
   ASSIGN_OR_RAISE(auto md, TableMetadata::Parse(text, metadata_location));
   Table t;
   t.name = metadata_location;

@@ -20,6 +20,9 @@ struct Table {
   std::shared_ptr<storage::FileIO> io;
 };
 
+// A metadata.json's text, read through `io` (gzip-compressed ones inflated).
+Result<std::string> ReadMetadataText(const std::string& metadata_location, storage::FileIO& io);
+
 // Reads and parses a metadata.json (gzip-compressed ones too) through `io`.
 // The table's name is its metadata location.
 Result<Table> LoadTableFromMetadata(const std::string& metadata_location, std::shared_ptr<storage::FileIO> io);

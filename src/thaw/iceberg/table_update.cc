@@ -267,8 +267,7 @@ Result<json> ApplyImpl(const json& base, const std::string& base_location,
                                    s.snapshot_id, *s.first_row_id, next_row_id);
           }
           if (!s.added_rows) {
-            return Status::Invalid("cannot add snapshot {} to a format v3 table: it has no added-rows",
-                                   s.snapshot_id);
+            return Status::Invalid("cannot add snapshot {} to a format v3 table: it has no added-rows", s.snapshot_id);
           }
           md["next-row-id"] = *s.first_row_id + *s.added_rows;
         }
@@ -408,8 +407,7 @@ namespace {
 
 Result<json> NewTableMetadataImpl(const TableCreate& create, int64_t now_ms) {
   if (create.format_version != 2 && create.format_version != 3) {
-    return Status::Invalid("format-version {}: new tables are written in format version 2 or 3",
-                           create.format_version);
+    return Status::Invalid("format-version {}: new tables are written in format version 2 or 3", create.format_version);
   }
   if (create.location.empty()) return Status::Invalid("a new table needs a location");
   if (!create.schema.is_object() || !create.schema.contains("fields")) {
@@ -541,7 +539,7 @@ int64_t NewSnapshotId() {
 
 std::string NewUuid() {
   uint64_t hi = Rng()(), lo = Rng()();
-  hi = (hi & ~0xf000ULL) | 0x4000ULL;                            // version 4
+  hi = (hi & ~0xf000ULL) | 0x4000ULL;                         // version 4
   lo = (lo & 0x3fffffffffffffffULL) | 0x8000000000000000ULL;  // variant 10
   return fmt::format("{:08x}-{:04x}-{:04x}-{:04x}-{:012x}", hi >> 32, (hi >> 16) & 0xffff, hi & 0xffff, lo >> 48,
                      lo & 0xffffffffffffULL);
