@@ -573,11 +573,7 @@ Status RemoveOrphans(const MaintainOptions& o, const Table& table, MaintainSumma
   if (md.location.empty()) return Status::Invalid("{}: the table metadata has no location", table.name);
   std::set<std::string> referenced;
   referenced.insert(NormalizeLocation(table.metadata_location));
-  ASSIGN_OR_RAISE(std::string text, table.io->ReadAll(table.metadata_location));
-  if (text.size() > 2 && static_cast<unsigned char>(text[0]) == 0x1f && static_cast<unsigned char>(text[1]) == 0x8b) {
-    return Status::Unsupported("{}: gzip-compressed table metadata: orphan removal cannot read its metadata log",
-                               table.metadata_location);
-  }
+  ASSIGN_OR_RAISE(std::string text, iceberg::ReadMetadataText(table.metadata_location, *table.io));
   nlohmann::json doc = nlohmann::json::parse(text, nullptr, false);
   if (doc.is_discarded() || !doc.is_object()) {
     return Status::Corrupt("{}: table metadata is not a JSON object", table.metadata_location);
