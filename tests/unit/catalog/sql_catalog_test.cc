@@ -8,6 +8,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdlib>
 #include <filesystem>
@@ -53,11 +54,12 @@ struct SqliteCatalogTest : ::testing::Test {
     sqlite3_close(h);
     return out;
   }
-  std::unique_ptr<SqlCatalog> Open(const std::string& name = "") {
+  std::unique_ptr<SqlCatalog> Open(const std::string& name = "", const storage::PropertyMap& props = {}) {
     CatalogConfig c;
     c.type = "sql";
     c.name = name;
     c.uri = "sqlite:///" + db;
+    c.properties = props;
     auto cat = SqlCatalog::Make(c);
     EXPECT_TRUE(cat.ok()) << cat.status().ToString();
     return cat.ok() ? std::move(*cat) : nullptr;
@@ -188,6 +190,183 @@ std::vector<Status> RaceSwaps(const std::vector<std::unique_ptr<SqlCatalog>>& ca
 
 // Writers racing on one table: exactly one compare-and-swap wins, the rest
 // get kCommitConflict, and the pointer is the winner's.
+// A small table to create: two columns, identity-partitioned, sorted.
+iceberg::TableCreate SmallCreate() {
+  iceberg::TableCreate c;
+  c.schema = nlohmann::json::parse(R"({"type": "struct", "schema-id": 0, "fields": [
+      {"id": 1, "name": "kafka_partition", "required": true, "type": "int"},
+      {"id": 2, "name": "kafka_offset", "required": true, "type": "long"}]})");
+  c.partition_spec = nlohmann::json::parse(
+      R"({"spec-id": 0, "fields": [{"source-id": 1, "field-id": 1000, "name": "kafka_partition",
+          "transform": "identity"}]})");
+  c.properties = {{"thaw.layout", "thaw/1"}};
+  return c;
+}
+
+iceberg::Snapshot NewAppend(const iceberg::Table& base) {
+  iceberg::Snapshot s;
+  s.snapshot_id = iceberg::NewSnapshotId();
+  s.parent_snapshot_id = base.metadata.current_snapshot_id;
+  s.sequence_number = base.metadata.last_sequence_number + 1;
+  s.timestamp_ms = 1700000000000 + s.sequence_number;
+  s.manifest_list = base.metadata.location + "/metadata/snap-" + std::to_string(s.snapshot_id) + "-1-x.avro";
+  s.summary = {{"operation", "append"}};
+  s.schema_id = 0;
+  return s;
+}
+
+std::string LocalPath(const std::string& location) {
+  return location.rfind("file://", 0) == 0 ? location.substr(7) : location;
+}
+
+std::vector<std::string> MetadataFiles(const fs::path& table_dir) {
+  std::vector<std::string> names;
+  if (!fs::exists(table_dir / "metadata")) return names;
+  for (const auto& e : fs::directory_iterator(table_dir / "metadata")) names.push_back(e.path().filename().string());
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+// CreateTable + CommitTable on a SQL catalog, and a second writer (`other`,
+// another connection to the same catalog) that commits from a stale base.
+void CreateCommitAndConflict(SqlCatalog& cat, SqlCatalog& other, const fs::path& warehouse) {
+  auto id = *TableIdentifier::Parse("arch.events");
+  const fs::path table_dir = warehouse / "arch.db" / "events";
+  auto created = cat.CreateTable(id, SmallCreate());
+  ASSERT_TRUE(created.ok()) << created.status().ToString();
+  EXPECT_EQ(created->metadata.location, table_dir.string());
+  auto files = MetadataFiles(table_dir);
+  ASSERT_EQ(files.size(), 1u);
+  EXPECT_EQ(files[0].substr(0, 6), "00000-");
+  EXPECT_EQ(created->metadata_location, (table_dir / "metadata" / files[0]).string());
+  EXPECT_FALSE(created->metadata.current_snapshot_id);
+
+  auto again = other.CreateTable(id, SmallCreate());
+  EXPECT_EQ(again.status().code(), StatusCode::kAlreadyExists) << again.status().ToString();
+  EXPECT_NE(again.status().message().find(files[0]), std::string::npos) << again.status().message();
+
+  auto base = other.LoadTable(id);
+  ASSERT_TRUE(base.ok()) << base.status().ToString();
+  EXPECT_EQ(base->metadata.table_uuid, created->metadata.table_uuid);
+
+  iceberg::Snapshot s1 = NewAppend(*base);
+  std::vector<iceberg::TableRequirement> reqs = {iceberg::TableRequirement::AssertTableUuid(base->metadata.table_uuid),
+                                                 iceberg::TableRequirement::AssertRefSnapshotId("main", std::nullopt)};
+  auto c1 =
+      cat.CommitTable(id, *base, reqs,
+                      {iceberg::TableUpdate::AddSnapshot(s1), iceberg::TableUpdate::SetBranch("main", s1.snapshot_id)});
+  ASSERT_TRUE(c1.ok()) << c1.status().ToString();
+  EXPECT_EQ(c1->metadata.current_snapshot_id, s1.snapshot_id);
+  EXPECT_NE(c1->metadata_location.find("/metadata/00001-"), std::string::npos) << c1->metadata_location;
+  auto reloaded = other.LoadTable(id);
+  ASSERT_TRUE(reloaded.ok());
+  EXPECT_EQ(reloaded->metadata_location, c1->metadata_location);
+  EXPECT_EQ(reloaded->metadata.current_snapshot_id, s1.snapshot_id);
+  EXPECT_EQ(reloaded->metadata.last_sequence_number, 1);
+
+  // A writer still on the first metadata: its own requirement holds on its
+  // stale base, but the pointer moved: conflict, and its file is gone.
+  iceberg::Snapshot s2 = NewAppend(*base);
+  auto stale = other.CommitTable(
+      id, *base, reqs,
+      {iceberg::TableUpdate::AddSnapshot(s2), iceberg::TableUpdate::SetBranch("main", s2.snapshot_id)});
+  ASSERT_EQ(stale.status().code(), StatusCode::kCommitConflict) << stale.status().ToString();
+  EXPECT_NE(stale.status().message().find(c1->metadata_location), std::string::npos) << stale.status().message();
+  EXPECT_EQ(MetadataFiles(table_dir).size(), 2u);
+
+  // Its requirement fails against the reloaded table: conflict before any file is written.
+  auto refused = other.CommitTable(id, *reloaded, reqs, {iceberg::TableUpdate::SetProperties({{"k", "v"}})});
+  ASSERT_EQ(refused.status().code(), StatusCode::kCommitConflict) << refused.status().ToString();
+  EXPECT_NE(refused.status().message().find("expected ref 'main' at absent"), std::string::npos)
+      << refused.status().message();
+  EXPECT_EQ(MetadataFiles(table_dir).size(), 2u);
+
+  // Re-applied on the reloaded table, it commits.
+  iceberg::Snapshot s3 = NewAppend(*reloaded);
+  auto c2 = other.CommitTable(
+      id, *reloaded, {iceberg::TableRequirement::AssertRefSnapshotId("main", s1.snapshot_id)},
+      {iceberg::TableUpdate::AddSnapshot(s3), iceberg::TableUpdate::SetBranch("main", s3.snapshot_id)});
+  ASSERT_TRUE(c2.ok()) << c2.status().ToString();
+  EXPECT_NE(c2->metadata_location.find("/metadata/00002-"), std::string::npos) << c2->metadata_location;
+  EXPECT_EQ(c2->metadata.CurrentSnapshot()->parent_snapshot_id, s1.snapshot_id);
+  EXPECT_EQ(c2->metadata.snapshot_log.size(), 2u);
+  EXPECT_EQ(MetadataFiles(table_dir).size(), 3u);
+}
+
+TEST_F(SqliteCatalogTest, CreateTableUnderTheWarehouseAndCommit) {
+  Sql("SELECT 1");
+  const fs::path warehouse = dir / "wh";
+  auto cat = Open("", {{"warehouse", "file://" + warehouse.string() + "/"}});
+  auto other = Open("", {{"warehouse", warehouse.string()}});
+  ASSERT_TRUE(cat && other);
+  auto no_wh = Open();
+  ASSERT_TRUE(no_wh);
+  auto refused = no_wh->CreateTable(Id("arch.events"), SmallCreate());
+  ASSERT_EQ(refused.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(refused.status().message().find("--warehouse"), std::string::npos) << refused.status().message();
+
+  // The file:// warehouse: locations keep the scheme as given.
+  auto created = cat->CreateTable(Id("arch.uri"), SmallCreate());
+  ASSERT_TRUE(created.ok()) << created.status().ToString();
+  EXPECT_EQ(created->metadata.location, "file://" + (warehouse / "arch.db" / "uri").string());
+  EXPECT_EQ(Scalar("SELECT namespace FROM iceberg_namespace_properties"), "arch");
+
+  auto plain = Open("", {{"warehouse", warehouse.string()}});
+  ASSERT_TRUE(plain);
+  CreateCommitAndConflict(*plain, *other, warehouse);
+  EXPECT_EQ(Scalar("SELECT count(*) FROM iceberg_tables WHERE table_namespace = 'arch'"), "2");
+
+  // pyiceberg's SqlCatalog loads the table and sees the committed snapshots.
+  const char* python = std::getenv("THAW_PYTHON");
+  ASSERT_TRUE(python && *python) << "set THAW_PYTHON to the venv python with pyiceberg (make test does)";
+  const std::string script =
+      "import sys, json\n"
+      "from pyiceberg.catalog.sql import SqlCatalog\n"
+      "cat = SqlCatalog('default', uri='sqlite:///' + sys.argv[1], warehouse=sys.argv[2])\n"
+      "t = cat.load_table('arch.events')\n"
+      "print(json.dumps({'current': t.current_snapshot().snapshot_id, 'n': len(t.metadata.snapshots),\n"
+      "  'layout': t.properties.get('thaw.layout'), 'spec': [f.name for f in t.spec().fields],\n"
+      "  'history': len(t.metadata.metadata_log)}))\n";
+  std::ofstream(dir / "load.py") << script;
+  std::string cmd = fmt::format("'{}' '{}' '{}' '{}' 2>&1", python, (dir / "load.py").string(), db, warehouse.string());
+  FILE* pipe = popen(cmd.c_str(), "r");
+  ASSERT_NE(pipe, nullptr);
+  std::string out;
+  char buf[4096];
+  while (size_t n = fread(buf, 1, sizeof buf, pipe)) out.append(buf, n);
+  ASSERT_EQ(pclose(pipe), 0) << out;
+  auto loaded = cat->LoadTable(Id("arch.events"));
+  ASSERT_TRUE(loaded.ok());
+  auto got = nlohmann::json::parse(out);
+  EXPECT_EQ(got["current"], *loaded->metadata.current_snapshot_id);
+  EXPECT_EQ(got["n"], 2);
+  EXPECT_EQ(got["layout"], "thaw/1");
+  EXPECT_EQ(got["spec"], nlohmann::json::array({"kafka_partition"}));
+  EXPECT_EQ(got["history"], 2);
+}
+
+// pyiceberg's `warehouse` (here from ~/.pyiceberg.yaml's form, and --catalog-property over it) reaches the
+// SQL catalog opened from the resolved configuration.
+TEST_F(SqliteCatalogTest, WarehouseFromTheCatalogConfiguration) {
+  Sql("SELECT 1");
+  PyicebergConfig py;
+  ASSERT_TRUE(ParsePyicebergYaml(
+                  fmt::format("catalog:\n  local:\n    uri: sqlite:///{}\n    warehouse: {}/yaml\n", db, dir.string()),
+                  "test.yaml", &py)
+                  .ok());
+  for (const auto& [args, want] : std::vector<std::pair<std::vector<std::string>, std::string>>{
+           {{}, (dir / "yaml").string()}, {{"warehouse=" + (dir / "flag").string()}, (dir / "flag").string()}}) {
+    auto config = ResolveCatalogConfig("local", args, {}, "", py);
+    ASSERT_TRUE(config.ok()) << config.status().ToString();
+    auto cat = OpenCatalog(*config);
+    ASSERT_TRUE(cat.ok()) << cat.status().ToString();
+    auto t = (*cat)->CreateTable(Id(args.empty() ? "ns.a" : "ns.b"), SmallCreate());
+    ASSERT_TRUE(t.ok()) << t.status().ToString();
+    EXPECT_EQ(t->metadata.location, want + (args.empty() ? "/ns.db/a" : "/ns.db/b"));
+    EXPECT_TRUE(fs::exists(LocalPath(t->metadata_location))) << t->metadata_location;
+  }
+}
+
 TEST_F(SqliteCatalogTest, ConcurrentSwapsHaveOneWinner) {
   Sql("SELECT 1");
   {
@@ -356,6 +535,13 @@ TEST(PostgresCatalog, CommitPrimitivesRacingWritersAndCredentials) {
   }
   EXPECT_EQ(winners, 1);
   EXPECT_EQ(conflicts, kWriters - 1);
+
+  // Creating and committing tables, metadata under a local warehouse.
+  const fs::path warehouse = fs::path(pg.dir) / "wh";
+  auto a = OpenPg(pg.Uri(), {{"warehouse", warehouse.string()}});
+  auto b = OpenPg(pg.Uri(), {{"warehouse", warehouse.string()}});
+  ASSERT_TRUE(a.ok() && b.ok());
+  CreateCommitAndConflict(**a, **b, warehouse);
 }
 
 }  // namespace
