@@ -142,13 +142,11 @@ int Compare(const Datum& a, const Datum& b, const Type& t) {
     return std::signbit(x) == std::signbit(y) ? 0 : (std::signbit(x) ? -1 : 1);
   }
   if (t.id == TypeId::kDecimal) {
-    // Same-width two's complement: flip the sign bit, then unsigned order.
-    auto key = [](const Datum& d) {
-      std::string s = DecimalBytesOf(d, 17).ValueOrDie();
-      s[0] = static_cast<char>(static_cast<unsigned char>(s[0]) ^ 0x80);
-      return s;
-    };
-    const std::string ka = key(a), kb = key(b);
+    // Both as the written fixed (same width, two's complement): flip the
+    // sign bit, then unsigned order.
+    std::string ka = a.s, kb = b.s;
+    if (!ka.empty()) ka[0] = static_cast<char>(static_cast<unsigned char>(ka[0]) ^ 0x80);
+    if (!kb.empty()) kb[0] = static_cast<char>(static_cast<unsigned char>(kb[0]) ^ 0x80);
     return ka < kb ? -1 : (kb < ka ? 1 : 0);
   }
   if (a.kind == Datum::kBytes) return a.s < b.s ? -1 : (b.s < a.s ? 1 : 0);
@@ -169,7 +167,7 @@ std::string EncodeValue(const Datum& d, const Type& t) {
       return EncodeLongBound(static_cast<int64_t>(bits));
     }
     case TypeId::kDecimal:
-      return MinimalDecimal(DecimalBytesOf(d, 17).ValueOrDie());
+      return MinimalDecimal(d.s);
     default:
       if (IsIntLike(t.id)) return EncodeIntBound(static_cast<int32_t>(d.i));
       if (IsLongLike(t.id)) return EncodeLongBound(d.i);
@@ -186,7 +184,8 @@ struct SummaryBuilder {
   bool contains_nan = false;
   std::optional<Datum> lower, upper;
 
-  void Add(const Datum& d) {
+  // `written`: the value as written (decimals are ordered by their fixed).
+  void Add(const Datum& d, const Value& written) {
     if (d.kind == Datum::kNull) {
       contains_null = true;
       return;
@@ -195,6 +194,13 @@ struct SummaryBuilder {
       contains_nan = true;
       return;
     }
+    if (type->id == TypeId::kDecimal) {
+      AddOrdered(Datum{Datum::kBytes, 0, 0, written.bytes});
+    } else {
+      AddOrdered(d);
+    }
+  }
+  void AddOrdered(const Datum& d) {
     if (!lower || Compare(d, *lower, *type) < 0) lower = d;
     if (!upper || Compare(d, *upper, *type) > 0) upper = d;
   }
@@ -306,8 +312,8 @@ Result<ManifestFile> WriteManifest(storage::FileIO& io, const std::string& locat
     for (size_t i = 0; i < part.size(); ++i) {
       auto v = PartitionValue(f.partition[i], *part[i].type);
       if (!v.ok()) return entry_fail(v.status().WithContext(fmt::format("partition field '{}'", part[i].name)));
+      summaries[i].Add(f.partition[i], *v);
       pvalues.push_back(std::move(*v));
-      summaries[i].Add(f.partition[i]);
     }
 
     // ADDED entries of this snapshot inherit snapshot id and sequence

@@ -711,11 +711,11 @@ TEST_P(PyIcebergReadsManifests, FieldsAndPlanningMatch) {
   SnapshotInfo b = Snap(kB, kA, 2, Path("snap-b.avro"));
   if (version >= 3) {
     a.first_row_id = 0;
-    a.added_rows = 100;
-    b.first_row_id = 100;
+    a.added_rows = 50;
+    b.first_row_id = 50;
     b.added_rows = 150;
   }
-  const json mdj = MetadataJson(version, dir_.string(), RichSchema(), RichSpec(), {a, b}, 250);
+  const json mdj = MetadataJson(version, dir_.string(), RichSchema(), RichSpec(), {a, b}, 200);
   TableMetadata md = ParseMd(mdj);
   const PartitionSpec& spec = *md.SpecById(2);
   auto entries = RichEntries();
