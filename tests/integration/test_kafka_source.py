@@ -204,3 +204,40 @@ def test_open_transaction_bounds_the_run_and_stop_is_prompt(kafka, tool):
     finally:
         t.abort_transaction(30)
         t.close() if hasattr(t, "close") else None
+
+
+def test_parquet_on_s3_appears_on_finish_and_aborts_cleanly(kafka, tool, s3_store):
+    """DataFileWriter through the object-store FileIO: a finished file is the
+    object (its size the DataFile's file_size), read back by pyarrow; an
+    aborted one -- large enough for a multipart upload -- leaves no object
+    and no pending upload."""
+    import io
+    import os
+    topic = "source-s3"
+    kafka.create_topic(topic, partitions=1)
+    p = kafka.producer()
+    values = [os.urandom(1 << 20) for _ in range(12)]  # incompressible: > 5 MiB parts
+    for i, v in enumerate(values):
+        p.produce(topic, partition=0, key=f"k{i}".encode(), value=v, headers=[("i", str(i).encode())])
+    assert p.flush(30) == 0
+    props = []
+    for k, v in s3_store.props().items():
+        props += ["-p", f"{k}={v}"]
+    c = s3_store.client()
+
+    out = run(tool, kafka, topic, "--parquet", f"s3://{s3_store.bucket}/source-s3/done", *props)
+    assert out["ok"], out
+    (f,) = out["files"]
+    key = f["path"].removeprefix(f"s3://{s3_store.bucket}/")
+    body = c.get_object(Bucket=s3_store.bucket, Key=key)["Body"].read()
+    assert len(body) == f["file_size"]
+    t = pq.read_table(io.BytesIO(body))
+    assert t.column("value").to_pylist() == values
+    assert [h[0]["value"] for h in t.column("headers").to_pylist()] == [str(i).encode() for i in range(12)]
+    assert len(f["split_offsets"]) == pq.ParquetFile(io.BytesIO(body)).metadata.num_row_groups > 1
+
+    out = run(tool, kafka, topic, "--parquet", f"s3://{s3_store.bucket}/source-s3/aborted", "--abort", *props)
+    assert out["ok"], out
+    assert out["written_before_abort"] > 5 << 20, out
+    assert s3_store.list_keys("source-s3/aborted") == []
+    assert not c.list_multipart_uploads(Bucket=s3_store.bucket).get("Uploads"), "an aborted upload is left pending"

@@ -5,11 +5,12 @@
 //
 //   thaw_kafka_source_tool --brokers B --topic T [--partitions 0,2] [--resume P=N,...]
 //       [--from earliest|latest|N] [--follow-ms MS] [--stop-after-ms MS] [--max-bytes N]
-//       [--group G] [--parquet DIR] [-p K=V]... [-X K=V]...
+//       [--group G] [--parquet DIR [--abort]] [-p K=V]... [-X K=V]...
 //
 // Without --follow-ms it polls until the source is Done(); with it, for MS
 // milliseconds. --stop-after-ms sets the stop flag after MS from another
-// thread. Prints one JSON object: {"ok", "code", "error", "start", "stop",
+// thread. --abort aborts the Parquet writers instead of finishing them
+// (after all records were appended). -p sets FileIO properties. Prints one JSON object: {"ok", "code", "error", "start", "stop",
 // "records": [{partition, offset, timestamp, timestamp_type, key, value,
 // headers}] (bytes as hex, null kept), "positions", "done", "seconds",
 // "files": [{path, record_count, file_size, value_counts, null_value_counts,
@@ -77,11 +78,16 @@ int main(int argc, char** argv) {
   opt.kafka.stop = &stop;
   int64_t follow_ms = -1, stop_after_ms = -1, max_bytes = 1 << 20;
   std::string parquet_dir;
+  bool abort_files = false;
   thaw::storage::PropertyMap props;
   json out;
   Status st = [&]() -> Status {
     for (int i = 1; i < argc; ++i) {
       const std::string a = argv[i];
+      if (a == "--abort") {
+        abort_files = true;
+        continue;
+      }
       if (i + 1 >= argc) return Status::Invalid("{} needs a value", a);
       const std::string v = argv[++i];
       if (a == "--brokers") {
@@ -196,6 +202,11 @@ int main(int argc, char** argv) {
     }
     out["files"] = json::array();
     for (auto& [p, w] : writers) {
+      if (abort_files) {
+        out["written_before_abort"] = out.value("written_before_abort", int64_t{0}) + w->written_bytes();
+        w->Abort();
+        continue;
+      }
       ASSIGN_OR_RAISE(auto df, w->Finish());
       out["files"].push_back({{"path", df.path},
                               {"record_count", df.record_count},

