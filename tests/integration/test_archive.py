@@ -94,8 +94,10 @@ def assert_table_equals_topic(thaw, kafka, wh, uri, table, topic):
 
 @pytest.fixture
 def wh(tmp_path):
+    """A warehouse directory with an (empty) pyiceberg SQLite catalog database."""
     d = str(tmp_path / "wh")
     os.makedirs(d)
+    fixtures.open_catalog(d)  # pyiceberg creates the catalog's tables
     return d
 
 
@@ -280,7 +282,8 @@ def test_foreign_layout_table_is_refused(thaw, kafka, wh):
     kafka.create_topic(topic, 3)
     produce(kafka, topic, 3)
     cat = fixtures.open_catalog(wh)
-    built = fixtures.build_redpanda(cat, wh)
+    cat.create_namespace(fixtures.NS)
+    fixtures.build_redpanda(cat, wh)
     name = f"{fixtures.NS}.redpanda"
     before = cat.load_table(name).metadata_location
     p = archive(thaw, kafka, fixtures.catalog_uri(wh), name, topic, "--create")
@@ -290,16 +293,24 @@ def test_foreign_layout_table_is_refused(thaw, kafka, wh):
     assert fixtures.open_catalog(wh).load_table(name).metadata_location == before
 
 
-def test_thaw_layout_table_written_by_another_tool_is_refused(thaw, kafka, small_table):
+def test_thaw_layout_table_written_by_another_tool_is_refused(thaw, kafka, tmp_path):
     topic = topic_name()
     kafka.create_topic(topic, 3)
     produce(kafka, topic, 3)
-    before = small_table.table.metadata_location
-    p = archive(thaw, kafka, small_table.uri, small_table.name, topic)
+    # Canonical columns and this very topic, but written by pyiceberg: no archive offsets.
+    d = str(tmp_path / "other")
+    t = fixtures.build_small_canonical(d, "ns.other", **{"thaw.source.topic": topic})
+    uri = fixtures.catalog_uri(d)
+    p = archive(thaw, kafka, uri, "ns.other", topic)
     assert p.returncode != 0, p.stderr.decode()
     line = errline(p)
     assert "written by another tool" in line and "thaw.archive.next-offsets" in line, line
-    assert fixtures.open_catalog(small_table.dir).load_table(small_table.name).metadata_location == before
+    assert fixtures.open_catalog(d).load_table("ns.other").metadata_location == t.metadata_location
+    # Another topic than the table's: said so.
+    other = topic_name()
+    kafka.create_topic(other, 1)
+    p = archive(thaw, kafka, uri, "ns.other", other)
+    assert p.returncode != 0 and f"archives topic '{topic}'" in errline(p), errline(p)
 
 
 def test_unwritable_warehouse_is_a_clear_error(thaw, kafka, wh, tmp_path):

@@ -25,7 +25,7 @@ std::atomic<bool> g_stop{false};
 // The first signal asks for a clean stop (commit what is buffered); a second
 // one ends the process at once (exit 130): a commit in flight is then left
 // to the table's rules -- its files are kept, a rerun resumes from the table.
-extern "C" void OnSignal(int) {
+extern "C" void ThawArchiveOnSignal(int) {
   if (g_stop.exchange(true)) _exit(130);
 }
 
@@ -117,8 +117,8 @@ Status RunArchiveCommand(const ArchiveArgs& a, const replay::KafkaConfig& kafka)
 
   ASSIGN_OR_RAISE(auto config, a.catalog.Resolve());
   ASSIGN_OR_RAISE(auto cat, catalog::OpenCatalog(config));
-  std::signal(SIGINT, OnSignal);
-  std::signal(SIGTERM, OnSignal);
+  std::signal(SIGINT, ThawArchiveOnSignal);
+  std::signal(SIGTERM, ThawArchiveOnSignal);
   auto result = archive::RunArchive(*cat, o);
   if (tty) std::fprintf(stderr, "\r\033[K");
   ASSIGN_OR_RAISE(auto sum, std::move(result));
