@@ -286,6 +286,7 @@ def test_archive_many_commits_compact_then_archive_resumes(thaw, kafka, tmp_path
     wh = str(tmp_path / "wh")
     os.makedirs(wh)
     uri = fixtures.catalog_uri(wh)
+    fixtures.open_catalog(wh).create_namespace_if_not_exists("ns")  # the catalog database (pyiceberg's schema)
     topic = f"maint-{os.urandom(4).hex()}"
     kafka.create_topic(topic, 3)
     name = "ns.archived"
