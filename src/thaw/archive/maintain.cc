@@ -131,7 +131,8 @@ std::string CompactBlocker(const TableMetadata& md) {
   }
   const std::string layout = md.Property("thaw.layout");
   if (layout.rfind("thaw/", 0) != 0) {
-    return "compaction rewrites tables written by `thaw archive` in the canonical layout (property thaw.layout=thaw/1); "
+    return "compaction rewrites tables written by `thaw archive` in the canonical layout (property "
+           "thaw.layout=thaw/1); "
            "this table has no such property";
   }
   const auto& schema = md.current_schema();
@@ -416,8 +417,9 @@ Result<Table> CommitCompaction(catalog::Catalog& catalog, const catalog::TableId
   }
   written->push_back(snap.manifest_list);
   RETURN_NOT_OK(iceberg::WriteManifestList(io, snap.manifest_list, md, snap, list).status());
-  return catalog.CommitTable(id, base, Guard(md),
-                             {iceberg::TableUpdate::AddSnapshot(snap), iceberg::TableUpdate::SetBranch("main", snapshot_id)});
+  return catalog.CommitTable(
+      id, base, Guard(md),
+      {iceberg::TableUpdate::AddSnapshot(snap), iceberg::TableUpdate::SetBranch("main", snapshot_id)});
 }
 
 Status Compact(catalog::Catalog& catalog, const MaintainOptions& o, Table* table, MaintainSummary* summary) {
