@@ -190,6 +190,12 @@ def test_expire_deletes_only_what_expired_snapshots_reached(thaw, tmp_path):
     assert all(os.path.exists(p) for p in old_lists | small_files)
     time.sleep(0.05)
 
+    dry = maintain(thaw, wh, name, "--expire-snapshots-older-than", "0s", "--dry-run")
+    assert dry["commits"] == 0 and dry["expire"]["snapshots_expired"] == len(old), dry
+    assert {local(f) for f in dry["expire"]["files"]} >= old_lists | (small_files - first_files), dry
+    assert len(cat.load_table(name).metadata.snapshots) == len(old) + 2
+    assert all(os.path.exists(p) for p in old_lists | small_files)
+
     out = maintain(thaw, wh, name, "--expire-snapshots-older-than", "0s")
     assert out["commits"] == 1, out
     assert sorted(out["expire"]["snapshot_ids"]) == sorted(s.snapshot_id for s in old), out
@@ -244,6 +250,22 @@ def test_remove_orphans_deletes_old_unreferenced_files_only(thaw, tmp_path):
     # Every snapshot still reads (its files were referenced).
     for s in cat.load_table(name).metadata.snapshots:
         cat.load_table(name).scan(snapshot_id=s.snapshot_id).to_arrow()
+
+
+def test_compaction_leaves_tables_not_written_by_archive(thaw, tmp_path):
+    wh = str(tmp_path / "wh")
+    os.makedirs(wh)
+    cat = fixtures.open_catalog(wh)
+    cat.create_namespace_if_not_exists("ns")
+    t = fixtures.create(cat, wh, "ns.foreign", fixtures.canonical_schema(), spec=fixtures.CANONICAL_SPEC)
+    records = fixtures.edge_case_records([0, 1], 6, seed=3)
+    for part in fixtures.chunks(records, 3):
+        fixtures.append_rows(t, [fixtures.canonical_row(r) for r in part])
+    files = live_data_files(cat, "ns.foreign")
+    out = maintain(thaw, wh, "ns.foreign", "--compact")
+    assert out["commits"] == 0 and out["compaction"]["files_rewritten"] == 0, out
+    assert any("thaw.layout" in n for n in out["notes"]), out
+    assert live_data_files(cat, "ns.foreign") == files
 
 
 def test_usage_errors(thaw, tmp_path):
