@@ -50,6 +50,11 @@ constexpr int64_t kHeaderOverhead = 4 + 4 + 2;
 // Parquet writes page headers and small pieces: they are gathered into
 // writes of this size before reaching the OutputFile.
 constexpr int64_t kSinkBufferBytes = 1 << 20;
+// A row group is handed to Parquet in slices of about this many bytes:
+// Parquet checks the page size only between the slices' write batches (1024
+// values), so with large records one page -- buffered, then compressed, in
+// memory -- would otherwise hold the whole row group.
+constexpr int64_t kSliceBytes = 1 << 20;
 
 std::shared_ptr<const arrow::KeyValueMetadata> IdMeta(int32_t id) {
   return arrow::key_value_metadata({"PARQUET:field_id"}, {std::to_string(id)});
@@ -414,21 +419,35 @@ class DataFileWriterImpl : public DataFileWriter {
     type_bounds_.Add(static_cast<int32_t>(r.timestamp_type));
     appended_bytes_ += payload;
     buffered_bytes_ += payload + overhead;
+    slice_bytes_ += payload + overhead;
     ++buffered_rows_;
     ++record_count_;
+    if (slice_bytes_ >= kSliceBytes) {
+      slice_ends_.push_back(buffered_rows_);
+      slice_bytes_ = 0;
+    }
     return Status::OK();
   }
 
   Status FlushRowGroup() {
     if (buffered_rows_ == 0) return Status::OK();
-    arrow::ArrayVector arrays;
+    if (slice_ends_.empty() || slice_ends_.back() != buffered_rows_) slice_ends_.push_back(buffered_rows_);
+    std::vector<std::shared_ptr<arrow::ChunkedArray>> columns;
     for (auto& b : builders_) {
       std::shared_ptr<arrow::Array> a;
       auto st = b->Finish(&a);
       if (!st.ok()) return FromArrow(st, location_);
-      arrays.push_back(std::move(a));
+      arrow::ArrayVector slices;
+      int64_t begin = 0;
+      for (int64_t end : slice_ends_) {
+        slices.push_back(a->Slice(begin, end - begin));
+        begin = end;
+      }
+      columns.push_back(std::make_shared<arrow::ChunkedArray>(std::move(slices), a->type()));
     }
-    auto table = arrow::Table::Make(arrow_schema_, arrays, buffered_rows_);
+    slice_ends_.clear();
+    slice_bytes_ = 0;
+    auto table = arrow::Table::Make(arrow_schema_, columns, buffered_rows_);
     Status st = CatchParquet(location_, [&]() -> Status {
       auto written = writer_->WriteTable(*table, buffered_rows_);  // exactly one row group
       if (!written.ok()) return WriteError(written, "writing a row group");
@@ -524,6 +543,8 @@ class DataFileWriterImpl : public DataFileWriter {
   int64_t appended_bytes_ = 0;
   int64_t buffered_bytes_ = 0;
   int64_t buffered_rows_ = 0;
+  int64_t slice_bytes_ = 0;
+  std::vector<int64_t> slice_ends_;  // row counts at which the buffered rows are sliced
   int64_t record_count_ = 0;
   int row_groups_ = 0;
   bool finished_ = false;
