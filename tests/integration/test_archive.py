@@ -388,3 +388,244 @@ def test_usage_errors_exit_2(thaw, kafka, wh):
         p = archive(thaw, kafka, uri, "ns.t", "some-topic", *extra)
         assert p.returncode == 2, (extra, p.stderr.decode())
         assert needle in errline(p), (extra, errline(p))
+
+
+def test_huge_values_roll_files_in_a_v3_table(thaw, kafka, wh):
+    topic = topic_name()
+    kafka.create_topic(topic, 2, config={"max.message.bytes": str(11 << 20)})
+    p = kafka.producer(message_max_bytes=12 << 20)
+    p.produce(topic, key=b"huge", value=os.urandom(10 << 20), partition=0, headers=[("h", b"x")])
+    for i in range(24):
+        p.produce(topic, key=f"k{i}".encode(), value=os.urandom(300 << 10), partition=i % 2)
+    assert p.flush(60) == 0
+    uri = fixtures.catalog_uri(wh)
+    p = archive(thaw, kafka, uri, "ns.big", topic, "--create", "--warehouse", wh, "--format-version", "3",
+                "--target-file-size", "1MiB", "--buffer-size", "64MiB", "--json")
+    assert p.returncode == 0, p.stderr.decode()
+    s = json.loads(p.stdout)
+    assert s["records"] == 25 and s["commits"] == 1
+    assert s["data_files"] >= 4, s  # rolled at about 1 MiB
+    t = fixtures.open_catalog(wh).load_table("ns.big")
+    assert t.format_version == 3
+    assert t.metadata.next_row_id == 25
+    assert_table_equals_topic(thaw, kafka, wh, uri, "ns.big", topic)
+
+
+def test_several_topics_into_one_table_with_a_topic_column(thaw, kafka, wh):
+    a, b = topic_name("a"), topic_name("b")
+    kafka.create_topic(a, 2)
+    kafka.create_topic(b, 3)
+    produce(kafka, a, 6, partitions=2)
+    produce(kafka, b, 4, partitions=3)
+    uri = fixtures.catalog_uri(wh)
+    p = archive(thaw, kafka, uri, "ns.multi", f"{a},{b}", "--create", "--warehouse", wh, "--json")
+    assert p.returncode == 0, p.stderr.decode()
+    s = json.loads(p.stdout)
+    assert s["records"] == 24
+    assert s["next_offsets"] == {a: {"0": 6, "1": 6}, b: {"0": 4, "1": 4, "2": 4}}
+    t = fixtures.open_catalog(wh).load_table("ns.multi")
+    assert [f.name for f in t.spec().fields] == ["kafka_partition", "kafka_topic"]
+    assert "thaw.source.topic" not in t.properties
+    rows = t.scan().to_arrow().to_pylist()
+    got = sorted((r["kafka_topic"], r["kafka_partition"], r["kafka_offset"], r["key"], r["value"]) for r in rows)
+    want = sorted((topic, r["partition"], r["offset"], r["key"], r["value"])
+                  for topic in (a, b) for r in kafka.consume_all(topic))
+    assert got == want
+    # The same table takes one of its topics alone; a table of one topic refuses two.
+    produce(kafka, a, 2, start=6, partitions=2)
+    p = archive(thaw, kafka, uri, "ns.multi", a, "--json")
+    assert p.returncode == 0, p.stderr.decode()
+    assert json.loads(p.stdout)["next_offsets"] == {a: {"0": 8, "1": 8}, b: {"0": 4, "1": 4, "2": 4}}
+    single = topic_name()
+    kafka.create_topic(single, 1)
+    p = archive(thaw, kafka, uri, "ns.single", single, "--create", "--warehouse", wh)
+    assert p.returncode == 0, p.stderr.decode()
+    p = archive(thaw, kafka, uri, "ns.single", f"{single},{a}")
+    assert p.returncode == 2 and "kafka_topic" in errline(p), errline(p)
+
+
+def test_settings_from_a_config_file(thaw, kafka, wh, tmp_path):
+    topic = topic_name()
+    kafka.create_topic(topic, 3)
+    produce(kafka, topic, 5)
+    cfg = tmp_path / "archive.toml"
+    cfg.write_text(f'catalog = "{fixtures.catalog_uri(wh)}"\nbrokers = "{kafka.bootstrap}"\n'
+                   f'[archive]\ntopic = ["{topic}"]\ntable = "ns.cfg"\ncreate = true\nwarehouse = "{wh}"\n'
+                   f'commit-interval = "2s"\ntarget-file-size = "64MiB"\npartitions = "1"\n')
+    p = thaw("archive", "--config", str(cfg), "--json")
+    assert p.returncode == 0, p.stderr.decode()
+    s = json.loads(p.stdout)
+    assert s["table"] == "ns.cfg" and s["records"] == 5 and s["next_offsets"] == {topic: {"1": 5}}
+
+
+def test_archive_through_the_rest_catalog_into_s3(thaw, kafka, rest_catalog):
+    topic = topic_name()
+    kafka.create_topic(topic, 3)
+    produce(kafka, topic, 15)
+    name = f"arch_{uuid.uuid4().hex[:8]}.t"
+    args = ["--catalog", rest_catalog.uri]
+    for k, v in rest_catalog.client_props().items():
+        args += ["--catalog-property", f"{k}={v}"]
+
+    def run(*extra):
+        p = thaw("archive", "--brokers", kafka.bootstrap, "--topic", topic, *args, "--table", name, "--quiet",
+                 "--json", *extra, timeout=180)
+        assert p.returncode == 0, p.stderr.decode()
+        return json.loads(p.stdout)
+
+    s = run("--create")  # the server picks the location (its warehouse in the store)
+    assert s["records"] == 45 and s["commits"] == 1
+    produce(kafka, topic, 5, start=15)
+    s = run()
+    assert s["records"] == 15 and s["next_offsets"] == {topic: {"0": 20, "1": 20, "2": 20}}
+    t = rest_catalog.pyiceberg().load_table(name)
+    assert t.location().startswith("s3://")
+    rows = t.scan().to_arrow().to_pylist()
+    got = sorted((r["kafka_partition"], r["kafka_offset"], r["key"], r["value"],
+                  [(h["key"], h["value"]) for h in (r["headers"] or [])]) for r in rows)
+    want = [(r["partition"], r["offset"], r["key"], r["value"], list(r["headers"])) for r in kafka.consume_all(topic)]
+    assert got == want
+
+
+def test_lost_commit_response_is_settled_by_reloading(thaw, kafka, rest_catalog):
+    """The REST commit reaches the server but its response is lost (connection reset): the outcome is
+    unknown, archive reloads the table, finds its snapshot on main and counts it committed -- no second
+    commit, each offset once. When the server never acts (503 on every commit), archive stops with a clear
+    error and the table is unchanged."""
+    from fault_proxy import FaultProxy
+    topic = topic_name()
+    kafka.create_topic(topic, 3)
+    produce(kafka, topic, 6)
+    ns = f"arch_{uuid.uuid4().hex[:8]}"
+    name = f"{ns}.lost"
+    commit_path = f"/tables/lost"
+    proxy = FaultProxy(rest_catalog.uri, fault_rate=1.0, faults=("reset",), seed=3,
+                       fault_filter=lambda method, path: method == "POST" and path.split("?")[0].endswith(commit_path))
+    proxy.start()
+    try:
+        args = ["--catalog", proxy.url]
+        for k, v in rest_catalog.client_props().items():
+            args += ["--catalog-property", f"{k}={v}"]
+
+        def run(*extra):
+            return thaw("archive", "--brokers", kafka.bootstrap, "--topic", topic, *args, "--table", name,
+                        "--quiet", "--json", *extra, timeout=240)
+
+        p = run("--create")
+        assert p.returncode == 0, p.stderr.decode()
+        s = json.loads(p.stdout)
+        assert s["commits"] == 1 and s["records"] == 18
+        assert proxy.stats()["faults"].get("reset", 0) >= 1
+        t = rest_catalog.pyiceberg().load_table(name)
+        assert len(t.metadata.snapshots) == 1 and t.current_snapshot().snapshot_id == s["snapshot_id"]
+
+        produce(kafka, topic, 2, start=6)
+        proxy.faults = ("503",)
+        p = run()
+        assert p.returncode == 1, p.stderr.decode()
+        line = errline(p)
+        assert "commit state unknown" in line and "rerun" in line, line
+        t = rest_catalog.pyiceberg().load_table(name)
+        assert len(t.metadata.snapshots) == 1
+
+        proxy.fault_rate = 0.0
+        p = run()
+        assert p.returncode == 0, p.stderr.decode()
+        assert json.loads(p.stdout)["records"] == 6
+        rows = rest_catalog.pyiceberg().load_table(name).scan().to_arrow().to_pylist()
+        got = sorted((r["kafka_partition"], r["kafka_offset"]) for r in rows)
+        assert got == [(r["partition"], r["offset"]) for r in kafka.consume_all(topic)]
+    finally:
+        proxy.stop()
+
+
+def test_commit_conflict_with_another_writer_is_reapplied(thaw, kafka, wh):
+    """Another writer (pyiceberg setting a property) moves the table between two archive commits: the next
+    commit conflicts, archive reloads, sees its offsets untouched, re-applies on the new state (the property
+    stays) and goes on."""
+    topic = topic_name()
+    kafka.create_topic(topic, 3)
+    produce(kafka, topic, 5)
+    uri = fixtures.catalog_uri(wh)
+    proc = subprocess.Popen([str(thaw.binary), "archive", "--brokers", kafka.bootstrap, "--topic", topic, "--catalog",
+                             uri, "--table", "ns.conflict", "--create", "--warehouse", wh, "--follow",
+                             "--commit-interval", "300ms", "--json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+
+    def wait_total(n):
+        deadline = time.monotonic() + 30
+        while True:
+            s = fixtures.open_catalog(wh).load_table("ns.conflict").current_snapshot()
+            if s and s.summary.get("total-records") == str(n):
+                return
+            assert time.monotonic() < deadline, s and s.summary
+            time.sleep(0.1)
+
+    try:
+        lines, th = wait_for_line(proc.stderr, "archiving topic")
+        wait_total(15)
+        t = fixtures.open_catalog(wh).load_table("ns.conflict")
+        with t.transaction() as tx:
+            tx.set_properties({"owner": "someone-else"})
+        produce(kafka, topic, 3, start=5)
+        wait_total(24)
+        proc.send_signal(signal.SIGINT)
+        out, _ = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 0, "".join(lines)
+    s = json.loads(out)
+    assert s["conflicts_retried"] >= 1, s
+    t = fixtures.open_catalog(wh).load_table("ns.conflict")
+    assert t.properties["owner"] == "someone-else"
+    assert inspect_records(thaw, uri, "ns.conflict") == topic_view(kafka.consume_all(topic))
+
+
+def test_group_offsets_are_committed_for_monitoring(thaw, kafka, wh):
+    from confluent_kafka import ConsumerGroupTopicPartitions
+    topic = topic_name()
+    kafka.create_topic(topic, 3)
+    produce(kafka, topic, 7)
+    group = f"g-{uuid.uuid4().hex[:8]}"
+    p = archive(thaw, kafka, fixtures.catalog_uri(wh), "ns.grp", topic, "--create", "--warehouse", wh,
+                "--group", group)
+    assert p.returncode == 0, p.stderr.decode()
+    fs = kafka.admin().list_consumer_group_offsets([ConsumerGroupTopicPartitions(group)])
+    res = fs[group].result(timeout=30)
+    assert {tp.partition: tp.offset for tp in res.topic_partitions if tp.topic == topic} == {0: 7, 1: 7, 2: 7}
+
+
+def test_follow_from_latest_commits_its_start_before_any_record(thaw, kafka, wh):
+    """A first --follow run from `latest` commits where it starts at the first interval, even with no record:
+    after a kill -9, the next run resumes there and loses nothing produced in between."""
+    topic = topic_name()
+    kafka.create_topic(topic, 3)
+    produce(kafka, topic, 4)
+    uri = fixtures.catalog_uri(wh)
+    proc = subprocess.Popen([str(thaw.binary), "archive", "--brokers", kafka.bootstrap, "--topic", topic, "--catalog",
+                             uri, "--table", "ns.start", "--create", "--warehouse", wh, "--follow", "--from-offset",
+                             "latest", "--commit-interval", "500ms", "--quiet"], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            t = fixtures.open_catalog(wh).load_table("ns.start") if fixtures.open_catalog(wh).table_exists(
+                "ns.start") else None
+            s = t and t.current_snapshot()
+            if s:
+                break
+            assert time.monotonic() < deadline and proc.poll() is None, proc.poll()
+            time.sleep(0.1)
+        assert json.loads(s.summary["thaw.archive.next-offsets"]) == {topic: {"0": 4, "1": 4, "2": 4}}
+        assert s.summary["total-records"] == "0"
+        proc.kill()
+        proc.wait(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    produce(kafka, topic, 3, start=4)
+    p = archive(thaw, kafka, uri, "ns.start", topic, "--json")
+    assert p.returncode == 0, p.stderr.decode()
+    assert json.loads(p.stdout)["records"] == 9
+    assert inspect_records(thaw, uri, "ns.start") == [r for r in topic_view(kafka.consume_all(topic))
+                                                       if r["offset"] >= 4]

@@ -18,8 +18,9 @@ std::string EncodeNextOffsets(const TopicOffsets& offsets) {
 
 Result<TopicOffsets> DecodeNextOffsets(const std::string& text) {
   auto bad = [&](const std::string& why) {
-    return Status::Corrupt("snapshot summary property {} = '{}' is not {{\"topic\": {{\"partition\": next offset}}}}: {}",
-                           kNextOffsetsKey, text.size() > 200 ? text.substr(0, 200) + "..." : text, why);
+    return Status::Corrupt(
+        "snapshot summary property {} = '{}' is not {{\"topic\": {{\"partition\": next offset}}}}: {}", kNextOffsetsKey,
+        text.size() > 200 ? text.substr(0, 200) + "..." : text, why);
   };
   nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded()) return bad("not JSON");

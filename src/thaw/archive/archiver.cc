@@ -115,17 +115,18 @@ iceberg::TableCreate CanonicalTable(const ArchiveOptions& o, bool with_topic) {
   c.schema = nlohmann::json::parse(parquet::CanonicalSchemaJson(with_topic));
   c.schema["schema-id"] = 0;
   nlohmann::json fields = nlohmann::json::array();
-  fields.push_back({{"name", "kafka_partition"}, {"transform", "identity"}, {"source-id", kPartitionFieldId},
-                    {"field-id", 1000}});
+  fields.push_back(
+      {{"name", "kafka_partition"}, {"transform", "identity"}, {"source-id", kPartitionFieldId}, {"field-id", 1000}});
   if (with_topic) {
     fields.push_back(
         {{"name", "kafka_topic"}, {"transform", "identity"}, {"source-id", kTopicFieldId}, {"field-id", 1001}});
   }
   c.partition_spec = {{"spec-id", 0}, {"fields", fields}};
-  c.sort_order = {{"order-id", 1},
-                  {"fields",
-                   {{{"transform", "identity"}, {"source-id", 1}, {"direction", "asc"}, {"null-order", "nulls-first"}},
-                    {{"transform", "identity"}, {"source-id", 2}, {"direction", "asc"}, {"null-order", "nulls-first"}}}}};
+  c.sort_order = {
+      {"order-id", 1},
+      {"fields",
+       {{{"transform", "identity"}, {"source-id", 1}, {"direction", "asc"}, {"null-order", "nulls-first"}},
+        {{"transform", "identity"}, {"source-id", 2}, {"direction", "asc"}, {"null-order", "nulls-first"}}}}};
   c.properties["thaw.layout"] = "thaw/1";
   if (!with_topic) c.properties["thaw.source.topic"] = o.topics.front();
   c.properties["write.parquet.compression-codec"] = "zstd";
@@ -194,8 +195,9 @@ class Archiver {
       if (t.empty()) return Status::Invalid("--topic: an empty topic name");
     }
     if (o_.layout == Layout::kRow) {
-      return Status::Unsupported("--layout row is not implemented yet; archive writes Thaw's canonical layout "
-                                 "(--layout thaw, the default; docs/archive.md)");
+      return Status::Unsupported(
+          "--layout row is not implemented yet; archive writes Thaw's canonical layout "
+          "(--layout thaw, the default; docs/archive.md)");
     }
     if (o_.format_version != 2 && o_.format_version != 3) {
       return Status::Invalid("--format-version {}: use 2 or 3", o_.format_version);
@@ -214,9 +216,10 @@ class Archiver {
     }
     if (t.status().code() != StatusCode::kNotFound) return t.status();
     if (!o_.create) {
-      return Status::NotFound("{}; give --create to create it (with --warehouse URI when the catalog has no "
-                              "warehouse property)",
-                              t.status().message());
+      return Status::NotFound(
+          "{}; give --create to create it (with --warehouse URI when the catalog has no "
+          "warehouse property)",
+          t.status().message());
     }
     return Status::OK();  // created once the topics are known to exist
   }
@@ -231,9 +234,10 @@ class Archiver {
     auto layout = records::ResolveLayout(md, schema, {});
     std::string layout_name = layout.ok() ? layout->name : "unknown";
     if (layout_name != "thaw") {
-      return Status::Invalid("table '{}' has the '{}' layout (docs/layouts.md), not Thaw's canonical one: archive "
-                             "appends only to tables in its own layout; give a new table name with --create",
-                             name, layout_name);
+      return Status::Invalid(
+          "table '{}' has the '{}' layout (docs/layouts.md), not Thaw's canonical one: archive "
+          "appends only to tables in its own layout; give a new table name with --create",
+          name, layout_name);
     }
     has_topic_column_ = schema.FindById(kTopicFieldId) != nullptr;
     ASSIGN_OR_RAISE(auto canonical,
@@ -241,23 +245,25 @@ class Archiver {
     for (const auto& want : canonical.fields()) {
       const iceberg::NestedField* got = schema.FindById(want.id);
       if (!got || got->name != want.name || got->type->ToString() != want.type->ToString()) {
-        return Status::Invalid("table '{}': column id {} is {} where Thaw's layout has '{}' {} (docs/layouts.md): "
-                               "archive writes only into tables it created; give a new table name with --create",
-                               name, want.id,
-                               got ? fmt::format("'{}' {}", got->name, got->type->ToString()) : std::string("missing"),
-                               want.name, want.type->ToString());
+        return Status::Invalid(
+            "table '{}': column id {} is {} where Thaw's layout has '{}' {} (docs/layouts.md): "
+            "archive writes only into tables it created; give a new table name with --create",
+            name, want.id, got ? fmt::format("'{}' {}", got->name, got->type->ToString()) : std::string("missing"),
+            want.name, want.type->ToString());
       }
     }
     if (o_.topics.size() > 1 && !has_topic_column_) {
-      return Status::Invalid("table '{}' holds one topic (no kafka_topic column); archive several topics into a new "
-                             "table (--create)",
-                             name);
+      return Status::Invalid(
+          "table '{}' holds one topic (no kafka_topic column); archive several topics into a new "
+          "table (--create)",
+          name);
     }
     const std::string source_topic = md.Property("thaw.source.topic");
     if (!has_topic_column_ && !source_topic.empty() && source_topic != o_.topics.front()) {
-      return Status::Invalid("table '{}' archives topic '{}' (property thaw.source.topic), not '{}': one table per "
-                             "topic; give another table name",
-                             name, source_topic, o_.topics.front());
+      return Status::Invalid(
+          "table '{}' archives topic '{}' (property thaw.source.topic), not '{}': one table per "
+          "topic; give another table name",
+          name, source_topic, o_.topics.front());
     }
     const iceberg::PartitionSpec* spec = md.SpecById(md.default_spec_id);
     bool spec_ok = spec != nullptr && !spec->fields.empty();
@@ -270,17 +276,19 @@ class Archiver {
       }
     }
     if (!spec_ok) {
-      return Status::Invalid("table '{}': its partition spec {} is not identity(kafka_partition){} as archive writes "
-                             "(docs/layouts.md); give a new table name with --create",
-                             name, md.default_spec_id, has_topic_column_ ? " + identity(kafka_topic)" : "");
+      return Status::Invalid(
+          "table '{}': its partition spec {} is not identity(kafka_partition){} as archive writes "
+          "(docs/layouts.md); give a new table name with --create",
+          name, md.default_spec_id, has_topic_column_ ? " + identity(kafka_topic)" : "");
     }
     ASSIGN_OR_RAISE(committed_, ReadNextOffsets(md));
     const iceberg::Snapshot* current = MainSnapshot(md);
     if (committed_.empty() && current && SummaryLong(current, "total-records").value_or(1) > 0) {
-      return Status::Invalid("table '{}' has Thaw's layout but holds data without archive offsets (no snapshot on "
-                             "main has {}): it was written by another tool; archive resumes only from its own "
-                             "offsets and would duplicate or skip records; give a new table name with --create",
-                             name, kNextOffsetsKey);
+      return Status::Invalid(
+          "table '{}' has Thaw's layout but holds data without archive offsets (no snapshot on "
+          "main has {}): it was written by another tool; archive resumes only from its own "
+          "offsets and would duplicate or skip records; give a new table name with --create",
+          name, kNextOffsetsKey);
     }
     for (const auto& [topic, parts] : committed_) {
       if (std::find(o_.topics.begin(), o_.topics.end(), topic) == o_.topics.end() && !has_topic_column_) {
@@ -319,17 +327,18 @@ class Archiver {
       return Status::OK();
     }
     if (t.status().code() != StatusCode::kAlreadyExists) {
-      return Status(t.status().code(), fmt::format("creating table '{}': {}", o_.table.ToString(),
-                                                   t.status().message()));
+      return Status(t.status().code(),
+                    fmt::format("creating table '{}': {}", o_.table.ToString(), t.status().message()));
     }
     // Created meanwhile (another archiver): load it and check it as any other.
     ASSIGN_OR_RAISE(table_, catalog_.LoadTable(o_.table));
     TopicOffsets before = committed_;
     RETURN_NOT_OK(CheckTable());
     if (committed_ != before) {
-      return Status::CommitConflict("table '{}' was created by another writer (thaw.archive.writer={}) that already "
-                                    "committed offsets; run one archiver per table, then rerun",
-                                    o_.table.ToString(), LastWriter(table_->metadata));
+      return Status::CommitConflict(
+          "table '{}' was created by another writer (thaw.archive.writer={}) that already "
+          "committed offsets; run one archiver per table, then rerun",
+          o_.table.ToString(), LastWriter(table_->metadata));
     }
     return Status::OK();
   }
@@ -349,8 +358,11 @@ class Archiver {
     for (const auto& s : sources_) partitions += s.kafka->start_offsets().size();
     // Row groups small enough that every partition's open one fits the buffer
     // limit twice over; the limit forces a commit before memory grows past it.
+    // And at most a quarter of the target size, so that files roll (by the
+    // bytes written) near it.
     row_group_bytes_ = std::clamp<int64_t>(o_.memory_bytes / static_cast<int64_t>(2 * std::max<size_t>(1, partitions)),
                                            1 << 20, 64 << 20);
+    row_group_bytes_ = std::max<int64_t>(1 << 20, std::min(row_group_bytes_, o_.target_file_bytes / 4));
     for (const auto& s : sources_) {
       for (const auto& [p, off] : s.kafka->start_offsets()) started_[s.topic][p] = off;
     }
@@ -411,7 +423,7 @@ class Archiver {
       int64_t buffered = 0;
       for (const auto& [k, f] : open_) buffered += f.buffered();
       const bool interval = Clock::now() - last_commit >= std::chrono::milliseconds(o_.commit_interval_ms);
-      if ((interval && HasData()) || buffered >= o_.memory_bytes) {
+      if ((interval && (HasData() || NewPartitions())) || buffered >= o_.memory_bytes) {
         RETURN_NOT_OK(Commit());
         last_commit = Clock::now();
       } else if (interval) {
@@ -435,6 +447,19 @@ class Archiver {
     o_.progress(fmt::format("{} records, {} ({:.1f} MB/s), {} commits, {} data files; next offsets {}",
                             summary_.records, Mb(summary_.bytes), secs > 0 ? summary_.bytes / secs / 1e6 : 0.0,
                             summary_.commits, summary_.data_files, DescribeOffsets(NextOffsets())));
+  }
+
+  // Partitions the table has no offset for yet: their start offsets are
+  // committed at the first interval, so that a restart after a crash resumes
+  // there (not at a later `--from-offset latest`).
+  bool NewPartitions() const {
+    for (const auto& s : sources_) {
+      auto t = committed_.find(s.topic);
+      for (const auto& [p, off] : s.kafka->start_offsets()) {
+        if (t == committed_.end() || !t->second.count(p)) return true;
+      }
+    }
+    return false;
   }
 
   bool HasData() const {
@@ -469,8 +494,7 @@ class Archiver {
     parquet::DataFileWriterOptions wo;
     wo.row_group_bytes = row_group_bytes_;
     if (has_topic_column_) wo.topic = topic;
-    auto w = parquet::DataFileWriter::Make(*io_, f.location, *schema_,
-                                           spec_.spec_id, std::move(tuple), wo);
+    auto w = parquet::DataFileWriter::Make(*io_, f.location, *schema_, spec_.spec_id, std::move(tuple), wo);
     if (!w.ok()) {
       return Status(w.status().code(), fmt::format("table '{}': cannot write data file {}: {}", o_.table.ToString(),
                                                    f.location, w.status().message()));
@@ -597,8 +621,8 @@ class Archiver {
       const std::string location = fmt::format("{}/{}-m0.avro", metadata_root_, commit_id);
       auto m = iceberg::WriteManifest(*io_, location, table_->metadata, spec_, snapshot_id, entries);
       if (!m.ok()) {
-        return Status(m.status().code(), fmt::format("table '{}': writing manifest {}: {}", name, location,
-                                                     m.status().message()));
+        return Status(m.status().code(),
+                      fmt::format("table '{}': writing manifest {}: {}", name, location, m.status().message()));
       }
       manifest = std::move(*m);
     }
@@ -635,8 +659,7 @@ class Archiver {
       snap.sequence_number = md.last_sequence_number + 1;
       snap.timestamp_ms = std::max(WallMs(), md.last_updated_ms);
       snap.schema_id = md.current_schema_id;
-      snap.manifest_list =
-          fmt::format("{}/snap-{}-{}-{}.avro", metadata_root_, snapshot_id, attempt + 1, commit_id);
+      snap.manifest_list = fmt::format("{}/snap-{}-{}-{}.avro", metadata_root_, snapshot_id, attempt + 1, commit_id);
       snap.summary = Summary(parent, files, next);
       if (md.format_version >= 3) snap.first_row_id = md.next_row_id.value_or(0);
       auto rows = iceberg::WriteManifestList(*io_, snap.manifest_list, md, snap, manifests);
@@ -669,15 +692,16 @@ class Archiver {
             name, snapshot_id, st.message());
       }
       if (st.code() != StatusCode::kCommitConflict) {
-        return Status(st.code(), fmt::format("table '{}': committing snapshot {}: {}", name, snapshot_id,
-                                             st.message()));
+        return Status(st.code(),
+                      fmt::format("table '{}': committing snapshot {}: {}", name, snapshot_id, st.message()));
       }
       // Lost a race: what did the other writer do?
       ASSIGN_OR_RAISE(auto reloaded, catalog_.LoadTable(o_.table));
       if (reloaded.metadata.table_uuid != md.table_uuid) {
-        return Status::CommitConflict("table '{}' was replaced while archiving (table uuid {} is now {}); nothing of "
-                                      "this commit was kept; rerun to archive into the new table",
-                                      name, md.table_uuid, reloaded.metadata.table_uuid);
+        return Status::CommitConflict(
+            "table '{}' was replaced while archiving (table uuid {} is now {}); nothing of "
+            "this commit was kept; rerun to archive into the new table",
+            name, md.table_uuid, reloaded.metadata.table_uuid);
       }
       ASSIGN_OR_RAISE(auto theirs, ReadNextOffsets(reloaded.metadata));
       for (const auto& [topic, parts] : ours) {
@@ -696,9 +720,10 @@ class Archiver {
         }
       }
       if (attempt >= retries) {
-        return Status::CommitConflict("table '{}': commit conflicts exhausted after {} retries (other writers keep "
-                                      "committing); nothing of this commit was kept; rerun resumes from the table",
-                                      name, retries);
+        return Status::CommitConflict(
+            "table '{}': commit conflicts exhausted after {} retries (other writers keep "
+            "committing); nothing of this commit was kept; rerun resumes from the table",
+            name, retries);
       }
       log::Info("table {}: commit conflict ({}); retrying on the new state", name, st.message());
       ++summary_.conflicts_retried;

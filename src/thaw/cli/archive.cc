@@ -64,8 +64,9 @@ Status RunArchiveCommand(const ArchiveArgs& a, const replay::KafkaConfig& kafka)
   if (o.topics.empty()) return Status::Invalid("--topic NAME[,NAME...] is required: the topic(s) to archive");
   if (a.table.empty()) return Status::Invalid("--table NS.NAME is required: the table to archive into");
   if (!a.catalog.given()) {
-    return Status::Invalid("which catalog? give --catalog URI|NAME (e.g. sqlite:////path/catalog.db, "
-                           "http://host:8181, or a catalog of ~/.pyiceberg.yaml)");
+    return Status::Invalid(
+        "which catalog? give --catalog URI|NAME (e.g. sqlite:////path/catalog.db, "
+        "http://host:8181, or a catalog of ~/.pyiceberg.yaml)");
   }
   ASSIGN_OR_RAISE(o.table, catalog::TableIdentifier::Parse(a.table));
   if (!a.warehouse.empty() && !a.create) {
@@ -94,9 +95,11 @@ Status RunArchiveCommand(const ArchiveArgs& a, const replay::KafkaConfig& kafka)
     return Status::Invalid("--target-file-size '{}' is too small (at least 1MiB)", a.target_file_size);
   }
   ASSIGN_OR_RAISE(o.memory_bytes, ParseByteSize(a.buffer_size, "--buffer-size"));
-  if (o.memory_bytes < (4 << 20)) return Status::Invalid("--buffer-size '{}' is too small (at least 4MiB)", a.buffer_size);
+  if (o.memory_bytes < (4 << 20))
+    return Status::Invalid("--buffer-size '{}' is too small (at least 4MiB)", a.buffer_size);
   ASSIGN_OR_RAISE(int64_t timeout_ms, ParseDurationMs(a.timeout, "--timeout"));
-  if (timeout_ms < 100 || timeout_ms > (int64_t{1} << 30)) return Status::Invalid("--timeout '{}' is out of range", a.timeout);
+  if (timeout_ms < 100 || timeout_ms > (int64_t{1} << 30))
+    return Status::Invalid("--timeout '{}' is out of range", a.timeout);
   o.timeout_ms = static_cast<int>(timeout_ms);
   if (!a.partitions.empty()) {
     ASSIGN_OR_RAISE(auto ps, ParsePartitions(a.partitions));
@@ -145,12 +148,13 @@ Status RunArchiveCommand(const ArchiveArgs& a, const replay::KafkaConfig& kafka)
   } else {
     std::string topics;
     for (const auto& t : o.topics) topics += (topics.empty() ? "" : ",") + t;
-    std::printf("archived %lld records (%s) from topic %s into %s in %lld commits (%lld data files%s) in %.1fs "
-                "(%.1f MB/s)\n",
-                static_cast<long long>(sum.records), Mb(sum.bytes).c_str(), topics.c_str(), sum.table.c_str(),
-                static_cast<long long>(sum.commits), static_cast<long long>(sum.data_files),
-                sum.snapshot_id ? fmt::format(", snapshot {}", sum.snapshot_id).c_str() : "", sum.seconds,
-                sum.seconds > 0 ? sum.bytes / sum.seconds / 1e6 : 0.0);
+    std::printf(
+        "archived %lld records (%s) from topic %s into %s in %lld commits (%lld data files%s) in %.1fs "
+        "(%.1f MB/s)\n",
+        static_cast<long long>(sum.records), Mb(sum.bytes).c_str(), topics.c_str(), sum.table.c_str(),
+        static_cast<long long>(sum.commits), static_cast<long long>(sum.data_files),
+        sum.snapshot_id ? fmt::format(", snapshot {}", sum.snapshot_id).c_str() : "", sum.seconds,
+        sum.seconds > 0 ? sum.bytes / sum.seconds / 1e6 : 0.0);
     if (sum.interrupted) {
       std::printf("stopped by signal: the records read were committed; rerun to continue from the table's offsets\n");
     }
@@ -178,8 +182,7 @@ void RegisterArchive(CLI::App* app, int* exit_code) {
   cmd->add_flag("--follow", a->follow,
                 "Keep archiving new records (default: archive up to each partition's last stable offset as of the "
                 "start, commit, exit)");
-  cmd->add_option("--commit-interval", a->commit_interval, "Time between commits (default 10s)")
-      ->type_name("DURATION");
+  cmd->add_option("--commit-interval", a->commit_interval, "Time between commits (default 10s)")->type_name("DURATION");
   cmd->add_option("--target-file-size", a->target_file_size, "Data files are rolled at this size (default 128MiB)")
       ->type_name("SIZE");
   cmd->add_option("--buffer-size", a->buffer_size,

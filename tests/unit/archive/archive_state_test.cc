@@ -16,9 +16,9 @@ TEST(ArchiveState, EncodesAndDecodesNextOffsets) {
 }
 
 TEST(ArchiveState, RejectsMalformedNextOffsets) {
-  for (const char* bad : {"", "[1]", "{\"t\": 1}", "{\"t\": {\"x\": 1}}", "{\"t\": {\"-1\": 1}}",
-                          "{\"t\": {\"0\": -1}}", "{\"t\": {\"0\": \"5\"}}", "{\"t\": {\"0\": 1.5}}", "{\"\": {}}",
-                          "{\"t\": {\"0 \": 1}}", "{\"t\""}) {
+  for (const char* bad :
+       {"", "[1]", "{\"t\": 1}", "{\"t\": {\"x\": 1}}", "{\"t\": {\"-1\": 1}}", "{\"t\": {\"0\": -1}}",
+        "{\"t\": {\"0\": \"5\"}}", "{\"t\": {\"0\": 1.5}}", "{\"\": {}}", "{\"t\": {\"0 \": 1}}", "{\"t\""}) {
     auto r = DecodeNextOffsets(bad);
     ASSERT_FALSE(r.ok()) << bad;
     EXPECT_EQ(r.status().code(), StatusCode::kCorrupt) << bad;
