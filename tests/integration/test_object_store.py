@@ -281,6 +281,28 @@ def test_writes_appear_on_close_and_aborted_writes_leave_nothing(storage_tool, s
     assert again["code"] == "not found" and f"{base}/small.bin" in again["error"], again
 
 
+def test_list_is_recursive_with_sizes_and_times_and_skips_directory_markers(storage_tool, s3_store):
+    """FileIO::List (thaw maintain --remove-orphans): every object under the prefix, nested ones too, with
+    its size and modification time; a directory marker object ("dir/") and keys beside the prefix are not
+    files under it."""
+    import time
+    c = s3_store.client()
+    base = f"s3://{s3_store.bucket}/objstore-list/t"
+    before_ms = int(time.time() * 1000) - 5000
+    for rel, size in (("a.bin", 10), ("data/p=0/b.bin", 2000), ("metadata/c.json", 1)):
+        assert tool(storage_tool, s3_store, "put", f"{base}/{rel}", size)["ok"]
+    c.put_object(Bucket=s3_store.bucket, Key="objstore-list/t/data/empty/", Body=b"")  # a directory marker
+    c.put_object(Bucket=s3_store.bucket, Key="objstore-list/tt/other.bin", Body=b"x")  # beside the prefix
+    for prefix in (base, base + "/"):
+        r = tool(storage_tool, s3_store, "list", prefix)
+        assert r["ok"], r
+        got = {f["location"]: f["size"] for f in r["files"]}
+        assert got == {f"{base}/a.bin": 10, f"{base}/data/p=0/b.bin": 2000, f"{base}/metadata/c.json": 1}, r
+        assert all(before_ms <= f["mtime_ms"] <= int(time.time() * 1000) + 5000 for f in r["files"]), r
+    missing = tool(storage_tool, s3_store, "list", f"s3://{s3_store.bucket}/objstore-list/none")
+    assert missing["ok"] and missing["files"] == [], missing
+
+
 def test_parquet_reads_coalesce_chunks_and_cache_footers(storage_tool, s3_store, tables):
     """First open + full read of a data file: HEAD, footer, column chunks in one coalesced GET; a second open
     in the same process finds the footer (and size) cached: only the column chunks are fetched."""

@@ -7,6 +7,7 @@
 //   thaw_storage_tool [-p KEY=VALUE]... put-drop LOCATION SIZE  writes SIZE bytes, destroys the file unclosed
 //   thaw_storage_tool [-p KEY=VALUE]... get LOCATION [LOCATION...]  reads each whole (ReadAll) twice
 //   thaw_storage_tool [-p KEY=VALUE]... delete LOCATION
+//   thaw_storage_tool [-p KEY=VALUE]... list PREFIX        adds "files": [{location, size, mtime_ms}] (FileIO::List)
 //   thaw_storage_tool [-p KEY=VALUE]... parquet LOCATION   opens and reads a Parquet file twice; adds
 //                                      "rows" and "requests_first"/"requests_second" (per open + read)
 //
@@ -70,7 +71,7 @@ int main(int argc, char** argv) {
     }
   }
   if (args.size() < 2) {
-    std::fprintf(stderr, "usage: thaw_storage_tool [-p K=V]... put|put-abort|put-drop|get|delete LOCATION...\n");
+    std::fprintf(stderr, "usage: thaw_storage_tool [-p K=V]... put|put-abort|put-drop|get|delete|list LOCATION...\n");
     return 2;
   }
   nlohmann::json out;
@@ -98,6 +99,14 @@ int main(int argc, char** argv) {
       return Status::OK();
     }
     if (cmd == "delete") return io->Delete(args[1]);
+    if (cmd == "list") {
+      ASSIGN_OR_RAISE(auto files, io->List(args[1]));
+      out["files"] = nlohmann::json::array();
+      for (const auto& f : files) {
+        out["files"].push_back({{"location", f.location}, {"size", f.size}, {"mtime_ms", f.mtime_ms}});
+      }
+      return Status::OK();
+    }
     if (cmd == "parquet") {
       int64_t rows = 0;
       for (int round = 0; round < 2; ++round) {

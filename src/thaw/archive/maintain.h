@@ -2,8 +2,10 @@
 //  - compact: per Kafka partition, rewrite runs of small data files (below
 //    target size) into files of about the target size, rows in offset order
 //    with fresh statistics; one `replace` snapshot whose summary carries the
-//    archive offsets forward; data sequence numbers of the inputs kept so
-//    row-level deletes keep their meaning. Files with deletes attached are left.
+//    archive offsets forward. Only files with no delete files attached are
+//    rewritten (and re-checked after a commit conflict), so the new files
+//    taking the replace snapshot's sequence number changes no delete's
+//    meaning. Runs never span a file that overlaps another's offsets.
 //  - expire snapshots: drop snapshots older than a cutoff (never the current
 //    one nor a ref's head), then delete the manifest lists, manifests and data
 //    files only they referenced.
@@ -16,6 +18,7 @@
 #include <atomic>
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "thaw/catalog/catalog.h"
@@ -36,9 +39,15 @@ struct MaintainOptions {
 };
 
 struct MaintainSummary {
-  int64_t files_rewritten = 0, files_written = 0;
+  int64_t files_rewritten = 0, files_written = 0;  // dry run: what would be
+  int64_t compaction_groups = 0;
+  int64_t records_rewritten = 0, bytes_written = 0;
   int64_t snapshots_expired = 0;
+  std::vector<int64_t> expired_snapshot_ids;
+  std::vector<std::string> expired_files;  // reachable only from expired snapshots (deleted unless dry run)
   int64_t files_deleted = 0, orphans_deleted = 0;
+  std::vector<std::string> orphan_files;  // found (deleted unless dry run)
+  int64_t commits = 0;
   int64_t snapshot_id = 0;  // after maintenance
   std::vector<std::string> notes;
 };

@@ -14,6 +14,7 @@
 #include "thaw/cli/archive.h"
 #include "thaw/cli/config_file.h"
 #include "thaw/cli/inspect.h"
+#include "thaw/cli/maintain.h"
 #include "thaw/cli/replay.h"
 #include "thaw/cli/serve.h"
 
@@ -42,6 +43,7 @@ int main(int argc, char** argv) {
   thaw::cli::RegisterReplay(&app, &exit_code);
   thaw::cli::RegisterServe(&app, &exit_code);
   thaw::cli::RegisterArchive(&app, &exit_code);
+  thaw::cli::RegisterMaintain(&app, &exit_code);
   const char* footer =
       "\nTimes: ISO-8601 (2024-05-01T12:00:00Z) or epoch ms (1714564800000, 1714564800s for seconds); partitions: "
       "0,3-5; a flag is turned off with --FLAG=false.\nExit codes: 0 success, 1 error, 2 bad usage, 130 interrupted. "

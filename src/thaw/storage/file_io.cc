@@ -190,6 +190,42 @@ Status LocalFileIO::Delete(const std::string& location) {
   return Status::OK();
 }
 
+Result<std::vector<FileInfo>> LocalFileIO::List(const std::string& prefix) {
+  std::string base = prefix;
+  while (base.size() > 1 && base.back() == '/') base.pop_back();
+  const std::string root = ToPath(base);
+  std::vector<FileInfo> out;
+  std::error_code ec;
+  if (!std::filesystem::exists(root, ec)) {
+    if (ec) return Status::IOError("{}: cannot list: {}", prefix, ec.message());
+    return out;
+  }
+  if (!std::filesystem::is_directory(root, ec)) {
+    return Status::Invalid("{}: cannot list: not a directory", prefix);
+  }
+  std::filesystem::recursive_directory_iterator it(root, ec), end;
+  if (ec) return Status::IOError("{}: cannot list: {}", prefix, ec.message());
+  for (; it != end; it.increment(ec)) {
+    if (ec) return Status::IOError("{}: cannot list: {}", prefix, ec.message());
+    const auto& path = it->path();
+    struct stat st;
+    if (::lstat(path.c_str(), &st) != 0) {
+      if (errno == ENOENT) continue;  // removed while listing
+      return Status::IOError("{}: cannot stat while listing: {}", path.string(), std::strerror(errno));
+    }
+    if (!S_ISREG(st.st_mode)) continue;
+    std::string rel = path.lexically_relative(root).generic_string();
+    FileInfo info;
+    info.location = base + "/" + rel;
+    info.size = st.st_size;
+    info.mtime_ms = static_cast<int64_t>(st.st_mtim.tv_sec) * 1000 + st.st_mtim.tv_nsec / 1000000;
+    out.push_back(std::move(info));
+  }
+  if (ec) return Status::IOError("{}: cannot list: {}", prefix, ec.message());
+  counters_->requests.fetch_add(1, std::memory_order_relaxed);
+  return out;
+}
+
 Result<bool> LocalFileIO::Exists(const std::string& location) {
   struct stat st;
   return ::stat(ToPath(location).c_str(), &st) == 0;

@@ -91,6 +91,9 @@ class LocalFileIO : public FileIO {
   // directories), renamed over it by Close() after an fsync.
   Result<std::unique_ptr<OutputFile>> Create(const std::string& location) override;
   Status Delete(const std::string& location) override;
+  // Regular files only (no directories, no symlinks followed); a missing
+  // prefix is an empty list.
+  Result<std::vector<FileInfo>> List(const std::string& prefix) override;
   IOStats stats() const override { return counters_->Snapshot(); }
   static std::string ToPath(const std::string& location);
 

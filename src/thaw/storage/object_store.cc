@@ -497,4 +497,34 @@ Status ArrowFileIO::Delete(const std::string& location) {
   return Status::OK();
 }
 
+Result<std::vector<FileInfo>> ArrowFileIO::List(const std::string& prefix) {
+  std::string base = prefix;
+  while (!base.empty() && base.back() == '/') base.pop_back();
+  ASSIGN_OR_RAISE(auto path, PathOf(base));
+  while (!path.empty() && path.back() == '/') path.pop_back();
+  arrow::fs::FileSelector selector;
+  selector.base_dir = path;
+  selector.recursive = true;
+  selector.allow_not_found = true;
+  counters_->requests.fetch_add(1, std::memory_order_relaxed);
+  auto infos = fs_->GetFileInfo(selector);
+  if (!infos.ok()) return ErrorStatus(infos.status(), prefix, "list");
+  std::vector<FileInfo> out;
+  for (const auto& info : *infos) {
+    if (info.type() != arrow::fs::FileType::File) continue;
+    const std::string& p = info.path();
+    // Directory markers ("dir/" objects) some stores keep.
+    if (p.empty() || p.back() == '/') continue;
+    if (p.size() <= path.size() || p.compare(0, path.size(), path) != 0 || p[path.size()] != '/') {
+      return Status::Internal("{}: listing returned {} outside the prefix", prefix, p);
+    }
+    FileInfo f;
+    f.location = base + p.substr(path.size());
+    f.size = info.size();
+    f.mtime_ms = std::chrono::duration_cast<std::chrono::milliseconds>(info.mtime().time_since_epoch()).count();
+    out.push_back(std::move(f));
+  }
+  return out;
+}
+
 }  // namespace thaw::storage

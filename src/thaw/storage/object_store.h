@@ -38,6 +38,9 @@ class ArrowFileIO : public FileIO {
   // An output stream (multipart upload for large objects); the object appears on Close().
   Result<std::unique_ptr<OutputFile>> Create(const std::string& location) override;
   Status Delete(const std::string& location) override;
+  // Objects under the prefix (recursive), directories and directory markers
+  // skipped; locations keep the prefix's scheme and bucket as written.
+  Result<std::vector<FileInfo>> List(const std::string& prefix) override;
   IOStats stats() const override { return counters_->Snapshot(); }
 
   // The Arrow file, counted in stats(), for Parquet's pre-buffered async reads.

@@ -2,6 +2,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 
 #include "thaw/storage/file_io.h"
@@ -103,6 +104,36 @@ TEST_F(LocalFileIOTest, StatsCountReads) {
   EXPECT_EQ(s.requests, 2);
   EXPECT_EQ(s.bytes_read, 1010);
   EXPECT_EQ(s.retries, 0);
+}
+
+TEST_F(LocalFileIOTest, ListIsRecursiveWithSizesAndTimes) {
+  fs::create_directories(dir_ / "data" / "p=0");
+  fs::create_directories(dir_ / "empty");
+  std::ofstream(dir_ / "a.json") << "abc";
+  std::ofstream(dir_ / "data" / "p=0" / "f.parquet") << std::string(1234, 'x');
+  fs::create_symlink(dir_ / "a.json", dir_ / "link");  // not a regular file: not listed
+  for (std::string prefix : {dir_.string(), dir_.string() + "/", "file://" + dir_.string()}) {
+    auto listed = io_.List(prefix);
+    ASSERT_TRUE(listed.ok()) << listed.status().ToString();
+    std::map<std::string, int64_t> got;
+    for (const auto& f : *listed) {
+      got[f.location] = f.size;
+      auto mtime = fs::last_write_time(LocalFileIO::ToPath(f.location));
+      auto sys = std::chrono::file_clock::to_sys(mtime);
+      EXPECT_NEAR(static_cast<double>(f.mtime_ms),
+                  static_cast<double>(
+                      std::chrono::duration_cast<std::chrono::milliseconds>(sys.time_since_epoch()).count()),
+                  1.0);
+    }
+    std::string base = prefix.back() == '/' ? prefix.substr(0, prefix.size() - 1) : prefix;
+    std::map<std::string, int64_t> want{{base + "/a.json", 3}, {base + "/data/p=0/f.parquet", 1234}};
+    EXPECT_EQ(got, want) << prefix;
+  }
+  auto missing = io_.List((dir_ / "nope").string());
+  ASSERT_TRUE(missing.ok());
+  EXPECT_TRUE(missing->empty());
+  auto file = io_.List((dir_ / "a.json").string());
+  EXPECT_FALSE(file.ok());
 }
 
 TEST(FileIOFor, LocalAndUnsupported) {
