@@ -29,7 +29,8 @@ int main(int argc, char** argv) {
 
   // A pool of random values the records cycle through (generating them is not timed).
   std::mt19937_64 rng(42);
-  std::vector<std::string> pool(static_cast<size_t>(std::max<int64_t>(17, (16LL << 20) / std::max<int64_t>(1, value_size))));
+  std::vector<std::string> pool(
+      static_cast<size_t>(std::max<int64_t>(17, (16LL << 20) / std::max<int64_t>(1, value_size))));
   for (auto& v : pool) {
     v.resize(static_cast<size_t>(value_size));
     for (auto& c : v) c = static_cast<char>(rng());

@@ -277,6 +277,24 @@ def test_table_missing_without_create(thaw, kafka, wh):
     assert cat.list_tables("ns") == []
 
 
+def test_create_makes_a_missing_sqlite_catalog_database(thaw, kafka, tmp_path):
+    # As pyiceberg's SqlCatalog does: the first write creates the file and the
+    # JDBC tables. A read of a database that does not exist says so.
+    d = str(tmp_path / "fresh")
+    os.makedirs(d)
+    uri = fixtures.catalog_uri(d)
+    missing = thaw("inspect", "--catalog", uri, "--table", "ns.t")
+    assert missing.returncode != 0
+    assert "does not exist" in missing.stderr.decode(), missing.stderr.decode()
+    assert not os.path.exists(os.path.join(d, "catalog.db"))
+    topic = topic_name()
+    kafka.create_topic(topic, 3)
+    produce(kafka, topic, 5)
+    p = archive(thaw, kafka, uri, "ns.fresh", topic, "--create", "--warehouse", d)
+    assert p.returncode == 0, p.stderr.decode()
+    assert_table_equals_topic(thaw, kafka, d, uri, "ns.fresh", topic)
+
+
 def test_foreign_layout_table_is_refused(thaw, kafka, wh):
     topic = topic_name()
     kafka.create_topic(topic, 3)

@@ -61,18 +61,25 @@ def cat(request, tmp_path):
     from pyiceberg.catalog.sql import SqlCatalog
     if request.param == "rest":
         rc = request.getfixturevalue("rest_catalog")
-        return Cat("rest", rc.uri, [f"{k}={v}" for k, v in rc.client_props().items()], rc.pyiceberg())
+        yield Cat("rest", rc.uri, [f"{k}={v}" for k, v in rc.client_props().items()], rc.pyiceberg())
+        return
     wh = tmp_path / "wh"
     dirs = lambda ns, name: wh / f"{ns}.db" / name / "metadata"  # noqa: E731
     if request.param == "sqlite":
         db = tmp_path / "catalog.db"
         sqlite3.connect(db).close()  # an empty database: Thaw never creates one
-        return Cat("sqlite", f"sqlite:///{db}", [f"warehouse={wh}"],
-                   SqlCatalog("default", uri=f"sqlite:///{db}", warehouse=f"file://{wh}"), dirs)
+        yield Cat("sqlite", f"sqlite:///{db}", [f"warehouse={wh}"],
+                  SqlCatalog("default", uri=f"sqlite:///{db}", warehouse=f"file://{wh}"), dirs)
+        return
     pg = request.getfixturevalue("postgres")
     name = "commit_it_" + uuid.uuid4().hex[:8]  # the server is shared by the session
-    return Cat("postgres", pg.uri, [f"warehouse={wh}", f"catalog-name={name}"],
-               SqlCatalog(name, uri=pg.sqlalchemy_uri, warehouse=f"file://{wh}"), dirs)
+    yield Cat("postgres", pg.uri, [f"warehouse={wh}", f"catalog-name={name}"],
+              SqlCatalog(name, uri=pg.sqlalchemy_uri, warehouse=f"file://{wh}"), dirs)
+    # The server is shared: leave no catalog behind for tests that read its only one.
+    import psycopg2
+    with psycopg2.connect(pg.uri) as conn, conn.cursor() as cur:
+        for table in ("iceberg_tables", "iceberg_namespace_properties"):
+            cur.execute(f"DELETE FROM {table} WHERE catalog_name = %s", (name,))
 
 
 def _create(tool, cat, ident: str, fv: int) -> dict:

@@ -10,10 +10,9 @@
 // Without --follow-ms it polls until the source is Done(); with it, for MS
 // milliseconds. --stop-after-ms sets the stop flag after MS from another
 // thread. --abort aborts the Parquet writers instead of finishing them
-// (after all records were appended). -p sets FileIO properties. Prints one JSON object: {"ok", "code", "error", "start", "stop",
-// "records": [{partition, offset, timestamp, timestamp_type, key, value,
-// headers}] (bytes as hex, null kept), "positions", "done", "seconds",
-// "files": [{path, record_count, file_size, value_counts, null_value_counts,
+// (after all records were appended). -p sets FileIO properties. Prints one JSON object: {"ok", "code", "error",
+// "start", "stop", "records": [{partition, offset, timestamp, timestamp_type, key, value, headers}] (bytes as hex, null
+// kept), "positions", "done", "seconds", "files": [{path, record_count, file_size, value_counts, null_value_counts,
 // column_sizes, lower_bounds, upper_bounds (hex), split_offsets}]}.
 #include <atomic>
 #include <chrono>
@@ -166,9 +165,13 @@ int main(int argc, char** argv) {
       for (const auto& r : batch.records) {
         json h = json::array();
         for (const auto& hd : batch.HeadersOf(r)) h.push_back({Hex(hd.key), Bytes(hd.value)});
-        out["records"].push_back({{"partition", r.partition}, {"offset", r.offset}, {"timestamp", r.timestamp_ms},
-                                  {"timestamp_type", static_cast<int>(r.timestamp_type)}, {"key", Bytes(r.key)},
-                                  {"value", Bytes(r.value)}, {"headers", h}});
+        out["records"].push_back({{"partition", r.partition},
+                                  {"offset", r.offset},
+                                  {"timestamp", r.timestamp_ms},
+                                  {"timestamp_type", static_cast<int>(r.timestamp_type)},
+                                  {"key", Bytes(r.key)},
+                                  {"value", Bytes(r.value)},
+                                  {"headers", h}});
       }
       batches.push_back(std::move(batch));  // the views stay valid after more polls
     }

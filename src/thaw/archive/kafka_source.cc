@@ -58,8 +58,10 @@ class KafkaSourceImpl : public KafkaSource {
     const std::string& topic = options_.topic;
     for (const auto& [k, v] : kafka.properties) {
       if (Reserved(k)) {
-        return Status::Invalid("-X {}: archive sets it itself (read_committed, no auto commit, assigned partitions; "
-                               "--brokers and --group for the others): remove it", k);
+        return Status::Invalid(
+            "-X {}: archive sets it itself (read_committed, no auto commit, assigned partitions; "
+            "--brokers and --group for the others): remove it",
+            k);
       }
     }
     std::map<std::string, std::string> props = kafka.properties;
@@ -90,8 +92,10 @@ class KafkaSourceImpl : public KafkaSource {
     rd_kafka_conf_set_offset_commit_cb(
         conf, [](rd_kafka_t*, rd_kafka_resp_err_t err, rd_kafka_topic_partition_list_t* offsets, void*) {
           if (err == RD_KAFKA_RESP_ERR_NO_ERROR || err == RD_KAFKA_RESP_ERR__NO_OFFSET) return;
-          log::Warn("committing offsets to the consumer group failed (monitoring only; the table holds the "
-                    "archived offsets): {}", rd_kafka_err2str(err));
+          log::Warn(
+              "committing offsets to the consumer group failed (monitoring only; the table holds the "
+              "archived offsets): {}",
+              rd_kafka_err2str(err));
         });
     char err[512];
     handle_->rk = rd_kafka_new(RD_KAFKA_CONSUMER, conf, err, sizeof(err));
@@ -130,8 +134,8 @@ class KafkaSourceImpl : public KafkaSource {
       chosen.clear();
       for (int32_t p : options_.partitions) {
         if (!all.count(p)) {
-          return Status::Invalid("--partitions: topic '{}' has no partition {} (it has {} partitions, 0-{})", topic,
-                                 p, all.size(), all.empty() ? 0 : *all.rbegin());
+          return Status::Invalid("--partitions: topic '{}' has no partition {} (it has {} partitions, 0-{})", topic, p,
+                                 all.size(), all.empty() ? 0 : *all.rbegin());
         }
         chosen.push_back(p);
       }
@@ -178,9 +182,10 @@ class KafkaSourceImpl : public KafkaSource {
             }
             start = std::max(options_.from.offset, low);
             if (start != options_.from.offset) {
-              log::Info("topic '{}' partition {} starts at offset {} (retention deleted the records before it); "
-                        "archiving from there instead of --from-offset {}", options_.topic, p, low,
-                        options_.from.offset);
+              log::Info(
+                  "topic '{}' partition {} starts at offset {} (retention deleted the records before it); "
+                  "archiving from there instead of --from-offset {}",
+                  options_.topic, p, low, options_.from.offset);
             }
             break;
         }
@@ -346,8 +351,10 @@ class KafkaSourceImpl : public KafkaSource {
     switch (m->err) {
       case RD_KAFKA_RESP_ERR__AUTO_OFFSET_RESET:
       case RD_KAFKA_RESP_ERR_OFFSET_OUT_OF_RANGE:
-        return Status::Aborted("{}: offset {} is out of range (retention deleted records before they were "
-                               "archived?): {}", where, m->offset, rd_kafka_message_errstr(m));
+        return Status::Aborted(
+            "{}: offset {} is out of range (retention deleted records before they were "
+            "archived?): {}",
+            where, m->offset, rd_kafka_message_errstr(m));
       case RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART:
       case RD_KAFKA_RESP_ERR__UNKNOWN_TOPIC:
       case RD_KAFKA_RESP_ERR__UNKNOWN_PARTITION:

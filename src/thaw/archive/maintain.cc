@@ -126,8 +126,10 @@ struct CompactTask {
 // Why a table cannot be compacted (empty: it can).
 std::string CompactBlocker(const TableMetadata& md) {
   if (md.format_version != 2) {
-    return fmt::format("compaction supports format v2 tables; this one is v{} (v3 row lineage would need the "
-                       "rows' ids carried into the new files)", md.format_version);
+    return fmt::format(
+        "compaction supports format v2 tables; this one is v{} (v3 row lineage would need the "
+        "rows' ids carried into the new files)",
+        md.format_version);
   }
   const std::string layout = md.Property("thaw.layout");
   if (layout.rfind("thaw/", 0) != 0) {
@@ -369,8 +371,8 @@ Result<Table> CommitCompaction(catalog::Catalog& catalog, const catalog::TableId
       rewritten.push_back(std::move(e));
     }
     const auto* spec = md.SpecById(m.spec_id);
-    if (!spec) return Status::Corrupt("{}: manifest {} names partition spec {} the table lacks", base.name, m.path,
-                                      m.spec_id);
+    if (!spec)
+      return Status::Corrupt("{}: manifest {} names partition spec {} the table lacks", base.name, m.path, m.spec_id);
     std::string loc = next_manifest();
     written->push_back(loc);
     ASSIGN_OR_RAISE(auto mf, iceberg::WriteManifest(io, loc, md, *spec, snapshot_id, rewritten));
@@ -503,9 +505,10 @@ Status Compact(catalog::Catalog& catalog, const MaintainOptions& o, Table* table
       drop_data();
       *table = base;
       summary->files_rewritten = summary->files_written = summary->records_rewritten = summary->bytes_written = 0;
-      summary->notes.push_back(fmt::format("compaction abandoned: the table changed under it ({}); nothing changed, "
-                                           "rerun to compact",
-                                           why));
+      summary->notes.push_back(
+          fmt::format("compaction abandoned: the table changed under it ({}); nothing changed, "
+                      "rerun to compact",
+                      why));
       return Status::OK();
     }
   }
@@ -546,8 +549,8 @@ Status Expire(catalog::Catalog& catalog, const MaintainOptions& o, Table* table,
       }
       if (st.code() == StatusCode::kCommitStateUnknown) {
         return Status::CommitStateUnknown(
-            "{}: the snapshot expiry's commit state is unknown ({}); no file was deleted, rerun it",
-            o.table.ToString(), st.message());
+            "{}: the snapshot expiry's commit state is unknown ({}); no file was deleted, rerun it", o.table.ToString(),
+            st.message());
       }
       return st.WithContext("committing the snapshot expiry");
     }

@@ -4,6 +4,7 @@
 #include <sqlite3.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -28,6 +29,10 @@ class SqlBackend {
   // Makes the connection writable (SQLite opens read-only until a write).
   virtual Status PrepareWrite() = 0;
   virtual const std::string& where() const = 0;  // for messages; never a password
+  // A SQLite database file that does not exist yet: every read finds no
+  // table, and the first write (archive --create) creates it, as pyiceberg's
+  // SqlCatalog does.
+  virtual bool missing() const { return false; }
 };
 
 namespace {
@@ -90,6 +95,12 @@ class SqliteBackend : public SqlBackend {
  public:
   static Result<std::unique_ptr<SqliteBackend>> Open(const std::string& path) {
     auto b = std::unique_ptr<SqliteBackend>(new SqliteBackend(path));
+    if (::access(path.c_str(), F_OK) != 0 && errno == ENOENT) {
+      // Not there yet: an empty in-memory database stands in until a write creates the file.
+      b->missing_ = true;
+      RETURN_NOT_OK(b->Connect(SQLITE_OPEN_READWRITE | SQLITE_OPEN_MEMORY, ":memory:"));
+      return b;
+    }
     // A writer killed in a transaction leaves a hot journal that only a read-write connection rolls back (on a
     // read-only one every query fails): open read-write when the file allows it (never creating it), else read-only.
     if (::access(path.c_str(), W_OK) == 0 && b->Connect(SQLITE_OPEN_READWRITE).ok()) {
@@ -130,18 +141,20 @@ class SqliteBackend : public SqlBackend {
     if (writable_) return Status::OK();
     sqlite3_close(db_);
     db_ = nullptr;
-    RETURN_NOT_OK(Connect(SQLITE_OPEN_READWRITE));
+    RETURN_NOT_OK(Connect(missing_ ? SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE : SQLITE_OPEN_READWRITE));
+    missing_ = false;
     writable_ = true;
     return Status::OK();
   }
 
   const std::string& where() const override { return path_; }
+  bool missing() const override { return missing_; }
 
  private:
   explicit SqliteBackend(std::string path) : path_(std::move(path)) {}
 
-  Status Connect(int flags) {
-    if (sqlite3_open_v2(path_.c_str(), &db_, flags, nullptr) != SQLITE_OK) {
+  Status Connect(int flags, const std::string& file = "") {
+    if (sqlite3_open_v2(file.empty() ? path_.c_str() : file.c_str(), &db_, flags, nullptr) != SQLITE_OK) {
       std::string err = db_ ? sqlite3_errmsg(db_) : "out of memory";
       sqlite3_close(db_);
       db_ = nullptr;
@@ -177,6 +190,7 @@ class SqliteBackend : public SqlBackend {
   sqlite3* db_ = nullptr;
   std::string path_;
   bool writable_ = false;
+  bool missing_ = false;
 };
 
 class PostgresBackend : public SqlBackend {
@@ -441,13 +455,21 @@ std::string SqlCatalog::TypeFilter() const {
   return v1_ ? " AND (iceberg_type = 'TABLE' OR iceberg_type IS NULL)" : "";
 }
 
+Status SqlCatalog::NoSchema() const {
+  if (db_->missing()) {
+    return Status::NotFound("catalog database {} does not exist (check the path; `thaw archive --create` creates it)",
+                            db_->where());
+  }
+  return Status::Corrupt("catalog database {} has no iceberg_tables table: not an Iceberg SQL catalog", db_->where());
+}
+
 std::string SqlCatalog::description() const {
   return fmt::format("SQL catalog {} (catalog '{}')", db_->where(), name_);
 }
 
 Result<std::vector<TableIdentifier>> SqlCatalog::ListTables() {
   if (!has_schema_) {
-    return Status::Corrupt("catalog database {} has no iceberg_tables table: not an Iceberg SQL catalog", db_->where());
+    return NoSchema();
   }
   ASSIGN_OR_RAISE(auto rows, db_->Query("SELECT table_namespace, table_name FROM iceberg_tables WHERE catalog_name = "
                                         "$1" +
@@ -463,7 +485,7 @@ Result<std::vector<TableIdentifier>> SqlCatalog::ListTables() {
 
 Result<std::optional<std::string>> SqlCatalog::CurrentLocation(const TableIdentifier& id) {
   if (!has_schema_) {
-    return Status::Corrupt("catalog database {} has no iceberg_tables table: not an Iceberg SQL catalog", db_->where());
+    return NoSchema();
   }
   ASSIGN_OR_RAISE(auto rows, db_->Query("SELECT metadata_location FROM iceberg_tables WHERE catalog_name = $1 AND "
                                         "table_namespace = $2 AND table_name = $3" +

@@ -88,7 +88,8 @@ class SqlCatalog : public Catalog {
  private:
   SqlCatalog(std::unique_ptr<SqlBackend> db, std::string name, storage::PropertyMap properties);
   Status DetectSchema();
-  Status EnsureSchema();  // for writes
+  Status EnsureSchema();    // for writes
+  Status NoSchema() const;  // the error when the database has no iceberg_tables table
   std::string TypeFilter() const;
   Result<std::optional<std::string>> CurrentLocation(const TableIdentifier& id);
 

@@ -76,8 +76,7 @@ Status RunMaintainCommand(const MaintainArgs& a) {
   std::signal(SIGTERM, OnMaintainSignal);
   const auto started = std::chrono::steady_clock::now();
   ASSIGN_OR_RAISE(auto s, archive::RunMaintain(*cat, options));
-  const double seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   if (a.json) {
     nlohmann::ordered_json j;
     j["table"] = options.table.ToString();
@@ -108,9 +107,8 @@ Status RunMaintainCommand(const MaintainArgs& a) {
                        s.files_rewritten, s.files_written, s.records_rewritten, s.bytes_written);
   }
   if (options.expire_older_than_ms) {
-    out += fmt::format("expire     {}expire {} snapshots; {} files only they reached{}\n", would,
-                       s.snapshots_expired, s.expired_files.size(),
-                       a.dry_run ? "" : fmt::format(" ({} deleted)", s.files_deleted));
+    out += fmt::format("expire     {}expire {} snapshots; {} files only they reached{}\n", would, s.snapshots_expired,
+                       s.expired_files.size(), a.dry_run ? "" : fmt::format(" ({} deleted)", s.files_deleted));
   }
   if (a.remove_orphans) {
     out += fmt::format("orphans    {} found{}\n", s.orphan_files.size(),

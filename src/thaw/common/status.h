@@ -127,11 +127,16 @@ class [[nodiscard]] Result {
 };
 
 namespace internal {
-inline Status ToStatus(const Status& s) { return s; }
-template <typename T>
-Status ToStatus(const Result<T>& r) {
-  return r.status();
-}
+// What RETURN_NOT_OK tests and returns. A Status as it is; a Result (Thaw's,
+// or Arrow's) its status; any other status type unchanged -- arrow::Status,
+// when Arrow's inline code, which uses RETURN_NOT_OK for itself, is compiled
+// after this header -- so the macro works whatever the include order.
+inline Status StatusOf(Status s) { return s; }
+template <typename R>
+requires requires(const R& r) { r.status(); }
+auto StatusOf(const R& r) { return r.status(); }
+template <typename S>
+requires(!requires(const S& s) { s.status(); }) S StatusOf(S s) { return s; }
 }  // namespace internal
 
 }  // namespace thaw
@@ -140,12 +145,13 @@ Status ToStatus(const Result<T>& r) {
 #define THAW_CONCAT(a, b) THAW_CONCAT_INNER(a, b)
 
 // Arrow's status.h defines RETURN_NOT_OK for its own use only when it is not
-// yet defined; Thaw's definition wins in Thaw's code whatever the include order.
+// yet defined; Thaw's definition wins whatever the include order, and passes
+// an arrow::Status on unchanged (see internal::StatusOf).
 #undef RETURN_NOT_OK
-#define RETURN_NOT_OK(expr)                                       \
-  do {                                                            \
-    ::thaw::Status _thaw_st = ::thaw::internal::ToStatus((expr)); \
-    if (!_thaw_st.ok()) return _thaw_st;                          \
+#define RETURN_NOT_OK(expr)                             \
+  do {                                                  \
+    auto _thaw_st = ::thaw::internal::StatusOf((expr)); \
+    if (!_thaw_st.ok()) return _thaw_st;                \
   } while (0)
 
 #define THAW_ASSIGN_OR_RAISE_IMPL(tmp, lhs, rexpr) \

@@ -12,14 +12,17 @@ using avro::Value;
 bool Datum::operator==(const Datum& o) const {
   if (kind != o.kind) return false;
   switch (kind) {
-    case kNull: return true;
-    case kInt: return i == o.i;
+    case kNull:
+      return true;
+    case kInt:
+      return i == o.i;
     case kDouble: {
       // Partition equality compares floats by normalised bits (NaN == NaN).
       if (d != d && o.d != o.d) return true;
       return d == o.d;
     }
-    case kBytes: return s == o.s;
+    case kBytes:
+      return s == o.s;
   }
   return false;
 }
@@ -27,20 +30,28 @@ bool Datum::operator==(const Datum& o) const {
 bool Datum::operator<(const Datum& o) const {
   if (kind != o.kind) return kind < o.kind;
   switch (kind) {
-    case kNull: return false;
-    case kInt: return i < o.i;
-    case kDouble: return d < o.d;
-    case kBytes: return s < o.s;  // unsigned lexicographic via std::string? see note below
+    case kNull:
+      return false;
+    case kInt:
+      return i < o.i;
+    case kDouble:
+      return d < o.d;
+    case kBytes:
+      return s < o.s;  // unsigned lexicographic via std::string? see note below
   }
   return false;
 }
 
 std::string Datum::ToString() const {
   switch (kind) {
-    case kNull: return "null";
-    case kInt: return std::to_string(i);
-    case kDouble: return fmt::format("{}", d);
-    case kBytes: return s;
+    case kNull:
+      return "null";
+    case kInt:
+      return std::to_string(i);
+    case kDouble:
+      return fmt::format("{}", d);
+    case kBytes:
+      return s;
   }
   return "?";
 }
@@ -68,23 +79,45 @@ Datum DecodeBound(const std::string& b, const Type& type) {
   Datum d;
   switch (type.id) {
     case TypeId::kBoolean:
-      if (b.size() == 1) { d.kind = Datum::kInt; d.i = b[0] != 0; }
+      if (b.size() == 1) {
+        d.kind = Datum::kInt;
+        d.i = b[0] != 0;
+      }
       break;
-    case TypeId::kInt: case TypeId::kLong: case TypeId::kDate: case TypeId::kTime:
-    case TypeId::kTimestamp: case TypeId::kTimestampTz: case TypeId::kTimestampNs:
+    case TypeId::kInt:
+    case TypeId::kLong:
+    case TypeId::kDate:
+    case TypeId::kTime:
+    case TypeId::kTimestamp:
+    case TypeId::kTimestampTz:
+    case TypeId::kTimestampNs:
     case TypeId::kTimestampTzNs:
       if (auto v = DecodeIntegerBound(b)) {
         d.kind = Datum::kInt;
         d.i = *v;
         // A 4-byte bound on a timestamp column was written as a date (promotion).
-        if (b.size() == 4 && (type.id == TypeId::kTimestamp || type.id == TypeId::kTimestampTz)) d.i *= 86'400'000'000LL;
+        if (b.size() == 4 && (type.id == TypeId::kTimestamp || type.id == TypeId::kTimestampTz))
+          d.i *= 86'400'000'000LL;
       }
       break;
-    case TypeId::kFloat: case TypeId::kDouble:
-      if (b.size() == 4) { float f; std::memcpy(&f, b.data(), 4); d.kind = Datum::kDouble; d.d = f; }
-      else if (b.size() == 8) { double x; std::memcpy(&x, b.data(), 8); d.kind = Datum::kDouble; d.d = x; }
+    case TypeId::kFloat:
+    case TypeId::kDouble:
+      if (b.size() == 4) {
+        float f;
+        std::memcpy(&f, b.data(), 4);
+        d.kind = Datum::kDouble;
+        d.d = f;
+      } else if (b.size() == 8) {
+        double x;
+        std::memcpy(&x, b.data(), 8);
+        d.kind = Datum::kDouble;
+        d.d = x;
+      }
       break;
-    case TypeId::kString: case TypeId::kBinary: case TypeId::kFixed: case TypeId::kUuid:
+    case TypeId::kString:
+    case TypeId::kBinary:
+    case TypeId::kFixed:
+    case TypeId::kUuid:
       d.kind = Datum::kBytes;
       d.s = b;
       break;
@@ -116,14 +149,31 @@ std::optional<std::string> OptBytes(const Value& rec, int32_t id, std::string_vi
 Datum ToDatum(const Value& v) {
   Datum d;
   switch (v.type) {
-    case avro::Type::kNull: break;
-    case avro::Type::kBoolean: d.kind = Datum::kInt; d.i = v.boolean; break;
-    case avro::Type::kInt: case avro::Type::kLong: case avro::Type::kEnum:
-      d.kind = Datum::kInt; d.i = v.integer; break;
-    case avro::Type::kFloat: case avro::Type::kDouble: d.kind = Datum::kDouble; d.d = v.real; break;
-    case avro::Type::kBytes: case avro::Type::kString: case avro::Type::kFixed:
-      d.kind = Datum::kBytes; d.s = v.bytes; break;
-    default: break;
+    case avro::Type::kNull:
+      break;
+    case avro::Type::kBoolean:
+      d.kind = Datum::kInt;
+      d.i = v.boolean;
+      break;
+    case avro::Type::kInt:
+    case avro::Type::kLong:
+    case avro::Type::kEnum:
+      d.kind = Datum::kInt;
+      d.i = v.integer;
+      break;
+    case avro::Type::kFloat:
+    case avro::Type::kDouble:
+      d.kind = Datum::kDouble;
+      d.d = v.real;
+      break;
+    case avro::Type::kBytes:
+    case avro::Type::kString:
+    case avro::Type::kFixed:
+      d.kind = Datum::kBytes;
+      d.s = v.bytes;
+      break;
+    default:
+      break;
   }
   return d;
 }

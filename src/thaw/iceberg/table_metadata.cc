@@ -1,7 +1,6 @@
 #include "thaw/iceberg/table_metadata.h"
 
 #include <algorithm>
-
 #include <nlohmann/json.hpp>
 
 namespace thaw::iceberg {
@@ -157,17 +156,20 @@ Result<TableMetadata> TableMetadata::Parse(std::string_view text, std::string_vi
 const Schema& TableMetadata::current_schema() const { return *SchemaById(current_schema_id); }
 
 const Schema* TableMetadata::SchemaById(int32_t id) const {
-  for (const auto& s : schemas) if (s.schema_id() == id) return &s;
+  for (const auto& s : schemas)
+    if (s.schema_id() == id) return &s;
   return nullptr;
 }
 
 const PartitionSpec* TableMetadata::SpecById(int32_t id) const {
-  for (const auto& s : specs) if (s.spec_id == id) return &s;
+  for (const auto& s : specs)
+    if (s.spec_id == id) return &s;
   return nullptr;
 }
 
 const Snapshot* TableMetadata::SnapshotById(int64_t id) const {
-  for (const auto& s : snapshots) if (s.snapshot_id == id) return &s;
+  for (const auto& s : snapshots)
+    if (s.snapshot_id == id) return &s;
   return nullptr;
 }
 
@@ -191,7 +193,9 @@ std::string TableMetadata::Property(const std::string& key, const std::string& f
 Result<const Snapshot*> SelectSnapshot(const TableMetadata& md, const SnapshotSelector& sel) {
   if (sel.snapshot_id) {
     const Snapshot* s = md.SnapshotById(*sel.snapshot_id);
-    if (!s) return Status::NotFound("snapshot {} does not exist in this table (see `thaw inspect` for snapshots)", *sel.snapshot_id);
+    if (!s)
+      return Status::NotFound("snapshot {} does not exist in this table (see `thaw inspect` for snapshots)",
+                              *sel.snapshot_id);
     return s;
   }
   if (sel.ref) {
@@ -219,7 +223,8 @@ Result<const Snapshot*> SelectSnapshot(const TableMetadata& md, const SnapshotSe
         if (s.timestamp_ms <= *sel.as_of_ms && (!best || s.timestamp_ms >= best->timestamp_ms)) best = &s;
       }
     }
-    if (!best) return Status::NotFound("no snapshot was current at {} ms (the table's first snapshot is later)", *sel.as_of_ms);
+    if (!best)
+      return Status::NotFound("no snapshot was current at {} ms (the table's first snapshot is later)", *sel.as_of_ms);
     return best;
   }
   return md.CurrentSnapshot();

@@ -3,11 +3,11 @@
 // Parquet reader throws on corrupt pages and footers) is caught, here only.
 #pragma once
 
-#include <exception>
-#include <string_view>
-
 #include <arrow/status.h>
 #include <parquet/exception.h>
+
+#include <exception>
+#include <string_view>
 
 #include "thaw/common/status.h"
 
@@ -16,9 +16,12 @@ namespace thaw::pq {
 inline Status FromArrow(const arrow::Status& st, std::string_view context) {
   if (st.ok()) return Status::OK();
   StatusCode code = StatusCode::kCorrupt;
-  if (st.IsIOError()) code = StatusCode::kIOError;
-  else if (st.IsNotImplemented()) code = StatusCode::kUnsupported;
-  else if (st.IsOutOfMemory()) code = StatusCode::kIOError;
+  if (st.IsIOError())
+    code = StatusCode::kIOError;
+  else if (st.IsNotImplemented())
+    code = StatusCode::kUnsupported;
+  else if (st.IsOutOfMemory())
+    code = StatusCode::kIOError;
   return Status(code, fmt::format("{}: {}", context, st.message()));
 }
 
@@ -38,8 +41,8 @@ auto CatchParquet(std::string_view context, Fn&& fn) -> decltype(fn()) {
 }  // namespace thaw::pq
 
 // ASSIGN_OR_RAISE for arrow::Result, adding context to the error.
-#define ARROW_ASSIGN_OR_RAISE_CTX(lhs, rexpr, context)                               \
-  auto THAW_CONCAT(_ar_, __LINE__) = (rexpr);                                        \
-  if (!THAW_CONCAT(_ar_, __LINE__).ok())                                             \
-    return ::thaw::pq::FromArrow(THAW_CONCAT(_ar_, __LINE__).status(), (context));   \
+#define ARROW_ASSIGN_OR_RAISE_CTX(lhs, rexpr, context)                             \
+  auto THAW_CONCAT(_ar_, __LINE__) = (rexpr);                                      \
+  if (!THAW_CONCAT(_ar_, __LINE__).ok())                                           \
+    return ::thaw::pq::FromArrow(THAW_CONCAT(_ar_, __LINE__).status(), (context)); \
   lhs = std::move(THAW_CONCAT(_ar_, __LINE__)).ValueUnsafe()

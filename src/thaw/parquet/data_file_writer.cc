@@ -1,4 +1,5 @@
-// Arrow first: its inline code uses its own RETURN_NOT_OK, which Thaw's status.h replaces.
+#include "thaw/parquet/data_file_writer.h"
+
 #include <arrow/array.h>
 #include <arrow/builder.h>
 #include <arrow/io/interfaces.h>
@@ -17,7 +18,6 @@
 #include <nlohmann/json.hpp>
 
 #include "thaw/common/log.h"
-#include "thaw/parquet/data_file_writer.h"
 #include "thaw/parquet/arrow_status.h"
 
 namespace thaw::parquet {
@@ -284,30 +284,30 @@ class DataFileWriterImpl : public DataFileWriter {
           break;
         case kHeadersId: {
           const iceberg::Type* list = f.type.get();
-          const iceberg::Type* elem = (t == iceberg::TypeId::kList && list->fields.size() == 1)
-                                          ? list->fields[0].type.get()
-                                          : nullptr;
-          if (f.required || !elem || list->fields[0].id != kHeaderElementId ||
-              elem->id != iceberg::TypeId::kStruct || elem->fields.size() != 2 ||
-              elem->fields[0].id != kHeaderKeyId || elem->fields[0].type->id != iceberg::TypeId::kString ||
-              elem->fields[1].id != kHeaderValueId || elem->fields[1].type->id != iceberg::TypeId::kBinary ||
-              elem->fields[1].required) {
+          const iceberg::Type* elem =
+              (t == iceberg::TypeId::kList && list->fields.size() == 1) ? list->fields[0].type.get() : nullptr;
+          if (f.required || !elem || list->fields[0].id != kHeaderElementId || elem->id != iceberg::TypeId::kStruct ||
+              elem->fields.size() != 2 || elem->fields[0].id != kHeaderKeyId ||
+              elem->fields[0].type->id != iceberg::TypeId::kString || elem->fields[1].id != kHeaderValueId ||
+              elem->fields[1].type->id != iceberg::TypeId::kBinary || elem->fields[1].required) {
             return Mismatch(f, "an optional list<struct<9 key: string, 10 value: optional binary>> (element id 8)");
           }
           const auto& k = elem->fields[0];
           const auto& v = elem->fields[1];
           header_struct_ = arrow::struct_({arrow::field(k.name, arrow::utf8(), !k.required, IdMeta(kHeaderKeyId)),
                                            arrow::field(v.name, arrow::binary(), true, IdMeta(kHeaderValueId))});
-          type = arrow::list(arrow::field("element", header_struct_, !list->fields[0].required,
-                                          IdMeta(kHeaderElementId)));
+          type =
+              arrow::list(arrow::field("element", header_struct_, !list->fields[0].required, IdMeta(kHeaderElementId)));
           role = Role::kHeaders;
           break;
         }
         case kTopicId:
           if (t != iceberg::TypeId::kString || !f.required) return Mismatch(f, "a required string");
           if (!options_.topic) {
-            return Status::Invalid("{}: the table has a kafka_topic column (field id 11) but no topic was given for "
-                                   "this file", location_);
+            return Status::Invalid(
+                "{}: the table has a kafka_topic column (field id 11) but no topic was given for "
+                "this file",
+                location_);
           }
           type = arrow::utf8();
           role = Role::kTopic;
@@ -324,8 +324,10 @@ class DataFileWriterImpl : public DataFileWriter {
     }
     for (int32_t id = kPartitionId; id <= kHeadersId; ++id) {
       if (!seen[id]) {
-        return Status::Invalid("{}: the table schema lacks field id {} of Thaw's canonical layout "
-                               "(docs/layouts.md)", location_, id);
+        return Status::Invalid(
+            "{}: the table schema lacks field id {} of Thaw's canonical layout "
+            "(docs/layouts.md)",
+            location_, id);
       }
     }
     if (options_.topic && !seen[kTopicId]) {
@@ -573,14 +575,12 @@ std::string CanonicalSchemaJson(bool with_topic) {
   json header = {{"type", "struct"},
                  {"fields", json::array({field(kHeaderKeyId, "key", true, "string"),
                                          field(kHeaderValueId, "value", false, "binary")})}};
-  json headers = {
-      {"type", "list"}, {"element-id", kHeaderElementId}, {"element-required", true}, {"element", header}};
-  json fields = json::array({field(kPartitionId, "kafka_partition", true, "int"),
-                             field(kOffsetId, "kafka_offset", true, "long"),
-                             field(kTimestampId, "kafka_timestamp", true, "timestamptz"),
-                             field(kTimestampTypeId, "kafka_timestamp_type", true, "int"),
-                             field(kKeyId, "key", false, "binary"), field(kValueId, "value", false, "binary"),
-                             field(kHeadersId, "headers", false, headers)});
+  json headers = {{"type", "list"}, {"element-id", kHeaderElementId}, {"element-required", true}, {"element", header}};
+  json fields =
+      json::array({field(kPartitionId, "kafka_partition", true, "int"), field(kOffsetId, "kafka_offset", true, "long"),
+                   field(kTimestampId, "kafka_timestamp", true, "timestamptz"),
+                   field(kTimestampTypeId, "kafka_timestamp_type", true, "int"), field(kKeyId, "key", false, "binary"),
+                   field(kValueId, "value", false, "binary"), field(kHeadersId, "headers", false, headers)});
   if (with_topic) fields.push_back(field(kTopicId, "kafka_topic", true, "string"));
   json schema = {{"type", "struct"}, {"schema-id", 0}, {"fields", fields}};
   return schema.dump();

@@ -75,13 +75,14 @@ class ParquetFile {
  private:
   std::string location_;
   static Result<std::unique_ptr<ParquetFile>> OpenWith(storage::FileIO& io, const std::string& location,
-                                                       std::shared_ptr<::parquet::FileMetaData> metadata, bool streaming,
+                                                       std::shared_ptr<::parquet::FileMetaData> metadata,
+                                                       bool streaming,
                                                        std::shared_ptr<const iceberg::NameMapping> mapping,
                                                        bool require_ids, int64_t file_size = -1);
   Status ApplyNameMapping(bool require_ids);
   int32_t IdOf(const ::parquet::arrow::SchemaField& f) const;
   const ::parquet::arrow::SchemaField* FindChild(const std::vector<::parquet::arrow::SchemaField>& fields, int32_t id,
-                                               const std::string& name, int* index) const;
+                                                 const std::string& name, int* index) const;
 
   std::unique_ptr<::parquet::arrow::FileReader> reader_;
   int64_t file_size_ = -1;

@@ -49,9 +49,7 @@ void NoteError(ClientErrors* errors, int err, const char* reason) {
   }
 }
 
-void SetLogCallbacks(rd_kafka_conf_t* conf) {
-  rd_kafka_conf_set_log_cb(conf, LogLine);
-}
+void SetLogCallbacks(rd_kafka_conf_t* conf) { rd_kafka_conf_set_log_cb(conf, LogLine); }
 
 // Properties whose values must never reach a log or an error message.
 static bool IsSecret(const std::string& name) {
@@ -73,16 +71,22 @@ Status BrokerError(const std::string& brokers, rd_kafka_resp_err_t err, const st
   if (err == RD_KAFKA_RESP_ERR__TRANSPORT || err == RD_KAFKA_RESP_ERR__TIMED_OUT ||
       err == RD_KAFKA_RESP_ERR__ALL_BROKERS_DOWN || err == RD_KAFKA_RESP_ERR__RESOLVE) {
     if (!cause.empty()) {
-      return Status::IOError("cannot reach Kafka brokers '{}': {} ({}: {}): check --brokers and that the brokers "
-                             "are running and reachable", brokers, cause, what, rd_kafka_err2str(err));
+      return Status::IOError(
+          "cannot reach Kafka brokers '{}': {} ({}: {}): check --brokers and that the brokers "
+          "are running and reachable",
+          brokers, cause, what, rd_kafka_err2str(err));
     }
-    return Status::IOError("cannot reach Kafka brokers '{}' ({}: {}): check --brokers and that the brokers are "
-                           "running and reachable", brokers, what, rd_kafka_err2str(err));
+    return Status::IOError(
+        "cannot reach Kafka brokers '{}' ({}: {}): check --brokers and that the brokers are "
+        "running and reachable",
+        brokers, what, rd_kafka_err2str(err));
   }
   if (err == RD_KAFKA_RESP_ERR_TOPIC_AUTHORIZATION_FAILED || err == RD_KAFKA_RESP_ERR_CLUSTER_AUTHORIZATION_FAILED ||
       err == RD_KAFKA_RESP_ERR_TRANSACTIONAL_ID_AUTHORIZATION_FAILED) {
-    return Status::Invalid("not authorised on '{}' ({}: {}): grant the principal Write/Describe on the topic "
-                           "(and the transactional id with --exactly-once)", brokers, what, rd_kafka_err2str(err));
+    return Status::Invalid(
+        "not authorised on '{}' ({}: {}): grant the principal Write/Describe on the topic "
+        "(and the transactional id with --exactly-once)",
+        brokers, what, rd_kafka_err2str(err));
   }
   return Status::IOError("Kafka '{}': {}: {}", brokers, what, rd_kafka_err2str(err));
 }
@@ -222,9 +226,9 @@ Result<std::unique_ptr<KafkaProducer>> KafkaProducer::Make(const KafkaConfig& co
   // Defaults for a faithful, ordered replay; -X overrides any of them.
   std::map<std::string, std::string> props = {
       {"bootstrap.servers", config.brokers},
-      {"enable.idempotence", "true"},          // per-partition order survives retries
-      {"allow.auto.create.topics", "false"},   // probing a topic must not create it
-      {"message.max.bytes", "104857600"},      // let the broker, not the client, judge record size
+      {"enable.idempotence", "true"},            // per-partition order survives retries
+      {"allow.auto.create.topics", "false"},     // probing a topic must not create it
+      {"message.max.bytes", "104857600"},        // let the broker, not the client, judge record size
       {"queue.buffering.max.kbytes", "262144"},  // bounds Thaw's memory
       {"linger.ms", "20"},
       {"batch.size", "1000000"},
@@ -244,9 +248,8 @@ Result<std::unique_ptr<KafkaProducer>> KafkaProducer::Make(const KafkaConfig& co
     Status st = Configure(conf, k, v);
     if (!st.ok()) return fail(st);
   }
-  rd_kafka_conf_set_dr_msg_cb(conf, [](rd_kafka_t* rk, const rd_kafka_message_t* m, void* opaque) {
-    OnDelivery(rk, m, opaque);
-  });
+  rd_kafka_conf_set_dr_msg_cb(
+      conf, [](rd_kafka_t* rk, const rd_kafka_message_t* m, void* opaque) { OnDelivery(rk, m, opaque); });
   rd_kafka_conf_set_opaque(conf, p.get());
   SetLogCallbacks(conf);
   rd_kafka_conf_set_error_cb(conf, [](rd_kafka_t*, int err, const char* reason, void* opaque) {
@@ -287,21 +290,25 @@ void KafkaProducer::OnDelivery(rd_kafka_s* rk, const void* msg_ptr, void* opaque
     // change) without the broker ever confirming it: no offset, no proof.
     self->RecordFailure(Status::Aborted(
         "delivery to topic '{}' partition {} of source partition {} offset {} was reported without an offset "
-        "(implicitly acknowledged after a leader change): not proven written", topic, m->partition, sp, so));
+        "(implicitly acknowledged after a leader change): not proven written",
+        topic, m->partition, sp, so));
     return;
   }
   Status st;
   if (m->err == RD_KAFKA_RESP_ERR_MSG_SIZE_TOO_LARGE || m->err == RD_KAFKA_RESP_ERR_RECORD_LIST_TOO_LARGE) {
-    st = Status::Invalid("record from source partition {} offset {} ({} bytes) is larger than the broker accepts "
-                         "for topic '{}': raise the topic's max.message.bytes (and the broker's message.max.bytes)",
-                         sp, so, m->len + m->key_len, topic);
+    st = Status::Invalid(
+        "record from source partition {} offset {} ({} bytes) is larger than the broker accepts "
+        "for topic '{}': raise the topic's max.message.bytes (and the broker's message.max.bytes)",
+        sp, so, m->len + m->key_len, topic);
   } else if (m->err == RD_KAFKA_RESP_ERR_INVALID_TIMESTAMP) {
-    st = Status::Invalid("record from source partition {} offset {} has timestamp {} ms, outside what topic '{}' "
-                         "accepts: raise the topic's message.timestamp.after.max.ms / before.max.ms (Kafka 4 rejects "
-                         "timestamps more than an hour in the future by default)", sp, so, rd_kafka_message_timestamp(m, nullptr), topic);
+    st = Status::Invalid(
+        "record from source partition {} offset {} has timestamp {} ms, outside what topic '{}' "
+        "accepts: raise the topic's message.timestamp.after.max.ms / before.max.ms (Kafka 4 rejects "
+        "timestamps more than an hour in the future by default)",
+        sp, so, rd_kafka_message_timestamp(m, nullptr), topic);
   } else if (m->err == RD_KAFKA_RESP_ERR_TOPIC_AUTHORIZATION_FAILED) {
-    st = Status::Invalid("not authorised to write to topic '{}' on '{}': grant the principal Write and Describe",
-                         topic, self->brokers_);
+    st = Status::Invalid("not authorised to write to topic '{}' on '{}': grant the principal Write and Describe", topic,
+                         self->brokers_);
   } else if (IsFencing(m->err)) {
     st = self->Fenced(fmt::format("delivery to topic '{}' partition {} of source partition {} offset {} failed: {}",
                                   topic, m->partition, sp, so, rd_kafka_err2str(m->err)));
@@ -364,7 +371,7 @@ Result<int32_t> KafkaProducer::BrokerCount(int timeout_ms) {
 }
 
 Result<std::map<std::string, std::string>> KafkaProducer::DescribeTopicConfigs(const std::string& topic,
-                                                                              int timeout_ms) {
+                                                                               int timeout_ms) {
   rd_kafka_ConfigResource_t* res = rd_kafka_ConfigResource_new(RD_KAFKA_RESOURCE_TOPIC, topic.c_str());
   rd_kafka_queue_t* q = rd_kafka_queue_new(rk_);
   rd_kafka_DescribeConfigs(rk_, &res, 1, nullptr, q);
@@ -418,8 +425,10 @@ Result<TopicInfo> KafkaProducer::DescribeTopic(const std::string& topic, int tim
   if (md->topic_cnt > 0) info.partitions = md->topics[0].partition_cnt;
   rd_kafka_metadata_destroy(md);
   if (terr == RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART) {
-    return Status::NotFound("topic '{}' does not exist on '{}': create it, or pass --create-topic "
-                            "[--target-partitions N]", topic, brokers_);
+    return Status::NotFound(
+        "topic '{}' does not exist on '{}': create it, or pass --create-topic "
+        "[--target-partitions N]",
+        topic, brokers_);
   }
   if (terr != RD_KAFKA_RESP_ERR_NO_ERROR) return BrokerError(brokers_, terr, "metadata for topic " + topic);
   return info;
@@ -487,8 +496,8 @@ Status KafkaProducer::DeleteTopic(const std::string& topic, int timeout_ms) {
 }
 
 Status KafkaProducer::Produce(const std::string& topic, int32_t partition, const records::Record& r,
-                              int64_t timestamp_ms, std::span<const records::Header> headers, std::span<const ExtraHeader> extra,
-                              int32_t source_partition, int64_t source_offset) {
+                              int64_t timestamp_ms, std::span<const records::Header> headers,
+                              std::span<const ExtraHeader> extra, int32_t source_partition, int64_t source_offset) {
   rd_kafka_headers_t* hdrs = rd_kafka_headers_new(headers.size() + extra.size());
   for (const auto& h : headers) {
     // A null header value stays null; an empty one stays empty.
@@ -524,10 +533,11 @@ Status KafkaProducer::Produce(const std::string& topic, int32_t partition, const
     t_zero_pending = false;
     if (err == RD_KAFKA_RESP_ERR_NO_ERROR) {
       if (zero && !t_zero_done) {
-        return Status::Unsupported("record from source partition {} offset {} has timestamp 0, which this librdkafka "
-                                   "build cannot send (it was queued with timestamp 1 ms): replay with --timestamps "
-                                   "now to keep the original in a thaw.source.timestamp header", source_partition,
-                                   source_offset);
+        return Status::Unsupported(
+            "record from source partition {} offset {} has timestamp 0, which this librdkafka "
+            "build cannot send (it was queued with timestamp 1 ms): replay with --timestamps "
+            "now to keep the original in a thaw.source.timestamp header",
+            source_partition, source_offset);
       }
       return Status::OK();
     }
@@ -539,8 +549,10 @@ Status KafkaProducer::Produce(const std::string& topic, int32_t partition, const
     }
     rd_kafka_headers_destroy(hdrs);
     if (err == RD_KAFKA_RESP_ERR_MSG_SIZE_TOO_LARGE) {
-      return Status::Invalid("record from source partition {} offset {} is larger than the client's "
-                             "message.max.bytes: raise it with -X message.max.bytes=N", source_partition, source_offset);
+      return Status::Invalid(
+          "record from source partition {} offset {} is larger than the client's "
+          "message.max.bytes: raise it with -X message.max.bytes=N",
+          source_partition, source_offset);
     }
     if (err == RD_KAFKA_RESP_ERR__UNKNOWN_PARTITION) {
       return Status::Invalid("topic '{}' has no partition {}", topic, partition);
@@ -552,11 +564,10 @@ Status KafkaProducer::Produce(const std::string& topic, int32_t partition, const
 Status KafkaProducer::ProduceRaw(const std::string& topic, int32_t partition, std::string_view key,
                                  std::string_view value) {
   while (true) {
-    rd_kafka_resp_err_t err = rd_kafka_producev(
-        rk_, RD_KAFKA_V_TOPIC(topic.c_str()), RD_KAFKA_V_PARTITION(partition),
-        RD_KAFKA_V_KEY(const_cast<char*>(key.data()), key.size()),
-        RD_KAFKA_V_VALUE(const_cast<char*>(value.data()), value.size()), RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
-        RD_KAFKA_V_END);
+    rd_kafka_resp_err_t err = rd_kafka_producev(rk_, RD_KAFKA_V_TOPIC(topic.c_str()), RD_KAFKA_V_PARTITION(partition),
+                                                RD_KAFKA_V_KEY(const_cast<char*>(key.data()), key.size()),
+                                                RD_KAFKA_V_VALUE(const_cast<char*>(value.data()), value.size()),
+                                                RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_END);
     if (err == RD_KAFKA_RESP_ERR_NO_ERROR) return Status::OK();
     if (err == RD_KAFKA_RESP_ERR__QUEUE_FULL) {
       rd_kafka_poll(rk_, 50);
@@ -609,9 +620,10 @@ Status KafkaProducer::TxnError(const char* what, void* error_ptr) {
                            brokers_, what, msg, rd_kafka_err2name(code));
   }
   if (retriable) {
-    return Status::IOError("Kafka transaction on '{}': {} still failing after {} s of retries: {} ({}): the "
-                           "transaction coordinator is unavailable", brokers_, what, kRetryBudgetMs / 1000, msg,
-                           rd_kafka_err2name(code));
+    return Status::IOError(
+        "Kafka transaction on '{}': {} still failing after {} s of retries: {} ({}): the "
+        "transaction coordinator is unavailable",
+        brokers_, what, kRetryBudgetMs / 1000, msg, rd_kafka_err2name(code));
   }
   if (code == RD_KAFKA_RESP_ERR__TRANSPORT || code == RD_KAFKA_RESP_ERR__TIMED_OUT) {
     return BrokerFailure(code, what);
@@ -654,10 +666,12 @@ Status KafkaProducer::TxnCall(const char* what, Fn&& fn, int timeout_ms) {
 }
 
 Status KafkaProducer::InitTransactions(int timeout_ms) {
-  return TxnCall("init transactions", [&](int ms) { return rd_kafka_init_transactions(rk_, ms); }, timeout_ms);
+  return TxnCall(
+      "init transactions", [&](int ms) { return rd_kafka_init_transactions(rk_, ms); }, timeout_ms);
 }
 Status KafkaProducer::BeginTransaction() {
-  return TxnCall("begin transaction", [&](int) { return rd_kafka_begin_transaction(rk_); }, 0);
+  return TxnCall(
+      "begin transaction", [&](int) { return rd_kafka_begin_transaction(rk_); }, 0);
 }
 Status KafkaProducer::CommitTransaction(int timeout_ms) {
   // Every record of the transaction must be proven written before the commit:
@@ -668,11 +682,13 @@ Status KafkaProducer::CommitTransaction(int timeout_ms) {
   if (!delivery.ok()) return delivery;
   if (!flushed.ok() && stop_.stopping()) return flushed;
   if (rd_kafka_outq_len(rk_) > 0) {
-    return Status::Aborted("records were still unacknowledged by '{}' after {} ms; the transaction is aborted and "
-                           "redone", brokers_, timeout_ms);
+    return Status::Aborted(
+        "records were still unacknowledged by '{}' after {} ms; the transaction is aborted and "
+        "redone",
+        brokers_, timeout_ms);
   }
-  Status st =
-      TxnCall("commit transaction", [&](int ms) { return rd_kafka_commit_transaction(rk_, ms); }, timeout_ms);
+  Status st = TxnCall(
+      "commit transaction", [&](int ms) { return rd_kafka_commit_transaction(rk_, ms); }, timeout_ms);
   if (!st.ok()) {
     // A failed delivery explains a failed commit better than the commit does.
     delivery = DeliveryStatus();
@@ -681,8 +697,8 @@ Status KafkaProducer::CommitTransaction(int timeout_ms) {
   return st;
 }
 Status KafkaProducer::AbortTransaction(int timeout_ms) {
-  RETURN_NOT_OK(
-      TxnCall("abort transaction", [&](int ms) { return rd_kafka_abort_transaction(rk_, ms); }, timeout_ms));
+  RETURN_NOT_OK(TxnCall(
+      "abort transaction", [&](int ms) { return rd_kafka_abort_transaction(rk_, ms); }, timeout_ms));
   // Serve the delivery reports of the purged records, then forget them: the
   // aborted transaction is redone from the last commit.
   for (int i = 0; i < 100 && rd_kafka_outq_len(rk_) > 0; ++i) rd_kafka_poll(rk_, 10);
@@ -758,8 +774,10 @@ Status ScanTopic(const KafkaConfig& config, const std::string& topic, int timeou
         break;
       }
       if (std::chrono::steady_clock::now() > deadline) {
-        status = Status::IOError("reading topic '{}' on '{}' made no progress for {} ms (an open transaction holds "
-                                 "it?)", topic, config.brokers, timeout_ms);
+        status = Status::IOError(
+            "reading topic '{}' on '{}' made no progress for {} ms (an open transaction holds "
+            "it?)",
+            topic, config.brokers, timeout_ms);
         break;
       }
       rd_kafka_message_t* m = rd_kafka_consumer_poll(rk, 200);

@@ -48,12 +48,9 @@ TEST(PlanCompactionGroups, PacksSmallFilesInOffsetOrderUpToTheTarget) {
 
 TEST(PlanCompactionGroups, BigFilesDeletesAndOverlapsBreakRuns) {
   std::vector<CompactionInput> files = {
-      File("a", 0, 9, 100),   File("b", 10, 19, 100),
-      File("big", 20, 29, 800),  // not small (>= 750): breaks the run
-      File("c", 30, 39, 100), File("d", 40, 49, 100),
-      File("del", 50, 59, 100),  // deletes attached
-      File("e", 60, 69, 100), File("f", 70, 79, 100),
-      File("g", 80, 95, 100),  // overlaps h
+      File("a", 0, 9, 100),   File("b", 10, 19, 100),   File("big", 20, 29, 800),  // not small (>= 750): breaks the run
+      File("c", 30, 39, 100), File("d", 40, 49, 100),   File("del", 50, 59, 100),  // deletes attached
+      File("e", 60, 69, 100), File("f", 70, 79, 100),   File("g", 80, 95, 100),    // overlaps h
       File("h", 90, 99, 100), File("i", 100, 109, 100), File("j", 110, 119, 100),
   };
   files[5].has_deletes = true;
@@ -74,8 +71,7 @@ TEST(PlanCompactionGroups, SingleFilesAndTablesWithoutBoundsAreLeft) {
 TEST(PlanCompactionGroups, AFileContainedInAnotherBreaksBoth) {
   std::vector<CompactionInput> files = {File("a", 0, 9, 100), File("wide", 10, 100, 100), File("in", 20, 30, 100),
                                         File("b", 101, 110, 100), File("c", 111, 120, 100)};
-  EXPECT_EQ(Paths(files, PlanCompactionGroups(files, kTarget)),
-            (std::vector<std::vector<std::string>>{{"b", "c"}}));
+  EXPECT_EQ(Paths(files, PlanCompactionGroups(files, kTarget)), (std::vector<std::vector<std::string>>{{"b", "c"}}));
 }
 
 iceberg::Snapshot Snap(int64_t id, std::optional<int64_t> parent, int64_t ts) {
@@ -89,7 +85,11 @@ iceberg::Snapshot Snap(int64_t id, std::optional<int64_t> parent, int64_t ts) {
 
 TEST(SnapshotsToExpire, KeepsCurrentRefHeadsAndTheNewestOnMain) {
   iceberg::TableMetadata md;
-  md.snapshots = {Snap(1, std::nullopt, 100), Snap(2, 1, 200), Snap(3, 2, 300), Snap(4, 3, 400), Snap(5, 4, 500),
+  md.snapshots = {Snap(1, std::nullopt, 100),
+                  Snap(2, 1, 200),
+                  Snap(3, 2, 300),
+                  Snap(4, 3, 400),
+                  Snap(5, 4, 500),
                   Snap(6, 2, 250)};  // 6: head of branch "b" off 2
   md.current_snapshot_id = 5;
   md.refs["main"] = {5, "branch"};
@@ -130,9 +130,9 @@ TEST(NormalizeLocation, SchemesAndSlashes) {
 
 TEST(FindOrphans, UnreferencedAndOldOnly) {
   std::vector<ListedFile> listed = {
-      {"file:///t/data/kept.parquet", 10, 100},     // referenced (written without the scheme)
-      {"file:///t/data/orphan.parquet", 10, 100},   // old, unreferenced: an orphan
-      {"file:///t/data/new.parquet", 10, 5000},     // unreferenced but inside the window
+      {"file:///t/data/kept.parquet", 10, 100},    // referenced (written without the scheme)
+      {"file:///t/data/orphan.parquet", 10, 100},  // old, unreferenced: an orphan
+      {"file:///t/data/new.parquet", 10, 5000},    // unreferenced but inside the window
       {"file:///t/metadata/00001-x.metadata.json", 1, 100},
   };
   std::set<std::string> referenced = {NormalizeLocation("/t/data/kept.parquet"),

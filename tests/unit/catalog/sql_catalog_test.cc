@@ -150,13 +150,23 @@ TEST_F(SqliteCatalogTest, CreateNamespaceOnlyWhenMissing) {
   EXPECT_EQ(Scalar("SELECT count(*) FROM iceberg_namespace_properties WHERE namespace = 'withtables'"), "0");
 }
 
-TEST_F(SqliteCatalogTest, NeverCreatesTheDatabaseAndReadsBesideAWriter) {
+TEST_F(SqliteCatalogTest, ReadsNeverCreateTheDatabaseWritesDoAndReadsBesideAWriter) {
   CatalogConfig c;
   c.type = "sql";
   c.uri = "sqlite:///" + (dir / "absent.db").string();
   auto cat = SqlCatalog::Make(c);
-  EXPECT_EQ(cat.status().code(), StatusCode::kNotFound);
+  ASSERT_TRUE(cat.ok()) << cat.status().ToString();
+  auto tables = (*cat)->ListTables();
+  EXPECT_EQ(tables.status().code(), StatusCode::kNotFound);
+  EXPECT_NE(tables.status().message().find("does not exist"), std::string::npos) << tables.status().ToString();
+  EXPECT_EQ((*cat)->LoadTable(TableIdentifier{{"ns"}, "t"}).status().code(), StatusCode::kNotFound);
   EXPECT_FALSE(fs::exists(dir / "absent.db"));
+  // The first write creates it, with the JDBC tables, as pyiceberg's SqlCatalog does.
+  ASSERT_TRUE((*cat)->CreateNamespace({"ns"}).ok());
+  EXPECT_TRUE(fs::exists(dir / "absent.db"));
+  auto after = (*cat)->ListTables();
+  ASSERT_TRUE(after.ok()) << after.status().ToString();
+  EXPECT_TRUE(after->empty());
   // Reading takes no write lock: it works while another connection holds one.
   Sql("CREATE TABLE iceberg_tables (catalog_name TEXT, table_namespace TEXT, table_name TEXT, "
       "metadata_location TEXT, previous_metadata_location TEXT, iceberg_type TEXT)");

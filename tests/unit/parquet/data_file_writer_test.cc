@@ -3,7 +3,8 @@
 // (check_data_file.py, run with $THAW_PYTHON), which also recomputes the
 // Iceberg metrics from the rows: the DataFile's counts, sizes, bounds and
 // split offsets must equal them. Row groups are cut by size.
-// Arrow first: its inline code uses its own RETURN_NOT_OK, which Thaw's status.h replaces.
+#include "thaw/parquet/data_file_writer.h"
+
 #include <arrow/api.h>
 #include <gtest/gtest.h>
 #include <openssl/evp.h>
@@ -17,7 +18,6 @@
 #include <string>
 #include <vector>
 
-#include "thaw/parquet/data_file_writer.h"
 #include "thaw/parquet/parquet_file.h"
 
 namespace thaw::parquet {
@@ -147,18 +147,32 @@ class DataFileWriterTest : public ::testing::Test {
 
 std::vector<Rec> RichRecords() {
   std::vector<Rec> recs;
-  recs.push_back({3, 100, 1700000000123, records::TimestampType::kCreateTime, "k1", "v1",
+  recs.push_back({3,
+                  100,
+                  1700000000123,
+                  records::TimestampType::kCreateTime,
+                  "k1",
+                  "v1",
                   {{"a", "1"}, {"a", std::nullopt}, {"b", ""}, {"a", "3"}}});
   recs.push_back({3, 101, 1700000000100, records::TimestampType::kCreateTime, std::nullopt, "no key", {}});
   recs.push_back({3, 102, 1700000000200, records::TimestampType::kCreateTime, "", std::nullopt, {}});  // tombstone
-  recs.push_back({3, 103, 1700000000050, records::TimestampType::kCreateTime, std::nullopt, std::nullopt,
+  recs.push_back({3,
+                  103,
+                  1700000000050,
+                  records::TimestampType::kCreateTime,
+                  std::nullopt,
+                  std::nullopt,
                   {{"only-null", std::nullopt}}});
   std::string big(10 << 20, '\0');
   for (size_t i = 0; i < big.size(); ++i) big[i] = static_cast<char>((i * 2654435761u) >> 13);
   recs.push_back({3, 105, 1700000000999, records::TimestampType::kLogAppendTime, "big", big, {{"h", "v"}}});
   for (int i = 0; i < 60; ++i) {
-    recs.push_back({3, 106 + 2 * i, 1700000001000 + i, records::TimestampType::kCreateTime,
-                    "key-" + std::to_string(i), std::string(20000 + i, static_cast<char>('a' + i % 26)),
+    recs.push_back({3,
+                    106 + 2 * i,
+                    1700000001000 + i,
+                    records::TimestampType::kCreateTime,
+                    "key-" + std::to_string(i),
+                    std::string(20000 + i, static_cast<char>('a' + i % 26)),
                     {{"seq", std::to_string(i)}}});
   }
   recs.push_back({3, 300, -1, records::TimestampType::kCreateTime, "no timestamp", "x", {}});
@@ -168,8 +182,8 @@ std::vector<Rec> RichRecords() {
 TEST(CanonicalSchemaTest, IdsTypesAndTopic) {
   auto s = Canonical(false);
   ASSERT_EQ(s.fields().size(), 7u);
-  const char* names[] = {"kafka_partition", "kafka_offset", "kafka_timestamp", "kafka_timestamp_type",
-                         "key", "value", "headers"};
+  const char* names[] = {"kafka_partition", "kafka_offset", "kafka_timestamp", "kafka_timestamp_type", "key",
+                         "value",           "headers"};
   for (int i = 0; i < 7; ++i) {
     EXPECT_EQ(s.fields()[i].id, i + 1);
     EXPECT_EQ(s.fields()[i].name, names[i]);
@@ -281,13 +295,18 @@ TEST_F(DataFileWriterTest, WritesCanonicalFileWithMetrics) {
   json py = PyArrowView(location);
   if (py.is_null()) GTEST_SKIP() << "THAW_PYTHON is not set";
   ASSERT_TRUE(py.contains("rows"));
-  EXPECT_EQ(py["field_ids"], (json{{"kafka_partition", 1}, {"kafka_offset", 2}, {"kafka_timestamp", 3},
-                                   {"kafka_timestamp_type", 4}, {"key", 5}, {"value", 6}, {"headers", 7},
-                                   {"headers.element", 8}, {"headers.element.key", 9},
+  EXPECT_EQ(py["field_ids"], (json{{"kafka_partition", 1},
+                                   {"kafka_offset", 2},
+                                   {"kafka_timestamp", 3},
+                                   {"kafka_timestamp_type", 4},
+                                   {"key", 5},
+                                   {"value", 6},
+                                   {"headers", 7},
+                                   {"headers.element", 8},
+                                   {"headers.element.key", 9},
                                    {"headers.element.value", 10}}));
   EXPECT_EQ(py["timestamp_type"], "timestamp[us, tz=UTC]");
-  EXPECT_NE(py["parquet_types"]["kafka_timestamp"].get<std::string>().find("isAdjustedToUTC=true"),
-            std::string::npos)
+  EXPECT_NE(py["parquet_types"]["kafka_timestamp"].get<std::string>().find("isAdjustedToUTC=true"), std::string::npos)
       << py["parquet_types"].dump();
   ASSERT_EQ(py["rows"].size(), recs.size());
   for (size_t i = 0; i < recs.size(); ++i) {

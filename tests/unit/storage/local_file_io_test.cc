@@ -120,10 +120,10 @@ TEST_F(LocalFileIOTest, ListIsRecursiveWithSizesAndTimes) {
       got[f.location] = f.size;
       auto mtime = fs::last_write_time(LocalFileIO::ToPath(f.location));
       auto sys = std::chrono::file_clock::to_sys(mtime);
-      EXPECT_NEAR(static_cast<double>(f.mtime_ms),
-                  static_cast<double>(
-                      std::chrono::duration_cast<std::chrono::milliseconds>(sys.time_since_epoch()).count()),
-                  1.0);
+      EXPECT_NEAR(
+          static_cast<double>(f.mtime_ms),
+          static_cast<double>(std::chrono::duration_cast<std::chrono::milliseconds>(sys.time_since_epoch()).count()),
+          1.0);
     }
     std::string base = prefix.back() == '/' ? prefix.substr(0, prefix.size() - 1) : prefix;
     std::map<std::string, int64_t> want{{base + "/a.json", 3}, {base + "/data/p=0/f.parquet", 1234}};
