@@ -28,7 +28,8 @@ deps-test:
 
 build: deps
 	@cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo $(CCACHE) >/dev/null
-	@ninja -C $(BUILD) -j$(JOBS) thaw thaw_unit_tests thaw_batch_tool thaw_rest_tool thaw_storage_tool
+	@ninja -C $(BUILD) -j$(JOBS) thaw thaw_unit_tests thaw_batch_tool thaw_rest_tool thaw_storage_tool \
+	  thaw_kafka_source_tool
 
 # The binary plus the Arrow libraries it loads (relative rpath): runs without
 # this build tree or the venv. `make install PREFIX=$$HOME/.local`
