@@ -34,6 +34,8 @@
 #   ARCHIVE_BENCH_PHASES    throughput,freshness (default both)
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
+# shellcheck source=bench/lib.sh
+source "$root/bench/lib.sh"
 py="$root/.deps/venv/bin/python"
 thaw="$root/build/bin/thaw"
 
@@ -49,15 +51,7 @@ cleanup() {
 trap cleanup EXIT
 echo "[archive-bench] starting a broker in $kdir"
 load_before="$(cut -d' ' -f1 /proc/loadavg)"
-for attempt in 1 2 3; do  # kafka.sh start fails now and then (see replay_bench.sh)
-  if THAW_KAFKA_OWNER_PID=$$ THAW_KAFKA_EXTRA_CONFIG="log.segment.delete.delay.ms=1000" \
-       "$root/scripts/kafka.sh" start "$kdir" >"$tmp/start.out"; then
-    break
-  fi
-  [[ -f "$kdir/.thaw-kafka" ]] && "$root/scripts/kafka.sh" stop "$kdir"
-  ((attempt < 3)) || exit 1
-  echo "[archive-bench] broker start failed; retrying" >&2
-done
+bench_start_broker archive-bench "$kdir" "$tmp/start.out" "log.segment.delete.delay.ms=1000" || exit 1
 bootstrap="$(sed -n 's/^BOOTSTRAP=//p' "$tmp/start.out")"
 
 "$py" "$root/bench/archive_bench.py" --thaw "$thaw" --bootstrap "$bootstrap" --work "$work" \

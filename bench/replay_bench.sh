@@ -67,6 +67,8 @@
 #     and after the run is printed with the results.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
+# shellcheck source=bench/lib.sh
+source "$root/bench/lib.sh"
 py="$root/.deps/venv/bin/python"
 wh="$root/bench/.work/wh"
 thaw="$root/build/bin/thaw"
@@ -89,17 +91,7 @@ cleanup() {
 trap cleanup EXIT
 echo "[replay-bench] starting a broker in $kdir"
 load_before="$(cut -d' ' -f1 /proc/loadavg)"
-# Up to 3 attempts: `kafka.sh start` fails now and then for reasons unrelated
-# to the benchmark (e.g. a random cluster id beginning with '-', ~1 in 64).
-for attempt in 1 2 3; do
-  if THAW_KAFKA_OWNER_PID=$$ THAW_KAFKA_EXTRA_CONFIG="log.segment.delete.delay.ms=1000" \
-       "$root/scripts/kafka.sh" start "$kdir" >"$tmp/start.out"; then
-    break
-  fi
-  [[ -f "$kdir/.thaw-kafka" ]] && "$root/scripts/kafka.sh" stop "$kdir"
-  ((attempt < 3)) || exit 1
-  echo "[replay-bench] broker start failed; retrying" >&2
-done
+bench_start_broker replay-bench "$kdir" "$tmp/start.out" "log.segment.delete.delay.ms=1000" || exit 1
 bootstrap="$(sed -n 's/^BOOTSTRAP=//p' "$tmp/start.out")"
 
 # Topic admin through librdkafka's admin API (seconds faster than a JVM tool

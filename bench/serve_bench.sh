@@ -49,6 +49,8 @@
 #     printed.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
+# shellcheck source=bench/lib.sh
+source "$root/bench/lib.sh"
 py="$root/.deps/venv/bin/python"
 bin="$root/build/bin"
 thaw="$bin/thaw"
@@ -99,12 +101,7 @@ measure() {
 # ---------------------------------------------------------------------------
 # (b) the broker
 echo "[serve-bench] starting a broker in $kdir"
-for attempt in 1 2 3; do
-  if THAW_KAFKA_OWNER_PID=$$ "$root/scripts/kafka.sh" start "$kdir" >"$tmp/start.out"; then break; fi
-  [[ -f "$kdir/.thaw-kafka" ]] && "$root/scripts/kafka.sh" stop "$kdir"
-  ((attempt < 3)) || exit 1
-  echo "[serve-bench] broker start failed; retrying" >&2
-done
+bench_start_broker serve-bench "$kdir" "$tmp/start.out" || exit 1
 bootstrap="$(sed -n 's/^BOOTSTRAP=//p' "$tmp/start.out")"
 kpid="$(sed -n 's/^KAFKA_PID=//p' "$tmp/start.out")"
 "$py" - "$bootstrap" <<'PY'
