@@ -13,6 +13,7 @@
 
 #include "thaw/archive/archiver.h"
 #include "thaw/cli/kafka_args.h"
+#include "thaw/cli/stop_signal.h"
 #include "thaw/cli/table_args.h"
 #include "thaw/common/log.h"
 #include "thaw/common/units.h"
@@ -21,13 +22,7 @@ namespace thaw::cli {
 
 namespace {
 
-std::atomic<bool> g_stop{false};
-// The first signal asks for a clean stop (commit what is buffered); a second
-// one ends the process at once (exit 130): a commit in flight is then left
-// to the table's rules -- its files are kept, a rerun resumes from the table.
-extern "C" void ThawArchiveOnSignal(int) {
-  if (g_stop.exchange(true)) _exit(130);
-}
+std::atomic<bool>& g_stop = StopFlag();
 
 struct ArchiveArgs {
   CatalogArgs catalog;
@@ -120,8 +115,10 @@ Status RunArchiveCommand(const ArchiveArgs& a, const replay::KafkaConfig& kafka)
 
   ASSIGN_OR_RAISE(auto config, a.catalog.Resolve());
   ASSIGN_OR_RAISE(auto cat, catalog::OpenCatalog(config));
-  std::signal(SIGINT, ThawArchiveOnSignal);
-  std::signal(SIGTERM, ThawArchiveOnSignal);
+  // The first signal asks for a clean stop (commit what is buffered); a second
+  // one ends the process at once (exit 130): a commit in flight is then left
+  // to the table's rules -- its files are kept, a rerun resumes from the table.
+  CatchStopSignals(/*second_exits=*/true);
   auto result = archive::RunArchive(*cat, o);
   if (tty) std::fprintf(stderr, "\r\033[K");
   ASSIGN_OR_RAISE(auto sum, std::move(result));

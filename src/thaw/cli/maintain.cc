@@ -14,6 +14,7 @@
 
 #include "thaw/archive/maintain.h"
 #include "thaw/catalog/catalog_config.h"
+#include "thaw/cli/stop_signal.h"
 #include "thaw/cli/table_args.h"
 #include "thaw/common/log.h"
 #include "thaw/common/units.h"
@@ -22,8 +23,7 @@ namespace thaw::cli {
 
 namespace {
 
-std::atomic<bool> g_stop{false};
-extern "C" void OnMaintainSignal(int) { g_stop.store(true); }
+std::atomic<bool>& g_stop = StopFlag();
 
 struct MaintainArgs {
   CatalogArgs catalog;
@@ -72,8 +72,7 @@ Status RunMaintainCommand(const MaintainArgs& a) {
   ASSIGN_OR_RAISE(auto options, ToOptions(a));
   ASSIGN_OR_RAISE(auto config, a.catalog.Resolve());
   ASSIGN_OR_RAISE(auto cat, catalog::OpenCatalog(config));
-  std::signal(SIGINT, OnMaintainSignal);
-  std::signal(SIGTERM, OnMaintainSignal);
+  CatchStopSignals(/*second_exits=*/false);
   const auto started = std::chrono::steady_clock::now();
   ASSIGN_OR_RAISE(auto s, archive::RunMaintain(*cat, options));
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();

@@ -8,10 +8,10 @@
 #include <csignal>
 #include <cstdio>
 #include <fstream>
-
 #include <nlohmann/json.hpp>
 
 #include "thaw/cli/kafka_args.h"
+#include "thaw/cli/stop_signal.h"
 #include "thaw/cli/table_args.h"
 #include "thaw/common/log.h"
 #include "thaw/common/time_parse.h"
@@ -23,8 +23,7 @@ namespace thaw::cli {
 
 namespace {
 
-std::atomic<bool> g_stop{false};
-extern "C" void OnSignal(int) { g_stop.store(true); }
+std::atomic<bool>& g_stop = StopFlag();
 
 struct ReplayArgs {
   TableArgs table;
@@ -100,7 +99,8 @@ nlohmann::ordered_json VerifyJson(const replay::VerifyResult& v) {
   j["duplicates"] = v.duplicates;
   j["out_of_order"] = v.out_of_order;
   j["unexpected"] = v.unexpected;
-  j["first_problem"] = v.first_problem.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(v.first_problem);
+  j["first_problem"] =
+      v.first_problem.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(v.first_problem);
   return j;
 }
 
@@ -110,16 +110,19 @@ void PrintVerify(const replay::VerifyResult& v, const std::string& topic) {
                 static_cast<long long>(v.records), static_cast<long long>(v.partitions), topic.c_str(),
                 v.against_table ? " (checked against the table)" : " (order and duplicates; no table given)");
   } else {
-    std::printf("verify: FAILED for topic %s: %lld missing, %lld duplicates, %lld out of order, %lld unexpected; "
-                "first: %s\n", topic.c_str(), static_cast<long long>(v.missing), static_cast<long long>(v.duplicates),
-                static_cast<long long>(v.out_of_order), static_cast<long long>(v.unexpected), v.first_problem.c_str());
+    std::printf(
+        "verify: FAILED for topic %s: %lld missing, %lld duplicates, %lld out of order, %lld unexpected; "
+        "first: %s\n",
+        topic.c_str(), static_cast<long long>(v.missing), static_cast<long long>(v.duplicates),
+        static_cast<long long>(v.out_of_order), static_cast<long long>(v.unexpected), v.first_problem.c_str());
   }
 }
 
 Status VerifyFailed(const replay::VerifyResult& v, const std::string& topic) {
-  return Status::IOError("verify: topic '{}' does not hold the job's records exactly once and in order ({} missing, "
-                         "{} duplicates, {} out of order, {} unexpected; first: {})", topic, v.missing, v.duplicates,
-                         v.out_of_order, v.unexpected, v.first_problem);
+  return Status::IOError(
+      "verify: topic '{}' does not hold the job's records exactly once and in order ({} missing, "
+      "{} duplicates, {} out of order, {} unexpected; first: {})",
+      topic, v.missing, v.duplicates, v.out_of_order, v.unexpected, v.first_problem);
 }
 
 // The progress bar on a terminal. The total is the records the range
@@ -163,7 +166,8 @@ void PrintProgressLine(const replay::Progress& p) {
 Status RunReplayCommand(const ReplayArgs& a) {
   thaw::log::Init("replay", a.verbose);
   if (a.brokers.empty()) return Status::Invalid("--brokers HOST:PORT is required");
-  if (a.topic.empty() && !a.status && !(a.verify && !a.job.empty())) return Status::Invalid("--topic TARGET is required");
+  if (a.topic.empty() && !a.status && !(a.verify && !a.job.empty()))
+    return Status::Invalid("--topic TARGET is required");
   replay::ReplayOptions o;
   o.kafka.brokers = a.brokers;
   o.kafka.stop = &g_stop;
@@ -177,7 +181,8 @@ Status RunReplayCommand(const ReplayArgs& a) {
     // Without the table: order, duplicates and the checkpoint's count.
     if (a.job.empty()) return Status::Invalid("--verify without --table needs --job NAME (or give the table)");
     ASSIGN_OR_RAISE(auto cp, replay::LoadCheckpoint(o.kafka, o.checkpoint_topic, a.job, o.timeout_ms));
-    if (!cp) return Status::NotFound("job '{}' has no checkpoint in topic '{}' on '{}'", a.job, o.checkpoint_topic, a.brokers);
+    if (!cp)
+      return Status::NotFound("job '{}' has no checkpoint in topic '{}' on '{}'", a.job, o.checkpoint_topic, a.brokers);
     if (!cp->complete) {
       return Status::Invalid("job '{}' is not complete (state in progress): rerun it, then verify", a.job);
     }
@@ -193,34 +198,45 @@ Status RunReplayCommand(const ReplayArgs& a) {
   if (a.status) {
     if (a.job.empty()) return Status::Invalid("--status needs --job NAME");
     ASSIGN_OR_RAISE(auto cp, replay::LoadCheckpoint(o.kafka, o.checkpoint_topic, a.job, o.timeout_ms));
-    if (!cp) return Status::NotFound("job '{}' has no checkpoint in topic '{}' on '{}'", a.job, o.checkpoint_topic, a.brokers);
+    if (!cp)
+      return Status::NotFound("job '{}' has no checkpoint in topic '{}' on '{}'", a.job, o.checkpoint_topic, a.brokers);
     if (a.json) {
       std::printf("%s\n", cp->ToJson().c_str());
     } else {
-      std::printf("job        %s\ntable      %s\ntopic      %s\nsnapshot   %lld\nrange      %s\nrecords    %lld\nstate      %s\n",
-                  cp->job.c_str(), cp->table.c_str(), cp->topic.c_str(), static_cast<long long>(cp->snapshot_id),
-                  cp->range.empty() ? "all" : cp->range.c_str(), static_cast<long long>(cp->records),
-                  cp->complete ? "complete" : "in progress");
-      for (const auto& [p, off] : cp->next_offsets) std::printf("  partition %d next offset %lld\n", p, static_cast<long long>(off));
+      std::printf(
+          "job        %s\ntable      %s\ntopic      %s\nsnapshot   %lld\nrange      %s\nrecords    %lld\nstate      "
+          "%s\n",
+          cp->job.c_str(), cp->table.c_str(), cp->topic.c_str(), static_cast<long long>(cp->snapshot_id),
+          cp->range.empty() ? "all" : cp->range.c_str(), static_cast<long long>(cp->records),
+          cp->complete ? "complete" : "in progress");
+      for (const auto& [p, off] : cp->next_offsets)
+        std::printf("  partition %d next offset %lld\n", p, static_cast<long long>(off));
     }
     return Status::OK();
   }
   if (a.parallelism < 1 || a.parallelism > 64) return Status::Invalid("--parallelism must be between 1 and 64");
   if (a.poll_interval <= 0) return Status::Invalid("--poll-interval must be positive");
   if (a.follow && !a.table.metadata.empty()) {
-    return Status::Invalid("--follow with --metadata: a metadata file never changes, so there is nothing to follow; "
-                           "give the table's catalog (--catalog URI --table NAME) to follow its new snapshots");
+    return Status::Invalid(
+        "--follow with --metadata: a metadata file never changes, so there is nothing to follow; "
+        "give the table's catalog (--catalog URI --table NAME) to follow its new snapshots");
   }
   if (a.follow && (!a.table.snapshot_id.empty() || !a.table.as_of.empty())) {
-    return Status::Invalid("--follow follows a branch, but --snapshot/--as-of pin one snapshot: drop them to follow "
-                           "main, or give --ref BRANCH");
+    return Status::Invalid(
+        "--follow follows a branch, but --snapshot/--as-of pin one snapshot: drop them to follow "
+        "main, or give --ref BRANCH");
   }
   o.topic = a.topic;
-  if (a.partitioner == "same") o.partitioner = replay::Partitioner::kSame;
-  else if (a.partitioner == "key") o.partitioner = replay::Partitioner::kKey;
-  else if (a.partitioner == "random") o.partitioner = replay::Partitioner::kRandom;
-  else return Status::Invalid("--partitioner '{}': use same, key or random", a.partitioner);
-  if (a.link_headers != "on" && a.link_headers != "off") return Status::Invalid("--link-headers '{}': use on or off", a.link_headers);
+  if (a.partitioner == "same")
+    o.partitioner = replay::Partitioner::kSame;
+  else if (a.partitioner == "key")
+    o.partitioner = replay::Partitioner::kKey;
+  else if (a.partitioner == "random")
+    o.partitioner = replay::Partitioner::kRandom;
+  else
+    return Status::Invalid("--partitioner '{}': use same, key or random", a.partitioner);
+  if (a.link_headers != "on" && a.link_headers != "off")
+    return Status::Invalid("--link-headers '{}': use on or off", a.link_headers);
   o.link_headers = a.link_headers == "on";
   o.create_topic = a.create_topic;
   o.target_partitions = a.target_partitions;
@@ -242,35 +258,51 @@ Status RunReplayCommand(const ReplayArgs& a) {
     o.topic_configs[c.substr(0, eq)] = c.substr(eq + 1);
   }
   if (!o.topic_configs.empty() && !a.create_topic) {
-    return Status::Invalid("--topic-config applies to a topic made by --create-topic; change an existing topic's "
-                           "configs with kafka-configs --alter");
+    return Status::Invalid(
+        "--topic-config applies to a topic made by --create-topic; change an existing topic's "
+        "configs with kafka-configs --alter");
   }
   o.force = a.force;
-  if (a.timestamps == "original") o.timestamps = replay::TimestampMode::kOriginal;
-  else if (a.timestamps == "now") o.timestamps = replay::TimestampMode::kNow;
-  else return Status::Invalid("--timestamps '{}': use original or now", a.timestamps);
+  if (a.timestamps == "original")
+    o.timestamps = replay::TimestampMode::kOriginal;
+  else if (a.timestamps == "now")
+    o.timestamps = replay::TimestampMode::kNow;
+  else
+    return Status::Invalid("--timestamps '{}': use original or now", a.timestamps);
   o.verify = a.verify;
   if (a.verify && a.follow) return Status::Invalid("--verify checks a finished job; a --follow job never finishes");
-  if (a.verify && a.link_headers == "off") return Status::Invalid("--verify needs the link headers (--link-headers on)");
+  if (a.verify && a.link_headers == "off")
+    return Status::Invalid("--verify needs the link headers (--link-headers on)");
   RETURN_NOT_OK(a.table.Apply(&o.read));
   if (!a.partitions.empty()) {
     ASSIGN_OR_RAISE(auto ps, ParsePartitions(a.partitions));
     o.read.partitions = ps;
     o.asked_partitions = ps;
   }
-  if (!a.from_offset.empty() && !a.from_time.empty()) return Status::Invalid("give --from-offset or --from-time, not both");
+  if (!a.from_offset.empty() && !a.from_time.empty())
+    return Status::Invalid("give --from-offset or --from-time, not both");
   if (!a.to_offset.empty() && !a.to_time.empty()) return Status::Invalid("give --to-offset or --to-time, not both");
-  if (!a.from_offset.empty()) { ASSIGN_OR_RAISE(o.read.from_offset, ParseOffset(a.from_offset, "--from-offset")); }
-  if (!a.to_offset.empty()) { ASSIGN_OR_RAISE(o.read.to_offset, ParseOffset(a.to_offset, "--to-offset")); }
-  if (!a.from_time.empty()) { ASSIGN_OR_RAISE(o.read.from_time_ms, ParseTimeMs(a.from_time, "--from-time")); }
-  if (!a.to_time.empty()) { ASSIGN_OR_RAISE(o.read.to_time_ms, ParseTimeMs(a.to_time, "--to-time")); }
+  if (!a.from_offset.empty()) {
+    ASSIGN_OR_RAISE(o.read.from_offset, ParseOffset(a.from_offset, "--from-offset"));
+  }
+  if (!a.to_offset.empty()) {
+    ASSIGN_OR_RAISE(o.read.to_offset, ParseOffset(a.to_offset, "--to-offset"));
+  }
+  if (!a.from_time.empty()) {
+    ASSIGN_OR_RAISE(o.read.from_time_ms, ParseTimeMs(a.from_time, "--from-time"));
+  }
+  if (!a.to_time.empty()) {
+    ASSIGN_OR_RAISE(o.read.to_time_ms, ParseTimeMs(a.to_time, "--to-time"));
+  }
   if (o.read.from_offset && o.read.to_offset && *o.read.from_offset > *o.read.to_offset) {
     return Status::Invalid("--from-offset {} is after --to-offset {} (the range is from-offset <= offset < to-offset)",
                            *o.read.from_offset, *o.read.to_offset);
   }
   if (o.read.from_time_ms && o.read.to_time_ms && *o.read.from_time_ms > *o.read.to_time_ms) {
-    return Status::Invalid("--from-time {} ({} ms) is after --to-time {} ({} ms) (the range is from-time <= "
-                           "timestamp < to-time)", a.from_time, *o.read.from_time_ms, a.to_time, *o.read.to_time_ms);
+    return Status::Invalid(
+        "--from-time {} ({} ms) is after --to-time {} ({} ms) (the range is from-time <= "
+        "timestamp < to-time)",
+        a.from_time, *o.read.from_time_ms, a.to_time, *o.read.to_time_ms);
   }
   o.range_given = !a.partitions.empty() || !a.from_offset.empty() || !a.to_offset.empty() || !a.from_time.empty() ||
                   !a.to_time.empty();
@@ -289,8 +321,7 @@ Status RunReplayCommand(const ReplayArgs& a) {
     std::fprintf(stderr, "thaw replay: %s%s\n", msg.rfind("warning", 0) == 0 ? "" : "note: ", msg.c_str());
   };
 
-  std::signal(SIGINT, OnSignal);
-  std::signal(SIGTERM, OnSignal);
+  CatchStopSignals(/*second_exits=*/false);
   ASSIGN_OR_RAISE(auto table, a.table.Load());
   if (a.follow && !a.table.ref.empty()) {
     auto ref = table->metadata.refs.find(a.table.ref);
@@ -359,9 +390,10 @@ Status RunReplayCommand(const ReplayArgs& a) {
                   sum.seconds > 0 ? sum.bytes / sum.seconds / 1e6 : 0.0, sum.resumed ? " (resumed job)" : "",
                   sum.excluded ? fmt::format(", {} excluded", sum.excluded).c_str() : "");
       if (sum.duplicate_offsets > 0) {
-        std::printf("%lld duplicate offsets in the table (%lld with differing contents); one copy of each was "
-                    "replayed (docs/replay.md)\n", static_cast<long long>(sum.duplicate_offsets),
-                    static_cast<long long>(sum.duplicates_differing));
+        std::printf(
+            "%lld duplicate offsets in the table (%lld with differing contents); one copy of each was "
+            "replayed (docs/replay.md)\n",
+            static_cast<long long>(sum.duplicate_offsets), static_cast<long long>(sum.duplicates_differing));
       }
       if (g_stop.load()) std::printf("stopped by signal; the job can be resumed with the same command\n");
     }
@@ -375,7 +407,8 @@ Status RunReplayCommand(const ReplayArgs& a) {
 
 void RegisterReplay(CLI::App* app, int* exit_code) {
   auto a = std::make_shared<ReplayArgs>();
-  CLI::App* cmd = app->add_subcommand("replay", "Produce a table's records into a Kafka topic, in order, linked, resumable");
+  CLI::App* cmd =
+      app->add_subcommand("replay", "Produce a table's records into a Kafka topic, in order, linked, resumable");
   a->table.Register(cmd);
   a->kafka.Register(cmd);
   cmd->add_option("--topic", a->topic, "Target topic");
