@@ -51,6 +51,13 @@ def archive(thaw, kafka, uri, table, topic, *extra, timeout=180):
                 "--quiet", *extra, timeout=timeout)
 
 
+def start_follow(thaw, kafka, uri, table, topic, wh, *extra):
+    """`thaw archive --create --follow` in the background (stdout and stderr piped)."""
+    return subprocess.Popen([str(thaw.binary), "archive", "--brokers", kafka.bootstrap, "--topic", topic, "--catalog",
+                             uri, "--table", table, "--create", "--warehouse", wh, "--follow", *extra],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+
+
 def inspect_records(thaw, uri, table):
     p = thaw.ok("inspect", "--catalog", uri, "--table", table, "--records", "--format", "json")
     out = []
@@ -200,9 +207,7 @@ def test_sigint_during_follow_commits_buffered_records_and_exits_0(thaw, kafka, 
     kafka.create_topic(topic, 3)
     produce(kafka, topic, 20)
     uri = fixtures.catalog_uri(wh)
-    proc = subprocess.Popen([str(thaw.binary), "archive", "--brokers", kafka.bootstrap, "--topic", topic, "--catalog",
-                             uri, "--table", "ns.follow", "--create", "--warehouse", wh, "--follow",
-                             "--commit-interval", "1h", "--json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc = start_follow(thaw, kafka, uri, "ns.follow", topic, wh, "--commit-interval", "1h", "--json")
     try:
         lines, th = wait_for_line(proc.stderr, "archiving topic")
         produce(kafka, topic, 10, start=20)
@@ -224,9 +229,7 @@ def test_follow_commits_at_each_interval(thaw, kafka, wh):
     topic = topic_name()
     kafka.create_topic(topic, 3)
     uri = fixtures.catalog_uri(wh)
-    proc = subprocess.Popen([str(thaw.binary), "archive", "--brokers", kafka.bootstrap, "--topic", topic, "--catalog",
-                             uri, "--table", "ns.live", "--create", "--warehouse", wh, "--follow",
-                             "--commit-interval", "500ms", "--json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc = start_follow(thaw, kafka, uri, "ns.live", topic, wh, "--commit-interval", "500ms", "--json")
     try:
         lines, th = wait_for_line(proc.stderr, "archiving topic")
         for round in range(3):
@@ -565,9 +568,7 @@ def test_commit_conflict_with_another_writer_is_reapplied(thaw, kafka, wh):
     kafka.create_topic(topic, 3)
     produce(kafka, topic, 5)
     uri = fixtures.catalog_uri(wh)
-    proc = subprocess.Popen([str(thaw.binary), "archive", "--brokers", kafka.bootstrap, "--topic", topic, "--catalog",
-                             uri, "--table", "ns.conflict", "--create", "--warehouse", wh, "--follow",
-                             "--commit-interval", "300ms", "--json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc = start_follow(thaw, kafka, uri, "ns.conflict", topic, wh, "--commit-interval", "300ms", "--json")
 
     def wait_total(n):
         deadline = time.monotonic() + 30
@@ -620,10 +621,8 @@ def test_follow_from_latest_commits_its_start_before_any_record(thaw, kafka, wh)
     kafka.create_topic(topic, 3)
     produce(kafka, topic, 4)
     uri = fixtures.catalog_uri(wh)
-    proc = subprocess.Popen([str(thaw.binary), "archive", "--brokers", kafka.bootstrap, "--topic", topic, "--catalog",
-                             uri, "--table", "ns.start", "--create", "--warehouse", wh, "--follow", "--from-offset",
-                             "latest", "--commit-interval", "500ms", "--quiet"], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE)
+    proc = start_follow(thaw, kafka, uri, "ns.start", topic, wh, "--from-offset", "latest", "--commit-interval", "500ms",
+                        "--quiet")
     try:
         deadline = time.monotonic() + 30
         while True:
