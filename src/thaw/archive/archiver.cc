@@ -258,13 +258,9 @@ class Archiver {
         return Status::Invalid("table '{}': the row layout's column 12 'value' (a struct) is missing (docs/layouts.md)",
                                name);
       }
-      const std::string format = md.Property(kValueFormatKey, "json");
-      if (format != "json") {
-        return Status::Unsupported(
-            "table '{}' holds {} values ({}={}): archive writes JSON row tables only so far", name, format,
-            kValueFormatKey, format);
-      }
       value_type_ = value->type;
+      auto codec = MakeValueCodec(md.Property(kValueFormatKey, "json"), value_type_, md.properties);
+      if (!codec.ok()) return codec.status().WithContext(fmt::format("table '{}'", name));
     }
     ASSIGN_OR_RAISE(auto canonical,
                     iceberg::Schema::FromJson(nlohmann::json::parse(
@@ -422,7 +418,8 @@ class Archiver {
     schema_ = md.current_schema();
     io_ = table_->io;
     if (o_.layout == Layout::kRow) {
-      ASSIGN_OR_RAISE(auto codec, MakeJsonValueCodec(value_type_));
+      ASSIGN_OR_RAISE(auto codec, MakeValueCodec(table_->metadata.Property(kValueFormatKey, "json"), value_type_,
+                                                  table_->metadata.properties));
       ASSIGN_OR_RAISE(row_decoder_, RowValueDecoder::Make(std::move(codec)));
     }
     size_t partitions = 0;

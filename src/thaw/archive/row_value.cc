@@ -259,6 +259,12 @@ Result<std::unique_ptr<ValueCodec>> MakeJsonValueCodec(iceberg::TypePtr value_ty
   return std::unique_ptr<ValueCodec>(std::move(c));
 }
 
+Result<std::unique_ptr<ValueCodec>> MakeValueCodec(const std::string& format, iceberg::TypePtr value_type,
+                                                   const std::map<std::string, std::string>& properties) {
+  if (format == "json") return MakeJsonValueCodec(std::move(value_type));
+  return Status::Unsupported("{}={}: archive writes row tables of JSON values only so far", kValueFormatKey, format);
+}
+
 Result<iceberg::TypePtr> InferJsonValueType(const std::vector<std::string_view>& samples) {
   Shape top;
   top.kind = Shape::kObject;

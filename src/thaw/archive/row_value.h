@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -73,6 +74,13 @@ class ValueCodec {
 // re-encoded by the reader's JsonRowBuilder (records/json_row.h, unwrap).
 // Fails when the type holds a type the JSON decoder cannot fill.
 Result<std::unique_ptr<ValueCodec>> MakeJsonValueCodec(iceberg::TypePtr value_type);
+
+// The codec of a row table's value format (its thaw.row.value-format
+// property; `properties` are the table's, e.g. thaw.row.avro-schema):
+// "json" -> MakeJsonValueCodec; other formats are Unsupported until their
+// codec is registered here (Avro: records/avro_value.h).
+Result<std::unique_ptr<ValueCodec>> MakeValueCodec(const std::string& format, iceberg::TypePtr value_type,
+                                                   const std::map<std::string, std::string>& properties);
 
 // Infers the value struct from sample values (docs/layouts.md "thaw-row"):
 // the JSON objects among them (other values are ignored); their keys in
