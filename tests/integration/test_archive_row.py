@@ -8,7 +8,8 @@ second run that appends records with a field the table does not have --
     `value_raw` only where the struct does not give the original bytes back;
 (b) `thaw replay` into a new topic equals the original byte for byte, keys,
     headers, timestamps and (in the link headers) offsets included, and
-    `thaw inspect` reads every record as a read_committed consumer does.
+    `thaw inspect` and a consumer of `thaw serve` read every record as a
+    read_committed consumer of the topic does, offsets included.
 """
 
 from __future__ import annotations
@@ -20,6 +21,8 @@ import pytest
 import archive_topics
 import iceberg_readers as readers
 from archive_cli import archive_args, new_catalog
+from kafka_broker import KafkaBroker
+from serve_harness import Topic, thaw_serve  # noqa: F401  (fixture)
 
 EXACT = [
     (0, b"k1", b'{"id":1,"name":"a","score":1.5,"tags":["x","y"],"addr":{"city":"Paris","zip":75001},"ok":true}',
@@ -155,6 +158,13 @@ def test_inspect_and_replay_equal_the_original_byte_for_byte(kafka, thaw, row_ar
         g = by_source[(w["partition"], w["offset"])]
         for f in ("partition", "key", "value", "headers", "timestamp", "timestamp_type"):
             assert g[f] == w[f], f"partition {w['partition']} offset {w['offset']}: {f} {g[f]!r} != {w[f]!r}"
+
+
+def test_serve_equals_the_original_offset_for_offset(row_archived, thaw_serve):  # noqa: F811
+    uri, table, topic, want = row_archived
+    with thaw_serve(uri, [Topic(topic, table, "thaw")], topic_args=True) as (bootstrap, _proc):
+        got = KafkaBroker(bootstrap).consume_all(topic, settle=0)
+    readers.assert_same_records(got, want, f"a consumer of `thaw serve` ({topic}={table}, row layout)")
 
 
 def test_layout_mismatch_is_refused(kafka, thaw, row_archived):
