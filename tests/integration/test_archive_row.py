@@ -15,12 +15,14 @@ second run that appends records with a field the table does not have --
 from __future__ import annotations
 
 import json
+import signal
+import time
 
 import pytest
 
 import archive_topics
 import iceberg_readers as readers
-from archive_cli import archive_args, new_catalog
+from archive_cli import archive_args, metadata_location, new_catalog, start_archive
 from kafka_broker import KafkaBroker
 from serve_harness import Topic, thaw_serve  # noqa: F401  (fixture)
 
@@ -172,3 +174,23 @@ def test_layout_mismatch_is_refused(kafka, thaw, row_archived):
     p = thaw(*archive_args(kafka, uri, table, topic), timeout=60)
     assert p.returncode != 0
     assert "--layout row" in p.stderr.decode(errors="replace"), p.stderr
+
+
+def test_sigint_before_any_value_exits_0_and_creates_nothing(kafka, thaw_bin, tmp_path):
+    uri = new_catalog(str(tmp_path / "wh"))
+    topic = archive_topics.topic_name("rowempty")
+    kafka.create_topic(topic, 1)
+    err = tmp_path / "archive.stderr"
+    proc = start_archive(thaw_bin, archive_args(kafka, uri, "ns.empty", topic, "--layout", "row", "--follow",
+                                                "--json"), err)
+    try:
+        time.sleep(1)  # waiting for the first values to infer the value columns from
+        assert proc.poll() is None, err.read_text()
+        proc.send_signal(signal.SIGINT)
+        out, _ = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 0, err.read_text()
+    assert json.loads(out)["interrupted"] is True
+    assert metadata_location(uri, "ns.empty") is None, "no value columns known: no table yet"

@@ -175,6 +175,11 @@ class Archiver {
       iceberg::TypePtr value_type;
       if (o_.layout == Layout::kRow) {
         ASSIGN_OR_RAISE(value_type, InferValueType());
+        if (!value_type) {  // stopped (SIGINT/SIGTERM) before any value came: nothing to create
+          summary_.interrupted = true;
+          summary_.seconds = std::chrono::duration<double>(Clock::now() - start_).count();
+          return summary_;
+        }
       }
       RETURN_NOT_OK(CreateTable(value_type));
     }
@@ -346,7 +351,8 @@ class Archiver {
   // The row layout's value type for a new table, from the first records
   // (up to kInferenceRecords values, the buffer limit, the end of the topics
   // without --follow, or a commit interval once one value is there). The
-  // records polled stay in pending_ and are archived first.
+  // records polled stay in pending_ and are archived first. Null when a
+  // stop came before any value.
   Result<iceberg::TypePtr> InferValueType() {
     std::vector<std::string_view> samples;
     int64_t pending_bytes = 0;
@@ -370,6 +376,7 @@ class Archiver {
         if (!polled.ok()) return polled;
       }
     }
+    if (samples.empty() && o_.stop && o_.stop->load()) return iceberg::TypePtr();
     auto type = InferJsonValueType(samples);
     if (!type.ok()) {
       return Status(type.status().code(),
