@@ -151,7 +151,9 @@ Status CheckJsonType(const Type& t, const std::string& where) {
       return Status::OK();
     case TypeId::kStruct:
       if (t.fields.empty()) return Status::Invalid("value field '{}' is an empty struct", where);
-      for (const auto& f : t.fields) RETURN_NOT_OK(CheckJsonType(*f.type, where.empty() ? f.name : where + "." + f.name));
+      for (const auto& f : t.fields) {
+        RETURN_NOT_OK(CheckJsonType(*f.type, where.empty() ? f.name : where + "." + f.name));
+      }
       return Status::OK();
     case TypeId::kList:
       return CheckJsonType(*t.fields.at(0).type, where + ".element");
@@ -191,7 +193,8 @@ Status AppendJson(const Type& t, const Json* v, arrow::ArrayBuilder* b) {
       RETURN_NOT_OK(FromArrow(sb->Append()));
       for (size_t k = 0; k < t.fields.size(); ++k) {
         auto it = v->find(t.fields[k].name);
-        RETURN_NOT_OK(AppendJson(*t.fields[k].type, it == v->end() ? nullptr : &*it, sb->field_builder(static_cast<int>(k))));
+        RETURN_NOT_OK(AppendJson(*t.fields[k].type, it == v->end() ? nullptr : &*it,
+                                 sb->field_builder(static_cast<int>(k))));
       }
       return Status::OK();
     }

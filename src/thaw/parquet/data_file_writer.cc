@@ -342,7 +342,9 @@ class DataFileWriterImpl : public DataFileWriter {
         case kValueStructId: {
           if (t != iceberg::TypeId::kStruct || f.required) return Mismatch(f, "an optional struct (the decoded value)");
           auto arrow_type = ArrowTypeOf(*f.type);
-          if (!arrow_type.ok()) return arrow_type.status().WithContext(fmt::format("{}: column '{}'", location_, f.name));
+          if (!arrow_type.ok()) {
+            return arrow_type.status().WithContext(fmt::format("{}: column '{}'", location_, f.name));
+          }
           type = *arrow_type;
           role = Role::kValueStruct;
           has_value_struct_ = true;

@@ -247,7 +247,8 @@ Result<Layout> ResolveLayout(const iceberg::TableMetadata& md, const Schema& sch
   if (l.name != "plain" && !l.offset) {
     return Status::NotFound("table has no usable offset column for layout '{}' (expected {}): name it with "
                             "--column offset=COLUMN, or use --layout plain to number rows in scan order",
-                            l.name, (l.name == "thaw" || l.name == "thaw-row") ? "'kafka_offset'" : "the layout's offset column");
+                            l.name,
+                            (l.name == "thaw" || l.name == "thaw-row") ? "'kafka_offset'" : "the layout's offset column");
   }
   auto check_int = [&](const std::optional<ColumnPath>& c, const char* what) -> Status {
     if (!c) return Status::OK();
