@@ -170,7 +170,7 @@ void RegisterArchive(CLI::App* app, int* exit_code) {
   cmd->add_option("--topic", a->topics, "Topic(s) to archive: NAME[,NAME...] (repeatable)")
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   cmd->add_option("--table", a->table, "Table as NAMESPACE.TABLE");
-  cmd->add_flag("--create", a->create, "Create the table (Thaw's canonical layout) if it does not exist");
+  cmd->add_flag("--create", a->create, "Create the table (in the --layout given) if it does not exist");
   cmd->add_option("--warehouse", a->warehouse,
                   "With --create: the new table goes to WAREHOUSE/NS.db/NAME (default: the catalog's warehouse "
                   "property)")
@@ -188,7 +188,7 @@ void RegisterArchive(CLI::App* app, int* exit_code) {
   cmd->add_option("--partitions", a->partitions, "Only these partitions, e.g. 0,3-5")->check(PartitionListValidator());
   cmd->add_option("--from-offset", a->from_offset,
                   "Where a partition the table has no offset for starts: earliest (default), latest or N");
-  cmd->add_option("--layout", a->layout, "thaw (canonical, default) or row");
+  cmd->add_option("--layout", a->layout, "thaw (canonical, default) or row (JSON values also as typed columns; docs/layouts.md)");
   cmd->add_option("--group", a->group,
                   "Consumer group to commit offsets to for monitoring (the table's offsets stay the truth)");
   cmd->add_option("--timeout", a->timeout, "How long to wait for the brokers (default 30s)")->type_name("DURATION");
