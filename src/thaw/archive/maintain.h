@@ -42,6 +42,7 @@ struct MaintainSummary {
   int64_t files_rewritten = 0, files_written = 0;  // dry run: what would be
   int64_t compaction_groups = 0;
   int64_t records_rewritten = 0, bytes_written = 0;
+  int64_t delete_files_removed = 0;  // delete files the rewrite left dangling, removed by its commit
   int64_t snapshots_expired = 0;
   std::vector<int64_t> expired_snapshot_ids;
   std::vector<std::string> expired_files;  // reachable only from expired snapshots (deleted unless dry run)

@@ -86,7 +86,8 @@ Status RunMaintainCommand(const MaintainArgs& a) {
                        {"files_rewritten", s.files_rewritten},
                        {"files_written", s.files_written},
                        {"records_rewritten", s.records_rewritten},
-                       {"bytes_written", s.bytes_written}};
+                       {"bytes_written", s.bytes_written},
+                       {"delete_files_removed", s.delete_files_removed}};
     j["expire"] = {{"snapshots_expired", s.snapshots_expired},
                    {"snapshot_ids", s.expired_snapshot_ids},
                    {"files", s.expired_files},
