@@ -628,14 +628,22 @@ def test_sigint_before_the_commit_leaves_the_table_as_it_was(thaw, rest_catalog)
             args += ["--catalog-property", f"{k}={v}"]
         proc = subprocess.Popen([str(thaw.binary), "maintain", *args, "--table", name, "--compact", "--json"],
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-        time.sleep(0.4)  # inside the catalog requests' latency, before any file is written
+        # The signal lands while the table load waits on the catalog (the command's handler is set by
+        # then), before any file is written.
+        deadline = time.monotonic() + 30
+        while proxy.requests_matching(f"/tables/{name.split('.')[1]}", "GET") == 0 and proc.poll() is None:
+            assert time.monotonic() < deadline, "maintain never loaded the table"
+            time.sleep(0.02)
+        time.sleep(0.2)
         proc.send_signal(signal.SIGINT)
         stdout, stderr = proc.communicate(timeout=60)
     finally:
         proxy.stop()
     assert proc.returncode == 130, (proc.returncode, stderr.decode())
     assert b"interrupted" in stderr, stderr.decode()
-    assert json.loads(stdout)["interrupted"] is True
+    out = json.loads(stdout)
+    assert out["interrupted"] is True and out["commits"] == 0, out
+    assert any("interrupted before its commit" in n for n in out["notes"]), out
     t = cat.load_table(name)
     assert t.current_snapshot().snapshot_id == snapshot
     assert pyiceberg_rows(cat, name) == before_rows
