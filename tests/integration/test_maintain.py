@@ -566,6 +566,8 @@ def test_compact_a_several_topic_v3_table_by_topic_and_partition(thaw, kafka, tm
     assert len(live_data_files(cat, name)) == 4 * runs
     lineage_before = row_lineage(t.metadata_location)
     assert len(lineage_before) == len(before)
+    # archive names the sort order its files are in (the table's order 1: partition, offset).
+    assert {task.file.sort_order_id for task in t.scan().plan_files()} == {1}
 
     out = maintain(thaw, wh, name, "--compact")
     assert out["commits"] == 1 and out["compaction"]["files_rewritten"] == 4 * runs, out
@@ -582,6 +584,58 @@ def test_compact_a_several_topic_v3_table_by_topic_and_partition(thaw, kafka, tm
         assert offsets == sorted(set(offsets)) and len(offsets) == 5 * runs, f
     assert {task.file.sort_order_id for task in t.scan().plan_files()} == {1}
     assert row_lineage(t.metadata_location) == lineage_before
+    # The new manifest's Avro header has what Iceberg Java's ManifestWriter puts there.
+    md = json.load(open(local(t.metadata_location)))
+    snap = next(x for x in md["snapshots"] if x["snapshot-id"] == md["current-snapshot-id"])
+    con = iceberg_readers.duckdb_connect()
+    try:
+        added = [m for (m,) in con.execute("SELECT manifest_path FROM read_avro(?) WHERE content = 0 AND "
+                                           "added_files_count > 0", [local(snap["manifest-list"])]).fetchall()]
+    finally:
+        con.close()
+    assert added
+    h = avro_header(added[0])
+    assert h["format-version"] == "3" and h["content"] == "data", h
+    assert h["partition-spec-id"] == "0" and h["schema-id"] == str(md["current-schema-id"]), h
+    spec = next(x for x in md["partition-specs"] if x["spec-id"] == 0)
+    assert json.loads(h["partition-spec"]) == spec["fields"], h
+    schema = next(x for x in md["schemas"] if x["schema-id"] == md["current-schema-id"])
+    assert json.loads(h["schema"])["fields"] == schema["fields"], h
+    assert "avro.schema" in h and "avro.codec" in h
+
+
+def avro_header(path: str) -> dict[str, str]:
+    """The metadata map of an Avro object container file's header (spec: magic, then map<bytes>)."""
+    data = open(local(path), "rb").read()
+    assert data[:4] == b"Obj\x01", path
+    pos = 4
+
+    def varlong():
+        nonlocal pos
+        shift = n = 0
+        while True:
+            b = data[pos]
+            pos += 1
+            n |= (b & 0x7F) << shift
+            shift += 7
+            if b < 0x80:
+                return (n >> 1) ^ -(n & 1)
+
+    def blob():
+        nonlocal pos
+        n = varlong()
+        pos += n
+        return data[pos - n:pos]
+
+    out = {}
+    while (count := varlong()) != 0:
+        if count < 0:
+            count = -count
+            varlong()  # block size in bytes
+        for _ in range(count):
+            k = blob().decode()
+            out[k] = blob().decode()
+    return out
 
 
 def rest_args(rest_catalog) -> list[str]:
