@@ -532,8 +532,24 @@ def test_compact_applies_position_equality_and_dv_deletes_keeping_row_lineage(th
     assert {k: lineage_before[k] for k in live} == lineage_after
     # The replace snapshot keeps the spec's sequence-number rules: new files carry their inputs' largest
     # data sequence number, not the replace's.
-    md = json.load(open(local(java_metadata_location(db, "ns.dv_deletes"))))
-    assert md["last-sequence-number"] == 4
+    for t, inputs_max in (("ns.dv_deletes", 2), ("ns.pos_deletes", 2), ("ns.eq_deletes", 2)):
+        md = json.load(open(local(java_metadata_location(db, t))))
+        snap = next(x for x in md["snapshots"] if x["snapshot-id"] == md["current-snapshot-id"])
+        con = iceberg_readers.duckdb_connect()
+        try:
+            lists = con.execute("SELECT manifest_path, sequence_number, min_sequence_number FROM read_avro(?) "
+                                "WHERE content = 0 AND added_snapshot_id = ? AND added_files_count > 0",
+                                [local(snap["manifest-list"]), snap["snapshot-id"]]).fetchall()
+            assert len(lists) == 1, (t, lists)
+            path, list_seq, min_seq = lists[0]
+            assert list_seq == snap["sequence-number"] == md["last-sequence-number"], t
+            assert min_seq == inputs_max, t
+            entries = con.execute("SELECT status, sequence_number, file_sequence_number FROM read_avro(?)",
+                                  [local(path)]).fetchall()
+        finally:
+            con.close()
+        # ADDED, data sequence number written (the inputs' largest), file sequence number inherited.
+        assert entries and all(e == (1, inputs_max, None) for e in entries), (t, entries)
     assert {seq for (_, seq) in lineage_after.values()} <= {1, 2}
 
 
