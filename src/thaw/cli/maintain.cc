@@ -103,8 +103,11 @@ Status RunMaintainCommand(const MaintainArgs& a) {
   const char* would = a.dry_run ? "would " : "";
   std::string out;
   if (a.compact) {
-    out += fmt::format("compact    {}rewrite {} data files into {} ({} records, {} bytes written)\n", would,
-                       s.files_rewritten, s.files_written, s.records_rewritten, s.bytes_written);
+    out += fmt::format("compact    {}rewrite {} data files into {} ({} records, {} bytes written){}\n", would,
+                       s.files_rewritten, s.files_written, s.records_rewritten, s.bytes_written,
+                       s.delete_files_removed > 0
+                           ? fmt::format("; {} delete files left dangling removed", s.delete_files_removed)
+                           : std::string());
   }
   if (options.expire_older_than_ms) {
     out += fmt::format("expire     {}expire {} snapshots; {} files only they reached{}\n", would, s.snapshots_expired,
