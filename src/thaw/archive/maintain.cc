@@ -1,15 +1,14 @@
 #include "thaw/archive/maintain.h"
 
-#include <fmt/format.h>
-
 #include <arrow/array.h>
 #include <arrow/record_batch.h>
+#include <fmt/format.h>
 
 #include <algorithm>
-#include <numeric>
 #include <chrono>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <numeric>
 #include <set>
 
 #include "thaw/archive/maintain_plan.h"
@@ -18,9 +17,9 @@
 #include "thaw/iceberg/manifest_writer.h"
 #include "thaw/iceberg/table_scan.h"
 #include "thaw/iceberg/table_update.h"
+#include "thaw/parquet/arrow_status.h"
 #include "thaw/parquet/data_file_writer.h"
 #include "thaw/parquet/parquet_file.h"
-#include "thaw/parquet/arrow_status.h"
 #include "thaw/records/record_reader.h"
 
 namespace thaw::archive {
@@ -317,7 +316,9 @@ Result<std::vector<Lineage>> ReadLineage(const Table& table, const CompactTask& 
       if (c >= 0) cols.push_back(c);
     }
     std::sort(cols.begin(), cols.end());
-    auto index_of = [&](int c) { return c < 0 ? -1 : static_cast<int>(std::find(cols.begin(), cols.end(), c) - cols.begin()); };
+    auto index_of = [&](int c) {
+      return c < 0 ? -1 : static_cast<int>(std::find(cols.begin(), cols.end(), c) - cols.begin());
+    };
     const int off_i = index_of(off_col), id_i = index_of(id_col), seq_i = index_of(seq_col);
     std::vector<int> rgs(pf->num_row_groups());
     std::iota(rgs.begin(), rgs.end(), 0);
@@ -375,7 +376,8 @@ Status WriteGroup(const std::shared_ptr<const Table>& table, int64_t snapshot_id
   wopt.topic = task->topic;
   if (md.format_version >= 3) {
     ASSIGN_OR_RAISE(lineage, ReadLineage(*table, *task, reader->plan()->name_mapping()));
-    wopt.row_lineage = [&lineage](const records::Record& r) -> std::pair<std::optional<int64_t>, std::optional<int64_t>> {
+    wopt.row_lineage =
+        [&lineage](const records::Record& r) -> std::pair<std::optional<int64_t>, std::optional<int64_t>> {
       auto it = std::lower_bound(lineage.begin(), lineage.end(), r.offset,
                                  [](const Lineage& l, int64_t o) { return l.offset < o; });
       if (it == lineage.end() || it->offset != r.offset) return {};

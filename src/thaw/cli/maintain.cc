@@ -82,12 +82,9 @@ Status RunMaintainCommand(const MaintainArgs& a) {
     j["dry_run"] = a.dry_run;
     j["snapshot_id"] = s.snapshot_id ? nlohmann::ordered_json(s.snapshot_id) : nlohmann::ordered_json(nullptr);
     j["commits"] = s.commits;
-    j["compaction"] = {{"groups", s.compaction_groups},
-                       {"files_rewritten", s.files_rewritten},
-                       {"files_written", s.files_written},
-                       {"records_rewritten", s.records_rewritten},
-                       {"bytes_written", s.bytes_written},
-                       {"delete_files_removed", s.delete_files_removed}};
+    j["compaction"] = {{"groups", s.compaction_groups},    {"files_rewritten", s.files_rewritten},
+                       {"files_written", s.files_written}, {"records_rewritten", s.records_rewritten},
+                       {"bytes_written", s.bytes_written}, {"delete_files_removed", s.delete_files_removed}};
     j["expire"] = {{"snapshots_expired", s.snapshots_expired},
                    {"snapshot_ids", s.expired_snapshot_ids},
                    {"files", s.expired_files},

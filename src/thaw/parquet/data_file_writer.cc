@@ -39,8 +39,8 @@ constexpr int32_t kHeaderElementId = 8;
 constexpr int32_t kHeaderKeyId = 9;
 constexpr int32_t kHeaderValueId = 10;
 constexpr int32_t kTopicId = 11;
-constexpr int32_t kRowIdId = 2147483540;               // _row_id (v3 row lineage)
-constexpr int32_t kLastUpdatedSeqId = 2147483539;      // _last_updated_sequence_number
+constexpr int32_t kRowIdId = 2147483540;           // _row_id (v3 row lineage)
+constexpr int32_t kLastUpdatedSeqId = 2147483539;  // _last_updated_sequence_number
 
 // Row groups hold binary columns with 32-bit offsets: a row group stays well
 // below 2 GiB (one record past the limit at most).
@@ -150,7 +150,18 @@ std::string LongBound(int64_t v) {
 }
 
 // What one top-level schema column holds.
-enum class Role { kPartition, kOffset, kTimestamp, kTimestampType, kKey, kValue, kHeaders, kTopic, kRowId, kLastUpdatedSeq };
+enum class Role {
+  kPartition,
+  kOffset,
+  kTimestamp,
+  kTimestampType,
+  kKey,
+  kValue,
+  kHeaders,
+  kTopic,
+  kRowId,
+  kLastUpdatedSeq
+};
 
 class DataFileWriterImpl : public DataFileWriter {
  public:
@@ -339,8 +350,7 @@ class DataFileWriterImpl : public DataFileWriter {
     if (options_.row_lineage) {
       fields.push_back(arrow::field("_row_id", arrow::int64(), true, IdMeta(kRowIdId)));
       roles_.push_back(Role::kRowId);
-      fields.push_back(
-          arrow::field("_last_updated_sequence_number", arrow::int64(), true, IdMeta(kLastUpdatedSeqId)));
+      fields.push_back(arrow::field("_last_updated_sequence_number", arrow::int64(), true, IdMeta(kLastUpdatedSeqId)));
       roles_.push_back(Role::kLastUpdatedSeq);
     }
     arrow_schema_ = arrow::schema(fields);

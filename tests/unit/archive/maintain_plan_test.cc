@@ -49,7 +49,7 @@ TEST(PlanCompactionGroups, PacksSmallFilesInOffsetOrderUpToTheTarget) {
 
 TEST(PlanCompactionGroups, BigFilesUnrewritableFilesAndOverlapsBreakRuns) {
   std::vector<CompactionInput> files = {
-      File("a", 0, 9, 100),   File("b", 10, 19, 100),   File("big", 20, 29, 800),   // not small (>= 750): breaks the run
+      File("a", 0, 9, 100),   File("b", 10, 19, 100),   File("big", 20, 29, 800),  // not small (>= 750): breaks the run
       File("c", 30, 39, 100), File("d", 40, 49, 100),   File("keep", 50, 59, 100),  // not rewritable
       File("e", 60, 69, 100), File("f", 70, 79, 100),   File("g", 80, 95, 100),     // overlaps h
       File("h", 90, 99, 100), File("i", 100, 109, 100), File("j", 110, 119, 100),
@@ -80,10 +80,10 @@ TEST(FileSortOrderId, OnlyOrdersEveryArchivedFileSatisfies) {
   };
   EXPECT_EQ(FileSortOrderId(md(1, f(1) + "," + f(2))), 1);
   EXPECT_EQ(FileSortOrderId(md(1, f(11) + "," + f(1) + "," + f(2))), 1);
-  EXPECT_FALSE(FileSortOrderId(md(0, f(1) + "," + f(2))));      // the table is unsorted
+  EXPECT_FALSE(FileSortOrderId(md(0, f(1) + "," + f(2))));  // the table is unsorted
   EXPECT_FALSE(FileSortOrderId(md(1, f(2, "identity", "desc"))));
-  EXPECT_FALSE(FileSortOrderId(md(1, f(2) + "," + f(1))));      // offset not last
-  EXPECT_FALSE(FileSortOrderId(md(1, f(3))));                   // timestamps are not ordered in a file
+  EXPECT_FALSE(FileSortOrderId(md(1, f(2) + "," + f(1))));  // offset not last
+  EXPECT_FALSE(FileSortOrderId(md(1, f(3))));               // timestamps are not ordered in a file
   EXPECT_FALSE(FileSortOrderId(md(1, f(1, "bucket[4]"))));
   EXPECT_FALSE(FileSortOrderId("not json"));
 }
