@@ -24,7 +24,11 @@ from __future__ import annotations
 import base64
 import json
 import os
+import signal
+import sqlite3
+import subprocess
 import time
+import uuid
 from pathlib import Path
 
 import pyarrow as pa
@@ -32,6 +36,7 @@ import pyarrow.parquet as pq
 from pyiceberg.io.pyarrow import schema_to_pyarrow
 
 import fixtures
+import iceberg_readers
 
 TOPIC = "orders"
 APPENDS = 10
@@ -42,11 +47,14 @@ NEXT_OFFSETS = json.dumps({TOPIC: {"0": 1, "1": 2, "2": 3}})
 def build(tmp_path: Path, name: str = "ns.archived", appends: int = APPENDS):
     wh = str(tmp_path / "wh")
     os.makedirs(wh, exist_ok=True)
-    cat = fixtures.open_catalog(wh)
+    return build_in(fixtures.open_catalog(wh), wh, name, appends)
+
+
+def build_in(cat, wh: str, name: str, appends: int = APPENDS, partitions: list[int] = PARTITIONS):
     cat.create_namespace_if_not_exists(name.split(".")[0])
     t = fixtures.create(cat, wh, name, fixtures.canonical_schema(), spec=fixtures.CANONICAL_SPEC,
                         sort_order=fixtures.CANONICAL_SORT, properties=fixtures.thaw_props(TOPIC))
-    records = fixtures.edge_case_records(PARTITIONS, 40, seed=10, start_offsets={1: 7, 2: 1000})
+    records = fixtures.edge_case_records(partitions, 40, seed=10, start_offsets={1: 7, 2: 1000})
     arrow_schema = schema_to_pyarrow(t.schema())
     for k, part in enumerate(fixtures.chunks(records, appends)):
         # What `thaw archive` records in every snapshot: the next offsets and the writer.
@@ -395,3 +403,326 @@ def test_compaction_racing_appends_loses_and_duplicates_nothing(thaw, tmp_path):
         {TOPIC: {"0": len(parts) - 1}}
     if out["commits"]:
         assert len(live_data_files(cat, name)) < 40 * len(PARTITIONS) + len(parts) * len(PARTITIONS)
+
+
+# ---------------------------------------------------------------------------
+# Deletes, format v3 row lineage, several topics, REST + S3, SIGINT
+
+JAVA_RUN = Path(__file__).resolve().parents[2] / "tests" / "fixtures" / "java" / "run.sh"
+
+
+def row_lineage(metadata_location: str) -> dict[tuple, tuple]:
+    """(topic, partition, offset) -> (_row_id, _last_updated_sequence_number) of every row stored in the
+    current snapshot's data files (rows a delete file hides included), by the spec's rules: the row's own
+    column values, else inherited -- the file's first_row_id (itself inherited from the manifest's) plus
+    the row's position, and the file's data sequence number. Manifests are read with DuckDB's read_avro,
+    data files with pyarrow: nothing of Thaw's."""
+    md = json.load(open(local(metadata_location)))
+    snap = next(s for s in md["snapshots"] if s["snapshot-id"] == md["current-snapshot-id"])
+    con = iceberg_readers.duckdb_connect()
+    out: dict[tuple, tuple] = {}
+    try:
+        manifests = con.execute("SELECT manifest_path, content, sequence_number, first_row_id FROM read_avro(?)",
+                                [local(snap["manifest-list"])]).fetchall()
+        for path, content, seq, first in manifests:
+            if content != 0:
+                continue
+            next_id = first
+            entries = con.execute("SELECT status, sequence_number, data_file.file_path, data_file.record_count, "
+                                  "data_file.first_row_id FROM read_avro(?)", [local(path)]).fetchall()
+            for status, data_seq, file_path, count, first_row_id in entries:
+                if first_row_id is None and next_id is not None:
+                    first_row_id, next_id = next_id, next_id + count
+                if status == 2:  # DELETED
+                    continue
+                data_seq = seq if data_seq is None else data_seq  # ADDED entries inherit
+                t = pq.read_table(local(file_path))
+                col = lambda n: t.column(n).to_pylist() if n in t.column_names else [None] * t.num_rows
+                for pos, (topic, part, off, rid, lus) in enumerate(zip(
+                        col("kafka_topic"), col("kafka_partition"), col("kafka_offset"), col("_row_id"),
+                        col("_last_updated_sequence_number"))):
+                    assert first_row_id is not None or rid is not None, file_path
+                    out[(topic, part, off)] = (rid if rid is not None else first_row_id + pos,
+                                               lus if lus is not None else data_seq)
+    finally:
+        con.close()
+    return out
+
+
+def java_oracle(catalog_db: str, wh: str, tables: list[str]) -> dict[str, list[dict]]:
+    """Iceberg Java's own read of the tables (every delete applied), in thaw inspect's JSON form."""
+    p = subprocess.run([str(JAVA_RUN), "oracle", catalog_db, wh, ",".join(tables)], capture_output=True,
+                       timeout=300)
+    assert p.returncode == 0, p.stderr.decode()[-3000:]
+    out: dict[str, list[dict]] = {}
+    current = None
+    for line in p.stdout.decode().splitlines():
+        if line.startswith("# "):
+            current = out.setdefault(line[2:], [])
+        elif line.strip():
+            current.append(json.loads(line))
+    return out
+
+
+def java_metadata_location(catalog_db: str, table: str) -> str:
+    con = sqlite3.connect(catalog_db)
+    try:
+        ns, name = table.split(".")
+        return con.execute("SELECT metadata_location FROM iceberg_tables WHERE table_namespace=? AND table_name=?",
+                           (ns, name)).fetchone()[0]
+    finally:
+        con.close()
+
+
+def test_compact_applies_position_equality_and_dv_deletes_keeping_row_lineage(thaw, tmp_path):
+    """Iceberg Java writes canonical tables with a position delete file (v2), equality deletes (v2, and a
+    later re-insert they must not hide) and deletion vectors (v3, native row lineage). Compaction rewrites
+    the files with the deletes applied and drops the delete files that then name no live file; Thaw and
+    Iceberg Java read exactly what they read before, and every v3 row keeps its _row_id and
+    _last_updated_sequence_number."""
+    wh = tmp_path / "java_wh"
+    wh.mkdir()
+    p = subprocess.run([str(JAVA_RUN), "write", str(wh)], capture_output=True, timeout=300)
+    assert p.returncode == 0, p.stderr.decode()[-3000:]
+    db = str(wh / "java_catalog.db")
+    args = ["--catalog", f"sqlite:///{db}"]
+    tables = ["ns.pos_deletes", "ns.eq_deletes", "ns.dv_deletes"]
+
+    def records(table):
+        out = thaw.ok("inspect", *args, "--table", table, "--records", "--format", "json").stdout.decode()
+        return [json.loads(line) for line in out.splitlines()]
+
+    def stats(table):
+        return json.loads(thaw.ok("inspect", *args, "--table", table, "--json").stdout)
+
+    before = {t: records(t) for t in tables}
+    before_stats = {t: stats(t) for t in tables}
+    lineage_before = row_lineage(java_metadata_location(db, "ns.dv_deletes"))
+    outs = {}
+    for t in tables:
+        out = json.loads(thaw.ok("maintain", *args, "--table", t, "--compact", "--target-file-size", "1MiB",
+                                 "--json").stdout)
+        assert out["commits"] == 1, (t, out)
+        outs[t] = out
+    # pos_deletes: both partitions' two files rewritten; the position delete file named only a rewritten
+    # file: removed. dv_deletes: the same with two deletion vectors. eq_deletes: partition 0's re-insert
+    # overlaps its other files (left alone); partition 1's pair is rewritten, and its equality delete
+    # (newer than the pair) still applies to the new file by sequence number: kept, as Java keeps it.
+    assert outs["ns.pos_deletes"]["compaction"]["files_rewritten"] == 4, outs
+    assert outs["ns.pos_deletes"]["compaction"]["delete_files_removed"] == 1, outs
+    assert outs["ns.dv_deletes"]["compaction"]["files_rewritten"] == 4, outs
+    assert outs["ns.dv_deletes"]["compaction"]["delete_files_removed"] == 2, outs
+    assert outs["ns.eq_deletes"]["compaction"]["files_rewritten"] == 2, outs
+    assert outs["ns.eq_deletes"]["compaction"]["delete_files_removed"] == 0, outs
+    for t in ("ns.pos_deletes", "ns.dv_deletes"):
+        assert outs[t]["compaction"]["records_rewritten"] == 36, outs  # 40 written, 4 deleted
+        s = stats(t)
+        assert s["data_files"] == 2 < before_stats[t]["data_files"] == 4, s
+        assert s["delete_files"] == 0 < before_stats[t]["delete_files"], s
+
+    oracle = java_oracle(db, str(wh), tables)
+    for t in tables:
+        assert records(t) == before[t], t
+        assert oracle[t] == before[t], t
+
+    # v3: every row still stored has the lineage it had; the rows the DVs deleted are gone.
+    lineage_after = row_lineage(java_metadata_location(db, "ns.dv_deletes"))
+    live = {(None, r["partition"], r["offset"]) for r in before["ns.dv_deletes"]}
+    assert set(lineage_after) == live
+    assert {k: lineage_before[k] for k in live} == lineage_after
+    # The replace snapshot keeps the spec's sequence-number rules: new files carry their inputs' largest
+    # data sequence number, not the replace's.
+    for t, inputs_max in (("ns.dv_deletes", 2), ("ns.pos_deletes", 2), ("ns.eq_deletes", 2)):
+        md = json.load(open(local(java_metadata_location(db, t))))
+        snap = next(x for x in md["snapshots"] if x["snapshot-id"] == md["current-snapshot-id"])
+        con = iceberg_readers.duckdb_connect()
+        try:
+            lists = con.execute("SELECT manifest_path, sequence_number, min_sequence_number FROM read_avro(?) "
+                                "WHERE content = 0 AND added_snapshot_id = ? AND added_files_count > 0",
+                                [local(snap["manifest-list"]), snap["snapshot-id"]]).fetchall()
+            assert len(lists) == 1, (t, lists)
+            path, list_seq, min_seq = lists[0]
+            assert list_seq == snap["sequence-number"] == md["last-sequence-number"], t
+            assert min_seq == inputs_max, t
+            entries = con.execute("SELECT status, sequence_number, file_sequence_number FROM read_avro(?)",
+                                  [local(path)]).fetchall()
+        finally:
+            con.close()
+        # ADDED, data sequence number written (the inputs' largest), file sequence number inherited.
+        assert entries and all(e == (1, inputs_max, None) for e in entries), (t, entries)
+    assert {seq for (_, seq) in lineage_after.values()} <= {1, 2}
+
+
+def test_compact_a_several_topic_v3_table_by_topic_and_partition(thaw, kafka, tmp_path):
+    """`thaw archive` writes two topics into one format v3 table (a kafka_topic column and partition
+    field), one commit per run: compaction groups by (topic, partition) -- never two topics in a file --
+    and pyiceberg reads the same rows, each row keeping its row lineage."""
+    wh = str(tmp_path / "wh")
+    os.makedirs(wh)
+    uri = fixtures.catalog_uri(wh)
+    fixtures.open_catalog(wh).create_namespace_if_not_exists("ns")
+    a, b = f"ma-{uuid.uuid4().hex[:8]}", f"mb-{uuid.uuid4().hex[:8]}"
+    kafka.create_topic(a, 2)
+    kafka.create_topic(b, 2)
+    name = "ns.multi"
+    runs = 3
+    for k in range(runs):
+        produce(kafka, a, 5, start=5 * k, partitions=2)
+        produce(kafka, b, 5, start=5 * k, partitions=2)
+        thaw.ok("archive", "--brokers", kafka.bootstrap, "--topic", f"{a},{b}", "--catalog", uri, "--table", name,
+                "--quiet", *(["--create", "--warehouse", wh, "--format-version", "3"] if k == 0 else []))
+    cat = fixtures.open_catalog(wh)
+    t = cat.load_table(name)
+    assert t.format_version == 3
+    key = lambda r: (r["kafka_topic"], r["kafka_partition"], r["kafka_offset"])
+    rows = lambda: sorted(({k: v for k, v in r.items()} for r in cat.load_table(name).scan().to_arrow().to_pylist()),
+                          key=key)
+    before = rows()
+    assert len(before) == 2 * 2 * 5 * runs
+    assert len(live_data_files(cat, name)) == 4 * runs
+    lineage_before = row_lineage(t.metadata_location)
+    assert len(lineage_before) == len(before)
+    # archive names the sort order its files are in (the table's order 1: partition, offset).
+    assert {task.file.sort_order_id for task in t.scan().plan_files()} == {1}
+
+    out = maintain(thaw, wh, name, "--compact")
+    assert out["commits"] == 1 and out["compaction"]["files_rewritten"] == 4 * runs, out
+    assert out["compaction"]["files_written"] == 4, out
+    t = cat.load_table(name)
+    assert rows() == before
+    files = live_data_files(cat, name)
+    assert len(files) == 4
+    for f in files:  # one topic and one partition per file, offsets ascending, the archive's sort order
+        col = pq.read_table(local(f), columns=["kafka_topic", "kafka_partition", "kafka_offset"])
+        assert len(set(col.column("kafka_topic").to_pylist())) == 1, f
+        assert len(set(col.column("kafka_partition").to_pylist())) == 1, f
+        offsets = col.column("kafka_offset").to_pylist()
+        assert offsets == sorted(set(offsets)) and len(offsets) == 5 * runs, f
+    assert {task.file.sort_order_id for task in t.scan().plan_files()} == {1}
+    assert row_lineage(t.metadata_location) == lineage_before
+    # The new manifest's Avro header has what Iceberg Java's ManifestWriter puts there.
+    md = json.load(open(local(t.metadata_location)))
+    snap = next(x for x in md["snapshots"] if x["snapshot-id"] == md["current-snapshot-id"])
+    con = iceberg_readers.duckdb_connect()
+    try:
+        added = [m for (m,) in con.execute("SELECT manifest_path FROM read_avro(?) WHERE content = 0 AND "
+                                           "added_files_count > 0", [local(snap["manifest-list"])]).fetchall()]
+    finally:
+        con.close()
+    assert added
+    h = avro_header(added[0])
+    assert h["format-version"] == "3" and h["content"] == "data", h
+    assert h["partition-spec-id"] == "0" and h["schema-id"] == str(md["current-schema-id"]), h
+    spec = next(x for x in md["partition-specs"] if x["spec-id"] == 0)
+    assert json.loads(h["partition-spec"]) == spec["fields"], h
+    schema = next(x for x in md["schemas"] if x["schema-id"] == md["current-schema-id"])
+    assert json.loads(h["schema"])["fields"] == schema["fields"], h
+    assert "avro.schema" in h and "avro.codec" in h
+
+
+def avro_header(path: str) -> dict[str, str]:
+    """The metadata map of an Avro object container file's header (spec: magic, then map<bytes>)."""
+    data = open(local(path), "rb").read()
+    assert data[:4] == b"Obj\x01", path
+    pos = 4
+
+    def varlong():
+        nonlocal pos
+        shift = n = 0
+        while True:
+            b = data[pos]
+            pos += 1
+            n |= (b & 0x7F) << shift
+            shift += 7
+            if b < 0x80:
+                return (n >> 1) ^ -(n & 1)
+
+    def blob():
+        nonlocal pos
+        n = varlong()
+        pos += n
+        return data[pos - n:pos]
+
+    out = {}
+    while (count := varlong()) != 0:
+        if count < 0:
+            count = -count
+            varlong()  # block size in bytes
+        for _ in range(count):
+            k = blob().decode()
+            out[k] = blob().decode()
+    return out
+
+
+def rest_args(rest_catalog) -> list[str]:
+    args = ["--catalog", rest_catalog.uri]
+    for k, v in rest_catalog.client_props().items():
+        args += ["--catalog-property", f"{k}={v}"]
+    return args
+
+
+def test_maintain_through_the_rest_catalog_into_s3(thaw, rest_catalog):
+    cat = rest_catalog.pyiceberg()
+    name = f"maint_{uuid.uuid4().hex[:8]}.t"
+    _, _, _, want = build_in(cat, rest_catalog.warehouse, name, appends=4, partitions=[0, 1])
+    before_rows = pyiceberg_rows(cat, name)
+    assert len(live_data_files(cat, name)) == 8
+    p = thaw.ok("maintain", *rest_args(rest_catalog), "--table", name, "--compact", "--expire-snapshots-older-than",
+                "0s", "--json")
+    out = json.loads(p.stdout)
+    assert out["compaction"]["files_rewritten"] == 8 and out["compaction"]["files_written"] == 2, out
+    assert out["expire"]["snapshots_expired"] == 4 and out["commits"] == 2, out
+    t = cat.load_table(name)
+    assert t.location().startswith("s3://")
+    assert len(live_data_files(cat, name)) == 2 and len(t.metadata.snapshots) == 1
+    assert pyiceberg_rows(cat, name) == before_rows
+    records = [json.loads(line) for line in thaw.ok("inspect", *rest_args(rest_catalog), "--table", name, "--records",
+                                                      "--format", "json").stdout.decode().splitlines()]
+    assert [(r["partition"], r["offset"]) for r in records] == [(r["partition"], r["offset"]) for r in want]
+
+
+def test_sigint_before_the_commit_leaves_the_table_as_it_was(thaw, rest_catalog):
+    """SIGINT while maintain waits on a slow catalog: compaction stops before its commit, deletes what it
+    wrote, and the command exits 130 as archive's second signal does; the table is unchanged and valid."""
+    from fault_proxy import FaultProxy
+    cat = rest_catalog.pyiceberg()
+    name = f"maint_{uuid.uuid4().hex[:8]}.t"
+    build_in(cat, rest_catalog.warehouse, name, appends=3, partitions=[0, 1])
+    t = cat.load_table(name)
+    snapshot = t.current_snapshot().snapshot_id
+    before_rows = pyiceberg_rows(cat, name)
+    proxy = FaultProxy(rest_catalog.uri, latency_ms=800).start()
+    try:
+        args = ["--catalog", proxy.url]
+        for k, v in rest_catalog.client_props().items():
+            args += ["--catalog-property", f"{k}={v}"]
+        proc = subprocess.Popen([str(thaw.binary), "maintain", *args, "--table", name, "--compact", "--json"],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        # The signal lands while the table load waits on the catalog (the command's handler is set by
+        # then), before any file is written.
+        deadline = time.monotonic() + 30
+        while proxy.requests_matching(f"/tables/{name.split('.')[1]}", "GET") == 0 and proc.poll() is None:
+            assert time.monotonic() < deadline, "maintain never loaded the table"
+            time.sleep(0.02)
+        time.sleep(0.2)
+        proc.send_signal(signal.SIGINT)
+        stdout, stderr = proc.communicate(timeout=60)
+    finally:
+        proxy.stop()
+    assert proc.returncode == 130, (proc.returncode, stderr.decode())
+    assert b"interrupted" in stderr, stderr.decode()
+    out = json.loads(stdout)
+    assert out["interrupted"] is True and out["commits"] == 0, out
+    assert any("interrupted before its commit" in n for n in out["notes"]), out
+    t = cat.load_table(name)
+    assert t.current_snapshot().snapshot_id == snapshot
+    assert pyiceberg_rows(cat, name) == before_rows
+    # Nothing half-written left behind: every data file under the table is one the table references.
+    store = rest_catalog.store
+    prefix = t.location().removeprefix(f"s3://{store.bucket}/")
+    stored = {f"s3://{store.bucket}/{k}" for k in store.list_keys(prefix + "/data/")}
+    assert stored == set(live_data_files(cat, name))
+    # And a run left alone compacts.
+    out = json.loads(thaw.ok("maintain", *rest_args(rest_catalog), "--table", name, "--compact", "--json").stdout)
+    assert out["commits"] == 1 and out["compaction"]["files_written"] == 2, out
+    assert pyiceberg_rows(cat, name) == before_rows

@@ -11,6 +11,7 @@
 #include <thread>
 #include <tuple>
 
+#include "thaw/archive/maintain_plan.h"
 #include "thaw/common/log.h"
 #include "thaw/iceberg/manifest.h"
 #include "thaw/iceberg/manifest_writer.h"
@@ -634,6 +635,13 @@ class Archiver {
       return Status(df.status().code(), fmt::format("table '{}': finishing data file {}: {}", o_.table.ToString(),
                                                     f.location, df.status().message()));
     }
+    // Rows are in the table's sort order when it is the one archive writes in.
+    if (!sort_order_checked_) {
+      auto text = iceberg::ReadMetadataText(table_->metadata_location, *io_);
+      if (text.ok()) sort_order_id_ = FileSortOrderId(*text);
+      sort_order_checked_ = true;
+    }
+    df->sort_order_id = sort_order_id_;
     finished_.push_back(std::move(*df));
     return Status::OK();
   }
@@ -846,6 +854,8 @@ class Archiver {
   iceberg::PartitionSpec spec_;
   std::optional<iceberg::Schema> schema_;
   std::shared_ptr<storage::FileIO> io_;
+  bool sort_order_checked_ = false;
+  std::optional<int32_t> sort_order_id_;  // what data files name as their sort order
   int64_t row_group_bytes_ = 64 << 20;
   std::map<FileKey, OpenFile> open_;
   std::vector<iceberg::DataFile> finished_;

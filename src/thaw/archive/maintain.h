@@ -1,11 +1,14 @@
 // `thaw maintain`: keeping an archived table healthy.
-//  - compact: per Kafka partition, rewrite runs of small data files (below
-//    target size) into files of about the target size, rows in offset order
-//    with fresh statistics; one `replace` snapshot whose summary carries the
-//    archive offsets forward. Only files with no delete files attached are
-//    rewritten (and re-checked after a commit conflict), so the new files
-//    taking the replace snapshot's sequence number changes no delete's
-//    meaning. Runs never span a file that overlaps another's offsets.
+//  - compact: per Kafka partition (and topic, in a table holding several),
+//    rewrite runs of small data files (below target size) into files of
+//    about the target size, rows in offset order with fresh statistics; one
+//    `replace` snapshot whose summary carries the archive offsets forward.
+//    Deletes attached to the inputs (position, equality, deletion vectors)
+//    are applied by the record reader while rewriting, and delete files left
+//    applying to nothing are removed in the same commit. The new files keep
+//    their inputs' largest data sequence number, and in format v3 every
+//    row's _row_id / _last_updated_sequence_number (written as columns).
+//    Runs never span a file that overlaps another's offsets.
 //  - expire snapshots: drop snapshots older than a cutoff (never the current
 //    one nor a ref's head), then delete the manifest lists, manifests and data
 //    files only they referenced.
@@ -42,6 +45,7 @@ struct MaintainSummary {
   int64_t files_rewritten = 0, files_written = 0;  // dry run: what would be
   int64_t compaction_groups = 0;
   int64_t records_rewritten = 0, bytes_written = 0;
+  int64_t delete_files_removed = 0;  // delete files the rewrite left dangling, removed by its commit
   int64_t snapshots_expired = 0;
   std::vector<int64_t> expired_snapshot_ids;
   std::vector<std::string> expired_files;  // reachable only from expired snapshots (deleted unless dry run)

@@ -1,6 +1,7 @@
 #include "thaw/archive/maintain_plan.h"
 
 #include <algorithm>
+#include <nlohmann/json.hpp>
 #include <numeric>
 
 namespace thaw::archive {
@@ -49,7 +50,7 @@ std::vector<CompactionGroup> PlanCompactionGroups(const std::vector<CompactionIn
   };
   for (size_t k = 0; k < order.size(); ++k) {
     const auto& f = files[order[k]];
-    bool candidate = !overlaps[k] && !f.has_deletes && f.file_size < small;
+    bool candidate = !overlaps[k] && f.rewritable && f.file_size < small;
     if (!candidate) {
       close();
       continue;
@@ -64,6 +65,39 @@ std::vector<CompactionGroup> PlanCompactionGroups(const std::vector<CompactionIn
   }
   close();
   return groups;
+}
+
+std::optional<int32_t> FileSortOrderId(std::string_view metadata_json) {
+  const auto md = nlohmann::json::parse(metadata_json, nullptr, false);
+  if (md.is_discarded() || !md.is_object()) return std::nullopt;
+  auto id_it = md.find("default-sort-order-id");
+  if (id_it == md.end() || !id_it->is_number_integer()) return std::nullopt;
+  const int64_t id = id_it->get<int64_t>();
+  if (id <= 0) return std::nullopt;
+  auto orders = md.find("sort-orders");
+  if (orders == md.end() || !orders->is_array()) return std::nullopt;
+  for (const auto& o : *orders) {
+    if (!o.is_object() || !o.contains("order-id") || !o["order-id"].is_number_integer() ||
+        o["order-id"].get<int64_t>() != id) {
+      continue;
+    }
+    if (!o.contains("fields") || !o["fields"].is_array() || o["fields"].empty()) return std::nullopt;
+    const auto& fields = o["fields"];
+    for (size_t i = 0; i < fields.size(); ++i) {
+      const auto& f = fields[i];
+      if (!f.is_object() || f.value("transform", std::string()) != "identity" ||
+          f.value("direction", std::string()) != "asc" || !f.contains("source-id") ||
+          !f["source-id"].is_number_integer()) {
+        return std::nullopt;
+      }
+      const int64_t src = f["source-id"].get<int64_t>();
+      const bool constant_in_file = src == 1 || src == 11;
+      const bool offset_last = src == 2 && i + 1 == fields.size();
+      if (!constant_in_file && !offset_last) return std::nullopt;
+    }
+    return static_cast<int32_t>(id);
+  }
+  return std::nullopt;
 }
 
 std::vector<int64_t> SnapshotsToExpire(const iceberg::TableMetadata& md, int64_t cutoff_ms, int retain_last) {

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <set>
 #include <string>
 #include <string_view>
@@ -21,7 +22,8 @@ struct CompactionInput {
   int64_t record_count = 0;
   bool has_offset_bounds = false;
   int64_t offset_lo = 0, offset_hi = 0;  // kafka_offset lower / upper bounds (inclusive)
-  bool has_deletes = false;              // delete files attached (scan planning)
+  bool has_deletes = false;              // delete files attached (applied by the rewrite)
+  bool rewritable = true;                // false: keep as is (e.g. a v3 file without first_row_id)
   int64_t data_sequence_number = 0;
 };
 
@@ -40,12 +42,21 @@ struct CompactionGroup {
 int64_t SmallFileThreshold(int64_t target_bytes);
 
 // Groups the files of one partition: files ordered by offset lower bound;
-// a run is broken by a file that is not small, has deletes attached, has no
+// a run is broken by a file that is not small, is not rewritable, has no
 // offset bounds, or whose offset range overlaps any other file's (reading an
 // offset range must find exactly the group's files). Within a run, files are
 // packed in order into groups of at most `target_bytes` (a group always takes
 // at least two files); groups of one file are not rewritten.
 std::vector<CompactionGroup> PlanCompactionGroups(const std::vector<CompactionInput>& files, int64_t target_bytes);
+
+// The sort order id data files written by archive and compaction may name:
+// the table's default order when it is > 0 and every row of such a file (one
+// Kafka partition, one topic, offsets ascending) is in that order -- all its
+// fields identity and ascending over kafka_partition (1) or kafka_topic (11),
+// with kafka_offset (2) allowed as the last. nullopt otherwise (the files
+// then name no order).
+// `metadata_json` is the table metadata file's text (null on a parse error).
+std::optional<int32_t> FileSortOrderId(std::string_view metadata_json);
 
 // Snapshots an expiry drops: older than `cutoff_ms` (timestamp < cutoff),
 // never the current snapshot, a ref's head, or one of the newest

@@ -82,11 +82,9 @@ Status RunMaintainCommand(const MaintainArgs& a) {
     j["dry_run"] = a.dry_run;
     j["snapshot_id"] = s.snapshot_id ? nlohmann::ordered_json(s.snapshot_id) : nlohmann::ordered_json(nullptr);
     j["commits"] = s.commits;
-    j["compaction"] = {{"groups", s.compaction_groups},
-                       {"files_rewritten", s.files_rewritten},
-                       {"files_written", s.files_written},
-                       {"records_rewritten", s.records_rewritten},
-                       {"bytes_written", s.bytes_written}};
+    j["compaction"] = {{"groups", s.compaction_groups},    {"files_rewritten", s.files_rewritten},
+                       {"files_written", s.files_written}, {"records_rewritten", s.records_rewritten},
+                       {"bytes_written", s.bytes_written}, {"delete_files_removed", s.delete_files_removed}};
     j["expire"] = {{"snapshots_expired", s.snapshots_expired},
                    {"snapshot_ids", s.expired_snapshot_ids},
                    {"files", s.expired_files},
@@ -102,8 +100,11 @@ Status RunMaintainCommand(const MaintainArgs& a) {
   const char* would = a.dry_run ? "would " : "";
   std::string out;
   if (a.compact) {
-    out += fmt::format("compact    {}rewrite {} data files into {} ({} records, {} bytes written)\n", would,
-                       s.files_rewritten, s.files_written, s.records_rewritten, s.bytes_written);
+    out += fmt::format("compact    {}rewrite {} data files into {} ({} records, {} bytes written){}\n", would,
+                       s.files_rewritten, s.files_written, s.records_rewritten, s.bytes_written,
+                       s.delete_files_removed > 0
+                           ? fmt::format("; {} delete files left dangling removed", s.delete_files_removed)
+                           : std::string());
   }
   if (options.expire_older_than_ms) {
     out += fmt::format("expire     {}expire {} snapshots; {} files only they reached{}\n", would, s.snapshots_expired,

@@ -328,6 +328,13 @@ Result<ManifestFile> WriteManifest(storage::FileIO& io, const std::string& locat
                               "carry it over as EXISTING",
                               e.snapshot_id, snapshot_id));
         }
+        // A rewrite may give its new files an explicit (older) data
+        // sequence number, as Java's RewriteFiles.dataSequenceNumber; the
+        // file sequence number is still inherited.
+        if (e.sequence_number > 0) {
+          seq = Value::Long(e.sequence_number);
+          min_seq = std::min(min_seq.value_or(e.sequence_number), e.sequence_number);
+        }
         ++added;
         added_rows += f.record_count;
         break;
@@ -447,7 +454,7 @@ Result<int64_t> WriteManifestList(storage::FileIO& io, const std::string& locati
       // commit reuses the manifest with its new sequence number). Carried
       // over entries keep theirs, which bound the minimum.
       seq = snapshot.sequence_number;
-      const bool carries = *mf.existing_files + *mf.deleted_files > 0;
+      const bool carries = *mf.existing_files + *mf.deleted_files > 0 || mf.min_sequence_number > 0;
       min_seq = carries ? std::min(mf.min_sequence_number, seq) : seq;
     }
     Value first_row = Value::Null();

@@ -21,13 +21,16 @@ namespace thaw::iceberg {
 // Writes one manifest of `entries` (all data files, or all delete files, of
 // one partition spec) at `location`. ADDED entries written by `snapshot_id`
 // leave snapshot id and sequence numbers null (inherited from the manifest
-// list entry, so a retried commit reuses the file); EXISTING and DELETED
+// list entry, so a retried commit reuses the file) -- except an ADDED entry
+// with sequence_number > 0, whose data sequence number is written as given
+// (a rewrite keeping its inputs' number, as Java's
+// RewriteFiles.dataSequenceNumber); EXISTING and DELETED
 // entries keep their sequence numbers, EXISTING ones their snapshot id, and
 // DELETED ones name `snapshot_id` (the snapshot deleting them, as the spec
 // and Java do). Returns the manifest-list entry: path, length, counts,
 // partition field summaries (bounds in the partition type's single-value
 // encoding), added_snapshot_id = snapshot_id; sequence_number 0 and
-// min_sequence_number the smallest carried entry's (0 when all are ADDED),
+// min_sequence_number the smallest written entry's (0 when all inherit),
 // both settled by WriteManifestList. Manifests of format v1 are not written.
 Result<ManifestFile> WriteManifest(storage::FileIO& io, const std::string& location, const TableMetadata& md,
                                    const PartitionSpec& spec, int64_t snapshot_id,

@@ -42,6 +42,8 @@ constexpr int32_t kHeaderKeyId = 9;
 constexpr int32_t kHeaderValueId = 10;
 constexpr int32_t kTopicId = 11;
 constexpr int32_t kValueStructId = 12;  // the row layout's decoded value (docs/layouts.md, thaw-row)
+constexpr int32_t kRowIdId = 2147483540;           // _row_id (v3 row lineage)
+constexpr int32_t kLastUpdatedSeqId = 2147483539;  // _last_updated_sequence_number
 
 // Row groups hold binary columns with 32-bit offsets: a row group stays well
 // below 2 GiB (one record past the limit at most).
@@ -151,7 +153,19 @@ std::string LongBound(int64_t v) {
 }
 
 // What one top-level schema column holds.
-enum class Role { kPartition, kOffset, kTimestamp, kTimestampType, kKey, kValue, kHeaders, kTopic, kValueStruct };
+enum class Role {
+  kPartition,
+  kOffset,
+  kTimestamp,
+  kTimestampType,
+  kKey,
+  kValue,
+  kHeaders,
+  kTopic,
+  kValueStruct,
+  kRowId,
+  kLastUpdatedSeq
+};
 
 class DataFileWriterImpl : public DataFileWriter {
  public:
@@ -372,6 +386,12 @@ class DataFileWriterImpl : public DataFileWriter {
       return Status::Invalid("{}: a topic was given but the table schema has no kafka_topic column (field id 11)",
                              location_);
     }
+    if (options_.row_lineage) {
+      fields.push_back(arrow::field("_row_id", arrow::int64(), true, IdMeta(kRowIdId)));
+      roles_.push_back(Role::kRowId);
+      fields.push_back(arrow::field("_last_updated_sequence_number", arrow::int64(), true, IdMeta(kLastUpdatedSeqId)));
+      roles_.push_back(Role::kLastUpdatedSeq);
+    }
     arrow_schema_ = arrow::schema(fields);
     return MakeBuilders();
   }
@@ -399,6 +419,8 @@ class DataFileWriterImpl : public DataFileWriter {
   Status AppendOne(const records::RecordBatch& batch, const records::Record& r) {
     int64_t payload = 0, overhead = kRowOverhead;
     const int64_t ts_us = r.timestamp_ms * 1000;
+    std::pair<std::optional<int64_t>, std::optional<int64_t>> lineage;
+    if (options_.row_lineage) lineage = options_.row_lineage(r);
     for (size_t c = 0; c < roles_.size(); ++c) {
       arrow::ArrayBuilder* b = builders_[c].get();
       switch (roles_[c]) {
@@ -462,6 +484,18 @@ class DataFileWriterImpl : public DataFileWriter {
             if (!st.ok()) return FromArrow(st, location_);
           }
           break;
+        case Role::kRowId:
+        case Role::kLastUpdatedSeq: {
+          const auto& v = roles_[c] == Role::kRowId ? lineage.first : lineage.second;
+          auto* lb = static_cast<arrow::Int64Builder*>(b);
+          if (v) {
+            RETURN_NOT_OK(Put(lb, *v));
+          } else {
+            auto st = lb->AppendNull();
+            if (!st.ok()) return FromArrow(st, location_);
+          }
+          break;
+        }
       }
     }
     partition_bounds_.Add(r.partition);

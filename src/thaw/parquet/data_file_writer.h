@@ -14,6 +14,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -43,6 +44,11 @@ struct DataFileWriterOptions {
   int64_t row_group_bytes = 64LL << 20;  // uncompressed bytes buffered before a row group is written
   int zstd_level = 3;
   std::optional<std::string> topic;  // the kafka_topic column's value (tables holding several topics)
+  // Format v3 rewrites (thaw maintain): when set, the file also gets the
+  // spec's row lineage columns _row_id (field id 2147483540) and
+  // _last_updated_sequence_number (2147483539), optional longs, filled for
+  // each appended record with what this returns (nullopt writes null).
+  std::function<std::pair<std::optional<int64_t>, std::optional<int64_t>>(const records::Record&)> row_lineage;
 };
 
 class DataFileWriter {

@@ -91,6 +91,9 @@ Status ReadPlan::Plan(const ReadOptions& options) {
   if (options.only_added_in) scan.OnlyAddedIn(*options.only_added_in);
   ASSIGN_OR_RAISE(auto planned, scan.PlanFiles());
   stats_ = scan.stats();
+  if (options.only_files) {
+    std::erase_if(planned, [&](const iceberg::FileScanTask& t) { return !options.only_files->count(t.file->path); });
+  }
 
   std::set<int32_t> parts;
   for (auto& task : planned) {

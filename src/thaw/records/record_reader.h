@@ -73,6 +73,9 @@ struct ReadOptions {
   std::map<int32_t, int64_t> start_offsets;
   // Incremental read: only data files added by these snapshots (--follow).
   std::optional<std::set<int64_t>> only_added_in;
+  // Only these data files (paths as the manifests name them), with the
+  // delete files that apply to them (compaction reads exactly its group).
+  std::optional<std::set<std::string>> only_files;
   std::optional<int64_t> from_time_ms;           // record timestamp >= (inclusive)
   std::optional<int64_t> to_time_ms;             // record timestamp < (exclusive)
   // Every record wanted has a key starting with this (from --where): data

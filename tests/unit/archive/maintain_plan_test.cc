@@ -1,5 +1,6 @@
 #include "thaw/archive/maintain_plan.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 namespace thaw::archive {
@@ -46,17 +47,45 @@ TEST(PlanCompactionGroups, PacksSmallFilesInOffsetOrderUpToTheTarget) {
   EXPECT_EQ(groups[1].offset_hi, 49);
 }
 
-TEST(PlanCompactionGroups, BigFilesDeletesAndOverlapsBreakRuns) {
+TEST(PlanCompactionGroups, BigFilesUnrewritableFilesAndOverlapsBreakRuns) {
   std::vector<CompactionInput> files = {
       File("a", 0, 9, 100),   File("b", 10, 19, 100),   File("big", 20, 29, 800),  // not small (>= 750): breaks the run
-      File("c", 30, 39, 100), File("d", 40, 49, 100),   File("del", 50, 59, 100),  // deletes attached
-      File("e", 60, 69, 100), File("f", 70, 79, 100),   File("g", 80, 95, 100),    // overlaps h
+      File("c", 30, 39, 100), File("d", 40, 49, 100),   File("keep", 50, 59, 100),  // not rewritable
+      File("e", 60, 69, 100), File("f", 70, 79, 100),   File("g", 80, 95, 100),     // overlaps h
       File("h", 90, 99, 100), File("i", 100, 109, 100), File("j", 110, 119, 100),
   };
-  files[5].has_deletes = true;
+  files[5].rewritable = false;
   auto groups = PlanCompactionGroups(files, kTarget);
   EXPECT_EQ(Paths(files, groups),
             (std::vector<std::vector<std::string>>{{"a", "b"}, {"c", "d"}, {"e", "f"}, {"i", "j"}}));
+}
+
+TEST(PlanCompactionGroups, FilesWithDeletesJoinRuns) {
+  // The rewrite applies their deletes: they are grouped like any small file.
+  std::vector<CompactionInput> files = {File("a", 0, 9, 100), File("del", 10, 19, 100), File("b", 20, 29, 100)};
+  files[1].has_deletes = true;
+  EXPECT_EQ(Paths(files, PlanCompactionGroups(files, kTarget)),
+            (std::vector<std::vector<std::string>>{{"a", "del", "b"}}));
+}
+
+TEST(FileSortOrderId, OnlyOrdersEveryArchivedFileSatisfies) {
+  auto md = [](int id, const std::string& fields) {
+    return fmt::format(R"({{"default-sort-order-id": {}, "sort-orders": [{{"order-id": 0, "fields": []}},
+                           {{"order-id": 1, "fields": [{}]}}]}})",
+                       id, fields);
+  };
+  auto f = [](int src, const char* transform = "identity", const char* dir = "asc") {
+    return fmt::format(R"({{"transform": "{}", "source-id": {}, "direction": "{}", "null-order": "nulls-first"}})",
+                       transform, src, dir);
+  };
+  EXPECT_EQ(FileSortOrderId(md(1, f(1) + "," + f(2))), 1);
+  EXPECT_EQ(FileSortOrderId(md(1, f(11) + "," + f(1) + "," + f(2))), 1);
+  EXPECT_FALSE(FileSortOrderId(md(0, f(1) + "," + f(2))));  // the table is unsorted
+  EXPECT_FALSE(FileSortOrderId(md(1, f(2, "identity", "desc"))));
+  EXPECT_FALSE(FileSortOrderId(md(1, f(2) + "," + f(1))));  // offset not last
+  EXPECT_FALSE(FileSortOrderId(md(1, f(3))));               // timestamps are not ordered in a file
+  EXPECT_FALSE(FileSortOrderId(md(1, f(1, "bucket[4]"))));
+  EXPECT_FALSE(FileSortOrderId("not json"));
 }
 
 TEST(PlanCompactionGroups, SingleFilesAndTablesWithoutBoundsAreLeft) {
