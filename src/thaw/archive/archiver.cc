@@ -3,6 +3,7 @@
 // together with the next offsets (archiver.h, docs/archive.md).
 #include "thaw/archive/archiver.h"
 
+#include "thaw/archive/row_value.h"
 #include <algorithm>
 #include <chrono>
 #include <nlohmann/json.hpp>
@@ -110,9 +111,11 @@ bool OnMain(const iceberg::TableMetadata& md, int64_t id) {
   return false;
 }
 
-iceberg::TableCreate CanonicalTable(const ArchiveOptions& o, bool with_topic) {
+// A new table: the canonical layout, or the row layout with `value_type`.
+iceberg::TableCreate CanonicalTable(const ArchiveOptions& o, bool with_topic, const iceberg::TypePtr& value_type) {
   iceberg::TableCreate c;
-  c.schema = nlohmann::json::parse(parquet::CanonicalSchemaJson(with_topic));
+  c.schema = nlohmann::json::parse(value_type ? RowSchemaJson(with_topic, *value_type)
+                                              : parquet::CanonicalSchemaJson(with_topic));
   c.schema["schema-id"] = 0;
   nlohmann::json fields = nlohmann::json::array();
   fields.push_back(
@@ -127,7 +130,8 @@ iceberg::TableCreate CanonicalTable(const ArchiveOptions& o, bool with_topic) {
       {"fields",
        {{{"transform", "identity"}, {"source-id", 1}, {"direction", "asc"}, {"null-order", "nulls-first"}},
         {{"transform", "identity"}, {"source-id", 2}, {"direction", "asc"}, {"null-order", "nulls-first"}}}}};
-  c.properties["thaw.layout"] = "thaw/1";
+  c.properties["thaw.layout"] = value_type ? kRowLayoutValue : "thaw/1";
+  if (value_type) c.properties[kValueFormatKey] = "json";
   if (!with_topic) c.properties["thaw.source.topic"] = o.topics.front();
   c.properties["write.parquet.compression-codec"] = "zstd";
   c.format_version = o.format_version;
@@ -167,7 +171,13 @@ class Archiver {
     RETURN_NOT_OK(CheckOptions());
     RETURN_NOT_OK(LoadTable());
     RETURN_NOT_OK(OpenSources());
-    if (!table_) RETURN_NOT_OK(CreateTable());
+    if (!table_) {
+      iceberg::TypePtr value_type;
+      if (o_.layout == Layout::kRow) {
+        ASSIGN_OR_RAISE(value_type, InferValueType());
+      }
+      RETURN_NOT_OK(CreateTable(value_type));
+    }
     RETURN_NOT_OK(PrepareWriting());
     for (const auto& src : sources_) {
       std::string from, to;
@@ -193,11 +203,6 @@ class Archiver {
     if (uniq.size() != o_.topics.size()) return Status::Invalid("--topic names a topic twice");
     for (const auto& t : o_.topics) {
       if (t.empty()) return Status::Invalid("--topic: an empty topic name");
-    }
-    if (o_.layout == Layout::kRow) {
-      return Status::Unsupported(
-          "--layout row is not implemented yet; archive writes Thaw's canonical layout "
-          "(--layout thaw, the default; docs/archive.md)");
     }
     if (o_.format_version != 2 && o_.format_version != 3) {
       return Status::Invalid("--format-version {}: use 2 or 3", o_.format_version);
@@ -233,16 +238,40 @@ class Archiver {
     const iceberg::Schema& schema = md.current_schema();
     auto layout = records::ResolveLayout(md, schema, {});
     std::string layout_name = layout.ok() ? layout->name : "unknown";
-    if (layout_name != "thaw") {
+    const bool row = o_.layout == Layout::kRow;
+    if (layout_name != (row ? "thaw-row" : "thaw")) {
+      if (layout_name == "thaw" || layout_name == "thaw-row") {
+        return Status::Invalid(
+            "table '{}' has Thaw's {} layout (docs/layouts.md): archive into it with --layout {}, or give a new "
+            "table name with --create",
+            name, layout_name == "thaw" ? "canonical" : "row", layout_name == "thaw" ? "thaw" : "row");
+      }
       return Status::Invalid(
-          "table '{}' has the '{}' layout (docs/layouts.md), not Thaw's canonical one: archive "
+          "table '{}' has the '{}' layout (docs/layouts.md), not Thaw's {} one: archive "
           "appends only to tables in its own layout; give a new table name with --create",
-          name, layout_name);
+          name, layout_name, row ? "row" : "canonical");
     }
     has_topic_column_ = schema.FindById(kTopicFieldId) != nullptr;
+    if (row) {
+      const iceberg::NestedField* value = schema.FindById(kValueFieldId);
+      if (!value || value->name != "value" || !value->type || value->type->id != iceberg::TypeId::kStruct) {
+        return Status::Invalid("table '{}': the row layout's column 12 'value' (a struct) is missing (docs/layouts.md)",
+                               name);
+      }
+      const std::string format = md.Property(kValueFormatKey, "json");
+      if (format != "json") {
+        return Status::Unsupported(
+            "table '{}' holds {} values ({}={}): archive writes JSON row tables only so far", name, format,
+            kValueFormatKey, format);
+      }
+      value_type_ = value->type;
+    }
     ASSIGN_OR_RAISE(auto canonical,
-                    iceberg::Schema::FromJson(nlohmann::json::parse(parquet::CanonicalSchemaJson(has_topic_column_))));
+                    iceberg::Schema::FromJson(nlohmann::json::parse(
+                        row ? RowSchemaJson(has_topic_column_, *value_type_)
+                            : parquet::CanonicalSchemaJson(has_topic_column_))));
     for (const auto& want : canonical.fields()) {
+      if (want.id == kValueFieldId) continue;  // the table's own value type
       const iceberg::NestedField* got = schema.FindById(want.id);
       if (!got || got->name != want.name || got->type->ToString() != want.type->ToString()) {
         return Status::Invalid(
@@ -318,9 +347,47 @@ class Archiver {
     return Status::OK();
   }
 
-  Status CreateTable() {
+  // The row layout's value type for a new table, from the first records
+  // (up to kInferenceRecords values, the buffer limit, the end of the topics
+  // without --follow, or a commit interval once one value is there). The
+  // records polled stay in pending_ and are archived first.
+  Result<iceberg::TypePtr> InferValueType() {
+    std::vector<std::string_view> samples;
+    int64_t pending_bytes = 0;
+    const auto start = Clock::now();
+    const int64_t poll_bytes = std::clamp<int64_t>(o_.memory_bytes / 8, 1 << 20, 16 << 20);
+    while (samples.size() < kInferenceRecords && pending_bytes < o_.memory_bytes / 2) {
+      if (o_.stop && o_.stop->load()) break;
+      bool done = !o_.follow;
+      for (const auto& s : sources_) done = done && s.kafka->Done();
+      if (done) break;
+      if (!samples.empty() && Clock::now() - start >= std::chrono::milliseconds(o_.commit_interval_ms)) break;
+      for (auto& s : sources_) {
+        if (!o_.follow && s.kafka->Done()) continue;
+        records::RecordBatch batch;
+        Status polled = s.kafka->Poll(&batch, poll_bytes, std::chrono::milliseconds(100));
+        for (const auto& r : batch.records) {
+          pending_bytes += RecordBytes(batch, r);
+          if (r.value && samples.size() < kInferenceRecords) samples.push_back(*r.value);
+        }
+        if (!batch.records.empty()) pending_.emplace_back(s.topic, std::move(batch));
+        if (!polled.ok()) return polled;
+      }
+    }
+    auto type = InferJsonValueType(samples);
+    if (!type.ok()) {
+      return Status(type.status().code(),
+                    fmt::format("table '{}' (--layout row): {}", o_.table.ToString(), type.status().message()));
+    }
+    log::Info("table {}: value columns inferred from {} records: {}", o_.table.ToString(), samples.size(),
+              (*type)->ToString());
+    return type;
+  }
+
+  Status CreateTable(const iceberg::TypePtr& value_type) {
     has_topic_column_ = o_.topics.size() > 1;
-    auto t = catalog_.CreateTable(o_.table, CanonicalTable(o_, has_topic_column_));
+    value_type_ = value_type;
+    auto t = catalog_.CreateTable(o_.table, CanonicalTable(o_, has_topic_column_, value_type));
     if (t.ok()) {
       table_ = std::move(*t);
       log::Info("created table {} at {}", o_.table.ToString(), table_->metadata.location);
@@ -354,6 +421,10 @@ class Archiver {
     spec_ = *spec;
     schema_ = md.current_schema();
     io_ = table_->io;
+    if (o_.layout == Layout::kRow) {
+      ASSIGN_OR_RAISE(auto codec, MakeJsonValueCodec(value_type_));
+      ASSIGN_OR_RAISE(row_decoder_, RowValueDecoder::Make(std::move(codec)));
+    }
     size_t partitions = 0;
     for (const auto& s : sources_) partitions += s.kafka->start_offsets().size();
     // Row groups small enough that every partition's open one fits the buffer
@@ -392,6 +463,9 @@ class Archiver {
   TopicOffsets NextOffsets() const { return Overlay(committed_, Positions()); }
 
   Status Loop() {
+    // Records polled to infer a new row table's value type.
+    for (auto& [topic, pending] : pending_) RETURN_NOT_OK(Append(topic, pending));
+    pending_.clear();
     records::RecordBatch batch;
     auto last_commit = Clock::now();
     auto last_progress = Clock::now();
@@ -439,6 +513,10 @@ class Archiver {
     // where this one started even when it archived nothing).
     if (HasData() || NextOffsets() != committed_) RETURN_NOT_OK(Commit());
     if (o_.progress) Progress();
+    if (row_decoder_) {
+      log::Info("table {}: {} values decoded into columns, {} kept in value_raw ({} not JSON objects)",
+                o_.table.ToString(), row_decoder_->decoded(), row_decoder_->kept_raw(), row_decoder_->undecodable());
+    }
     return Status::OK();
   }
 
@@ -513,7 +591,13 @@ class Archiver {
         ++j;
       }
       ASSIGN_OR_RAISE(OpenFile * f, FileFor(topic, p));
-      Status st = f->writer->Append(batch, i, j);
+      Status st;
+      if (row_decoder_) {
+        auto decoded = row_decoder_->Decode(batch, i, j);
+        st = decoded.ok() ? f->writer->AppendDecoded(batch, i, j, *decoded) : decoded.status();
+      } else {
+        st = f->writer->Append(batch, i, j);
+      }
       if (!st.ok()) {
         return Status(st.code(), fmt::format("table '{}': writing {} records of topic {} partition {} (offsets {}..{}) "
                                              "to {}: {}",
@@ -762,6 +846,9 @@ class Archiver {
   std::map<FileKey, OpenFile> open_;
   std::vector<iceberg::DataFile> finished_;
   int64_t file_seq_ = 0;
+  iceberg::TypePtr value_type_;                      // row layout: the value struct's type
+  std::unique_ptr<RowValueDecoder> row_decoder_;     // row layout
+  std::vector<std::pair<std::string, records::RecordBatch>> pending_;  // polled while inferring
 };
 
 }  // namespace

@@ -71,7 +71,7 @@ void TableArgs::Register(CLI::App* app) {
   app->add_option("--as-of", as_of, "Read the snapshot current at this time (ISO-8601 or epoch ms; docs/cli.md#times)")
       ->check(TimeValidator())
       ->type_name("TIME");
-  app->add_option("--layout", layout, "Force a layout: thaw, redpanda, bufstream, aiven, automq, kafka-connect, plain");
+  app->add_option("--layout", layout, "Force a layout: thaw, redpanda, bufstream, aiven, automq, kafka-connect, plain, thaw-row");
   app->add_option("--column", columns, "Override a column: FIELD=COLUMN (e.g. offset=kafka.offset); repeatable");
   app->add_option("--spill-dir", spill_dir,
                   "Directory for sorting files not in offset order (default $TMPDIR or /tmp; a private "

@@ -1,6 +1,7 @@
 #include "thaw/parquet/data_file_writer.h"
 
 #include <arrow/array.h>
+#include <arrow/array/data.h>
 #include <arrow/builder.h>
 #include <arrow/io/interfaces.h>
 #include <arrow/memory_pool.h>
@@ -19,6 +20,7 @@
 
 #include "thaw/common/log.h"
 #include "thaw/parquet/arrow_status.h"
+#include "thaw/parquet/arrow_type.h"
 
 namespace thaw::parquet {
 
@@ -39,6 +41,7 @@ constexpr int32_t kHeaderElementId = 8;
 constexpr int32_t kHeaderKeyId = 9;
 constexpr int32_t kHeaderValueId = 10;
 constexpr int32_t kTopicId = 11;
+constexpr int32_t kValueStructId = 12;  // the row layout's decoded value (docs/layouts.md, thaw-row)
 
 // Row groups hold binary columns with 32-bit offsets: a row group stays well
 // below 2 GiB (one record past the limit at most).
@@ -148,7 +151,7 @@ std::string LongBound(int64_t v) {
 }
 
 // What one top-level schema column holds.
-enum class Role { kPartition, kOffset, kTimestamp, kTimestampType, kKey, kValue, kHeaders, kTopic };
+enum class Role { kPartition, kOffset, kTimestamp, kTimestampType, kKey, kValue, kHeaders, kTopic, kValueStruct };
 
 class DataFileWriterImpl : public DataFileWriter {
  public:
@@ -195,6 +198,30 @@ class DataFileWriterImpl : public DataFileWriter {
       if (buffered_bytes_ >= options_.row_group_bytes) RETURN_NOT_OK(FlushRowGroup());
     }
     return Status::OK();
+  }
+
+  Status AppendDecoded(const records::RecordBatch& batch, size_t begin, size_t end,
+                       const DecodedValues& decoded) override {
+    end = std::min(end, batch.records.size());
+    if (!has_value_struct_) {
+      return Status::Invalid("{}: decoded values given, but the table has no value struct column (field id {})",
+                             location_, kValueStructId);
+    }
+    const int64_t n = end > begin ? static_cast<int64_t>(end - begin) : 0;
+    if (!decoded.values || decoded.values->length() != n || static_cast<int64_t>(decoded.keep_raw.size()) != n) {
+      return Status::Invalid("{}: {} decoded values for {} records", location_,
+                             decoded.values ? decoded.values->length() : 0, n);
+    }
+    decoded_ = &decoded;
+    Status st = Status::OK();
+    for (size_t i = begin; i < end && st.ok(); ++i) {
+      decoded_row_ = static_cast<int64_t>(i - begin);
+      st = AppendOne(batch, batch.records[i]);
+      if (st.ok() && buffered_bytes_ >= options_.row_group_bytes) st = FlushRowGroup();
+    }
+    decoded_ = nullptr;
+    decoded_row_ = -1;
+    return st;
   }
 
   int64_t appended_bytes() const override { return appended_bytes_; }
@@ -247,7 +274,7 @@ class DataFileWriterImpl : public DataFileWriter {
 
   Status BuildSchema(const iceberg::Schema& schema) {
     arrow::FieldVector fields;
-    bool seen[kTopicId + 1] = {};
+    bool seen[kValueStructId + 1] = {};
     for (const auto& f : schema.fields()) {
       const iceberg::TypeId t = f.type ? f.type->id : iceberg::TypeId::kUnknown;
       std::shared_ptr<arrow::DataType> type;
@@ -312,6 +339,15 @@ class DataFileWriterImpl : public DataFileWriter {
           type = arrow::utf8();
           role = Role::kTopic;
           break;
+        case kValueStructId: {
+          if (t != iceberg::TypeId::kStruct || f.required) return Mismatch(f, "an optional struct (the decoded value)");
+          auto arrow_type = ArrowTypeOf(*f.type);
+          if (!arrow_type.ok()) return arrow_type.status().WithContext(fmt::format("{}: column '{}'", location_, f.name));
+          type = *arrow_type;
+          role = Role::kValueStruct;
+          has_value_struct_ = true;
+          break;
+        }
         default:
           return Status::Invalid(
               "{}: column '{}' (field id {}) is not part of Thaw's canonical layout (docs/layouts.md): archive "
@@ -380,7 +416,8 @@ class DataFileWriterImpl : public DataFileWriter {
         case Role::kValue: {
           auto* bb = static_cast<arrow::BinaryBuilder*>(b);
           const auto& v = roles_[c] == Role::kKey ? r.key : r.value;
-          if (v) {
+          // A row-layout value the decoded struct reproduces exactly has no value_raw.
+          if (v && (roles_[c] == Role::kKey || !decoded_ || decoded_->keep_raw[decoded_row_])) {
             RETURN_NOT_OK(Put(bb, v->data(), static_cast<int32_t>(v->size())));
             payload += static_cast<int64_t>(v->size());
           } else {
@@ -412,6 +449,16 @@ class DataFileWriterImpl : public DataFileWriter {
         }
         case Role::kTopic:
           RETURN_NOT_OK(Put(static_cast<arrow::StringBuilder*>(b), *options_.topic));
+          break;
+        case Role::kValueStruct:
+          if (decoded_) {
+            auto st = b->AppendArraySlice(arrow::ArraySpan(*decoded_->values->data()), decoded_row_, 1);
+            if (!st.ok()) return FromArrow(st, location_);
+            if (r.value) payload += static_cast<int64_t>(r.value->size());  // about the decoded size
+          } else {
+            auto st = b->AppendNull();
+            if (!st.ok()) return FromArrow(st, location_);
+          }
           break;
       }
     }
@@ -550,6 +597,9 @@ class DataFileWriterImpl : public DataFileWriter {
   int64_t record_count_ = 0;
   int row_groups_ = 0;
   bool finished_ = false;
+  bool has_value_struct_ = false;
+  const DecodedValues* decoded_ = nullptr;  // during AppendDecoded
+  int64_t decoded_row_ = -1;                // the record's row in decoded_->values
   MinMax<int32_t> partition_bounds_;
   MinMax<int64_t> offset_bounds_;
   MinMax<int64_t> timestamp_bounds_;

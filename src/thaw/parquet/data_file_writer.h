@@ -6,6 +6,11 @@
 // column sizes for every column; lower / upper bounds for kafka_partition,
 // kafka_offset, kafka_timestamp, kafka_timestamp_type, and kafka_topic when
 // present) -- the bounds offset and time pruning rely on.
+//
+// The same writer writes the row layout (docs/layouts.md, "thaw-row"): the
+// table's schema then names field 6 `value_raw` and adds field 12 `value`,
+// a struct of the decoded value (archive/row_value.h), filled by
+// AppendDecoded.
 #pragma once
 
 #include <cstdint>
@@ -19,7 +24,20 @@
 #include "thaw/records/record.h"
 #include "thaw/storage/file_io.h"
 
+namespace arrow {
+class Array;
+}  // namespace arrow
+
 namespace thaw::parquet {
+
+// The decoded values of records [begin, end) for a row-layout file: row k of
+// `values` (a struct array of the `value` column's Arrow type, arrow_type.h)
+// belongs to record begin + k; `keep_raw[k]` says whether that record's value
+// bytes also go to `value_raw` (field 6) -- otherwise value_raw is null.
+struct DecodedValues {
+  std::shared_ptr<arrow::Array> values;
+  std::vector<bool> keep_raw;
+};
 
 struct DataFileWriterOptions {
   int64_t row_group_bytes = 64LL << 20;  // uncompressed bytes buffered before a row group is written
@@ -41,6 +59,10 @@ class DataFileWriter {
   // Appends the records of `batch` [begin, end) (copied; the batch may be
   // released afterwards).
   virtual Status Append(const records::RecordBatch& batch, size_t begin, size_t end) = 0;
+  // The same for a table with the row layout's `value` struct (field id 12):
+  // `decoded` holds one row per record of [begin, end).
+  virtual Status AppendDecoded(const records::RecordBatch& batch, size_t begin, size_t end,
+                               const DecodedValues& decoded) = 0;
   // Bytes appended so far (uncompressed key + value + headers), and the
   // file's size so far (row groups written), for rolling by target size.
   virtual int64_t appended_bytes() const = 0;

@@ -27,8 +27,8 @@ std::vector<int32_t> Layout::TopLevelIds() const {
 }
 
 const std::vector<std::string>& LayoutNames() {
-  static const std::vector<std::string> kNames = {"thaw", "redpanda", "bufstream", "aiven",
-                                                  "automq", "kafka-connect", "plain"};
+  static const std::vector<std::string> kNames = {"thaw", "redpanda", "bufstream", "aiven", "automq",
+                                                  "kafka-connect", "plain", "thaw-row"};
   return kNames;
 }
 
@@ -83,8 +83,14 @@ std::vector<ColumnPath> RowColumns(const Schema& s, const std::set<std::string>&
 
 std::string DetectName(const iceberg::TableMetadata& md, const Schema& s) {
   std::string prop = md.Property("thaw.layout");
+  if (prop.rfind("thaw-row/", 0) == 0) return "thaw-row";
   if (prop.rfind("thaw", 0) == 0) return "thaw";
-  if (Find(s, "kafka_partition") && Find(s, "kafka_offset")) return "thaw";
+  if (Find(s, "kafka_partition") && Find(s, "kafka_offset")) {
+    // `thaw archive --layout row`: the decoded value struct beside value_raw.
+    auto value = Find(s, "value");
+    if (value && value->type->id == TypeId::kStruct && Find(s, "value_raw")) return "thaw-row";
+    return "thaw";
+  }
   if (Find(s, "redpanda.offset")) return "redpanda";
   if (Find(s, "kafka.offset") && Find(s, "kafka.event_timestamp")) return "bufstream";
   if (Find(s, "kafka.offset") && (Find(s, "key_raw") || Find(s, "value_raw") || Find(s, "kafka.batch_timestamp_type"))) {
@@ -110,6 +116,21 @@ Result<Layout> Build(const std::string& name, const Schema& s) {
     l.value = Find(s, "value");
     l.headers = Find(s, "headers");
     l.topic = Find(s, "kafka_topic");  // present when one table archives several topics
+  } else if (name == "thaw-row") {
+    // value_raw when the writer kept the original bytes, else the value
+    // struct re-encoded (exactly the original bytes: the writer checked).
+    l.partition = Find(s, "kafka_partition");
+    l.offset = Find(s, "kafka_offset");
+    l.timestamp = Find(s, "kafka_timestamp");
+    l.timestamp_type = Find(s, "kafka_timestamp_type");
+    l.key = Find(s, "key");
+    l.value = Find(s, "value_raw");
+    l.headers = Find(s, "headers");
+    l.topic = Find(s, "kafka_topic");
+    if (auto vs = Find(s, "value"); vs && vs->type->id == TypeId::kStruct) {
+      l.value_json = {*vs};
+      l.value_json_unwrap = true;
+    }
   } else if (name == "redpanda") {
     l.partition = Find(s, "redpanda.partition");
     l.offset = Find(s, "redpanda.offset");
@@ -226,7 +247,7 @@ Result<Layout> ResolveLayout(const iceberg::TableMetadata& md, const Schema& sch
   if (l.name != "plain" && !l.offset) {
     return Status::NotFound("table has no usable offset column for layout '{}' (expected {}): name it with "
                             "--column offset=COLUMN, or use --layout plain to number rows in scan order",
-                            l.name, l.name == "thaw" ? "'kafka_offset'" : "the layout's offset column");
+                            l.name, (l.name == "thaw" || l.name == "thaw-row") ? "'kafka_offset'" : "the layout's offset column");
   }
   auto check_int = [&](const std::optional<ColumnPath>& c, const char* what) -> Status {
     if (!c) return Status::OK();

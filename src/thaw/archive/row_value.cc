@@ -1,0 +1,336 @@
+#include "thaw/archive/row_value.h"
+
+#include <arrow/array.h>
+#include <arrow/builder.h>
+#include <arrow/record_batch.h>
+#include <arrow/type.h>
+
+#include <limits>
+#include <nlohmann/json.hpp>
+
+#include "thaw/iceberg/schema_json.h"
+#include "thaw/parquet/arrow_status.h"
+#include "thaw/parquet/arrow_type.h"
+#include "thaw/records/json_row.h"
+#include "thaw/records/layout.h"
+
+namespace thaw::archive {
+
+namespace {
+
+using iceberg::NestedField;
+using iceberg::Type;
+using iceberg::TypeId;
+using iceberg::TypePtr;
+using Json = nlohmann::ordered_json;
+
+// Deeper JSON than this becomes a string column (and value_raw).
+constexpr int kMaxDepth = 32;
+
+Status FromArrow(const arrow::Status& st) { return pq::FromArrow(st, "decoding a value"); }
+
+// ---------------------------------------------------------------------------
+// inference
+
+struct Shape {
+  enum Kind { kNone, kBool, kLong, kDouble, kString, kObject, kArray, kConflict };
+  Kind kind = kNone;
+  std::vector<std::pair<std::string, std::unique_ptr<Shape>>> fields;  // objects, first-seen order
+  std::unique_ptr<Shape> element;                                       // arrays
+
+  void Combine(Kind k) {
+    if (kind == kNone || kind == k) {
+      kind = k;
+    } else if ((kind == kLong && k == kDouble) || (kind == kDouble && k == kLong)) {
+      kind = kDouble;
+    } else {
+      kind = kConflict;
+      fields.clear();
+      element.reset();
+    }
+  }
+
+  Shape* Field(const std::string& name) {
+    for (auto& [n, s] : fields) {
+      if (n == name) return s.get();
+    }
+    fields.emplace_back(name, std::make_unique<Shape>());
+    return fields.back().second.get();
+  }
+
+  void Merge(const Json& v, int depth, bool top = false) {
+    if (depth > kMaxDepth) {
+      if (!v.is_null()) Combine(kConflict);
+      return;
+    }
+    switch (v.type()) {
+      case Json::value_t::null:
+      case Json::value_t::discarded:
+        return;
+      case Json::value_t::boolean:
+        return Combine(kBool);
+      case Json::value_t::number_integer:
+        return Combine(kLong);
+      case Json::value_t::number_unsigned:
+        return Combine(v.get<uint64_t>() > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()) ? kDouble
+                                                                                                       : kLong);
+      case Json::value_t::number_float:
+        return Combine(kDouble);
+      case Json::value_t::string:
+      case Json::value_t::binary:
+        return Combine(kString);
+      case Json::value_t::object:
+        Combine(kObject);
+        if (kind != kObject) return;
+        for (const auto& [k, item] : v.items()) {
+          if (top && k.rfind("__", 0) == 0) continue;
+          Field(k)->Merge(item, depth + 1);
+        }
+        return;
+      case Json::value_t::array:
+        Combine(kArray);
+        if (kind != kArray) return;
+        if (!element) element = std::make_unique<Shape>();
+        for (const auto& item : v) element->Merge(item, depth + 1);
+        return;
+    }
+  }
+};
+
+TypePtr Primitive(TypeId id) {
+  auto t = std::make_shared<Type>();
+  t->id = id;
+  return t;
+}
+
+TypePtr ToType(const Shape& s, int32_t* next_id) {
+  switch (s.kind) {
+    case Shape::kBool: return Primitive(TypeId::kBoolean);
+    case Shape::kLong: return Primitive(TypeId::kLong);
+    case Shape::kDouble: return Primitive(TypeId::kDouble);
+    case Shape::kObject: {
+      if (s.fields.empty()) return Primitive(TypeId::kString);  // Parquet has no empty groups
+      auto t = std::make_shared<Type>();
+      t->id = TypeId::kStruct;
+      for (const auto& [name, child] : s.fields) {
+        NestedField f;
+        f.id = (*next_id)++;
+        f.name = name;
+        f.required = false;
+        f.type = ToType(*child, next_id);
+        t->fields.push_back(std::move(f));
+      }
+      return t;
+    }
+    case Shape::kArray: {
+      auto t = std::make_shared<Type>();
+      t->id = TypeId::kList;
+      NestedField e;
+      e.id = (*next_id)++;
+      e.name = "element";
+      e.required = false;
+      static const Shape kNothing;
+      e.type = ToType(s.element ? *s.element : kNothing, next_id);
+      t->fields.push_back(std::move(e));
+      return t;
+    }
+    default:  // only nulls, conflicts
+      return Primitive(TypeId::kString);
+  }
+}
+
+// ---------------------------------------------------------------------------
+// decoding
+
+Status CheckJsonType(const Type& t, const std::string& where) {
+  switch (t.id) {
+    case TypeId::kBoolean:
+    case TypeId::kLong:
+    case TypeId::kDouble:
+    case TypeId::kString:
+      return Status::OK();
+    case TypeId::kStruct:
+      if (t.fields.empty()) return Status::Invalid("value field '{}' is an empty struct", where);
+      for (const auto& f : t.fields) RETURN_NOT_OK(CheckJsonType(*f.type, where.empty() ? f.name : where + "." + f.name));
+      return Status::OK();
+    case TypeId::kList:
+      return CheckJsonType(*t.fields.at(0).type, where + ".element");
+    default:
+      return Status::Unsupported(
+          "value field '{}' has type {}: the JSON row writer fills boolean, long, double, string, struct and list "
+          "fields only (docs/layouts.md, thaw-row)",
+          where, t.ToString());
+  }
+}
+
+// Appends `v` (nullptr: absent) to `b` of type `t`; what does not fit is null.
+Status AppendJson(const Type& t, const Json* v, arrow::ArrayBuilder* b) {
+  if (!v || v->is_null()) return FromArrow(b->AppendNull());
+  switch (t.id) {
+    case TypeId::kBoolean:
+      if (!v->is_boolean()) return FromArrow(b->AppendNull());
+      return FromArrow(static_cast<arrow::BooleanBuilder*>(b)->Append(v->get<bool>()));
+    case TypeId::kLong:
+      if (v->is_number_integer() &&
+          (!v->is_number_unsigned() ||
+           v->get<uint64_t>() <= static_cast<uint64_t>(std::numeric_limits<int64_t>::max()))) {
+        return FromArrow(static_cast<arrow::Int64Builder*>(b)->Append(v->get<int64_t>()));
+      }
+      return FromArrow(b->AppendNull());
+    case TypeId::kDouble:
+      if (!v->is_number()) return FromArrow(b->AppendNull());
+      return FromArrow(static_cast<arrow::DoubleBuilder*>(b)->Append(v->get<double>()));
+    case TypeId::kString: {
+      auto* sb = static_cast<arrow::StringBuilder*>(b);
+      if (v->is_string()) return FromArrow(sb->Append(v->get_ref<const std::string&>()));
+      return FromArrow(sb->Append(v->dump()));  // the JSON text of a conflicting value
+    }
+    case TypeId::kStruct: {
+      if (!v->is_object()) return FromArrow(b->AppendNull());
+      auto* sb = static_cast<arrow::StructBuilder*>(b);
+      RETURN_NOT_OK(FromArrow(sb->Append()));
+      for (size_t k = 0; k < t.fields.size(); ++k) {
+        auto it = v->find(t.fields[k].name);
+        RETURN_NOT_OK(AppendJson(*t.fields[k].type, it == v->end() ? nullptr : &*it, sb->field_builder(static_cast<int>(k))));
+      }
+      return Status::OK();
+    }
+    case TypeId::kList: {
+      if (!v->is_array()) return FromArrow(b->AppendNull());
+      auto* lb = static_cast<arrow::ListBuilder*>(b);
+      RETURN_NOT_OK(FromArrow(lb->Append()));
+      for (const auto& item : *v) RETURN_NOT_OK(AppendJson(*t.fields[0].type, &item, lb->value_builder()));
+      return Status::OK();
+    }
+    default:
+      return Status::Internal("JSON value of type {}", t.ToString());  // refused by CheckJsonType
+  }
+}
+
+class JsonValueCodec : public ValueCodec {
+ public:
+  explicit JsonValueCodec(TypePtr type) : type_(std::move(type)) {
+    layout_.name = "thaw-row";
+    layout_.value_json = {records::ColumnPath{{kValueFieldId}, {"value"}, type_}};
+    layout_.value_json_unwrap = true;
+  }
+
+  Status Init() {
+    ASSIGN_OR_RAISE(arrow_type_, parquet::ArrowTypeOf(*type_));
+    return Status::OK();
+  }
+
+  std::string format() const override { return "json"; }
+  const TypePtr& value_type() const override { return type_; }
+
+  Result<bool> Decode(std::string_view bytes, arrow::StructBuilder* builder) override {
+    Json v = Json::parse(bytes.begin(), bytes.end(), nullptr, /*allow_exceptions=*/false);
+    if (v.is_discarded() || !v.is_object()) return false;
+    RETURN_NOT_OK(AppendJson(*type_, &v, builder));
+    return true;
+  }
+
+  Status BindEncoder(const std::shared_ptr<arrow::Array>& values) override {
+    auto schema = arrow::schema({arrow::field("value", arrow_type_, true, parquet::FieldIdMetadata(kValueFieldId))});
+    batch_ = arrow::RecordBatch::Make(schema, values->length(), {values});
+    ASSIGN_OR_RAISE(encoder_, records::JsonRowBuilder::Bind(layout_, *batch_));
+    return Status::OK();
+  }
+
+  bool Encode(int64_t row, std::string* out) override { return encoder_.Append(row, out); }
+
+ private:
+  TypePtr type_;
+  std::shared_ptr<arrow::DataType> arrow_type_;
+  records::Layout layout_;
+  std::shared_ptr<arrow::RecordBatch> batch_;
+  records::JsonRowBuilder encoder_;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<ValueCodec>> MakeJsonValueCodec(iceberg::TypePtr value_type) {
+  if (!value_type || value_type->id != TypeId::kStruct) {
+    return Status::Invalid("the row layout's value column (field id {}) must be a struct", kValueFieldId);
+  }
+  RETURN_NOT_OK(CheckJsonType(*value_type, ""));
+  auto c = std::make_unique<JsonValueCodec>(std::move(value_type));
+  RETURN_NOT_OK(c->Init());
+  return std::unique_ptr<ValueCodec>(std::move(c));
+}
+
+Result<iceberg::TypePtr> InferJsonValueType(const std::vector<std::string_view>& samples) {
+  Shape top;
+  top.kind = Shape::kObject;
+  size_t objects = 0;
+  for (std::string_view s : samples) {
+    Json v = Json::parse(s.begin(), s.end(), nullptr, /*allow_exceptions=*/false);
+    if (v.is_discarded() || !v.is_object()) continue;
+    ++objects;
+    top.Merge(v, 0, /*top=*/true);
+  }
+  if (top.fields.empty()) {
+    return Status::NotFound(
+        "none of the first {} values is a JSON object with a field ({} objects): the row layout needs JSON object "
+        "values to infer columns from; archive this topic with --layout thaw",
+        samples.size(), objects);
+  }
+  int32_t next_id = kFirstValueFieldId;
+  return ToType(top, &next_id);
+}
+
+std::string RowSchemaJson(bool with_topic, const iceberg::Type& value_type) {
+  nlohmann::ordered_json schema = nlohmann::ordered_json::parse(parquet::CanonicalSchemaJson(with_topic));
+  for (auto& f : schema["fields"]) {
+    if (f["id"] == kValueRawFieldId) f["name"] = "value_raw";
+  }
+  nlohmann::ordered_json value;
+  value["id"] = kValueFieldId;
+  value["name"] = "value";
+  value["required"] = false;
+  value["type"] = iceberg::TypeToJson(value_type);
+  schema["fields"].push_back(std::move(value));
+  return schema.dump();
+}
+
+Result<std::unique_ptr<RowValueDecoder>> RowValueDecoder::Make(std::unique_ptr<ValueCodec> codec) {
+  std::unique_ptr<RowValueDecoder> d(new RowValueDecoder());
+  ASSIGN_OR_RAISE(auto type, parquet::ArrowTypeOf(*codec->value_type()));
+  std::unique_ptr<arrow::ArrayBuilder> b;
+  RETURN_NOT_OK(FromArrow(arrow::MakeBuilder(arrow::default_memory_pool(), type, &b)));
+  d->builder_.reset(static_cast<arrow::StructBuilder*>(b.release()));
+  d->codec_ = std::move(codec);
+  return d;
+}
+
+RowValueDecoder::~RowValueDecoder() = default;
+
+Result<parquet::DecodedValues> RowValueDecoder::Decode(const records::RecordBatch& batch, size_t begin, size_t end) {
+  end = std::min(end, batch.records.size());
+  parquet::DecodedValues out;
+  std::vector<bool> decoded;
+  for (size_t i = begin; i < end; ++i) {
+    const auto& v = batch.records[i].value;
+    bool ok = false;
+    if (v) {
+      ASSIGN_OR_RAISE(ok, codec_->Decode(*v, builder_.get()));
+      if (!ok) ++undecodable_;
+    }
+    if (!ok) RETURN_NOT_OK(FromArrow(builder_->AppendNull()));
+    decoded.push_back(ok);
+    out.keep_raw.push_back(v && !ok);
+  }
+  RETURN_NOT_OK(FromArrow(builder_->Finish(&out.values)));
+  RETURN_NOT_OK(codec_->BindEncoder(out.values));
+  for (size_t k = 0; k < decoded.size(); ++k) {
+    if (!decoded[k]) continue;
+    ++decoded_;
+    scratch_.clear();
+    const bool some = codec_->Encode(static_cast<int64_t>(k), &scratch_);
+    if (!some || scratch_ != *batch.records[begin + k].value) out.keep_raw[k] = true;
+  }
+  for (bool raw : out.keep_raw) kept_raw_ += raw;
+  return out;
+}
+
+}  // namespace thaw::archive
