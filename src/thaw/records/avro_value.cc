@@ -752,6 +752,13 @@ class DatumEncoder {
 
 }  // namespace
 
+std::optional<int32_t> ConfluentSchemaId(std::string_view value) {
+  if (value.size() < kConfluentHeaderSize || value[0] != 0) return std::nullopt;
+  uint32_t id = 0;
+  for (size_t i = 1; i < kConfluentHeaderSize; ++i) id = (id << 8) | static_cast<uint8_t>(value[i]);
+  return static_cast<int32_t>(id);
+}
+
 AvroValueSchema::AvroValueSchema() = default;
 AvroValueSchema::~AvroValueSchema() = default;
 
@@ -775,6 +782,37 @@ Result<std::shared_ptr<const AvroValueSchema>> AvroValueSchema::Make(std::string
   s->last_field_id_ = mapper.last_id();
   s->root_ = std::make_unique<Node>(std::move(m.node));
   return std::shared_ptr<const AvroValueSchema>(std::move(s));
+}
+
+namespace {
+
+Status CheckSame(const iceberg::Type& want, const iceberg::Type& got, const std::string& path) {
+  auto differs = [&](std::string_view what) {
+    return Status::Invalid("the value column '{}' is {} where the Avro schema gives {} ({} differs)",
+                           path.empty() ? "value" : path, got.ToString(), want.ToString(), what);
+  };
+  if (want.id != got.id || want.precision != got.precision || want.scale != got.scale ||
+      want.length != got.length) {
+    return differs("type");
+  }
+  if (want.fields.size() != got.fields.size()) return differs("field count");
+  for (size_t i = 0; i < want.fields.size(); ++i) {
+    const auto& w = want.fields[i];
+    const auto& g = got.fields[i];
+    std::string sub = path.empty() ? w.name : path + "." + w.name;
+    if (w.name != g.name) return differs(fmt::format("name of field {}", i));
+    if (w.id != g.id) return differs(fmt::format("field id of '{}' ({} vs {})", w.name, g.id, w.id));
+    if (w.required != g.required) return differs(fmt::format("optionality of '{}'", w.name));
+    if (!g.type) return differs(fmt::format("type of '{}'", w.name));
+    RETURN_NOT_OK(CheckSame(*w.type, *g.type, sub));
+  }
+  return Status::OK();
+}
+
+}  // namespace
+
+Status AvroValueSchema::CheckMatches(const iceberg::Type& table_type) const {
+  return CheckSame(*iceberg_type_, table_type, "");
 }
 
 Result<std::unique_ptr<arrow::StructBuilder>> AvroValueSchema::MakeBuilder() const {

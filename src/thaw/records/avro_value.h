@@ -56,6 +56,9 @@ namespace thaw::records {
 // Confluent Schema Registry framing: magic byte 0, then the writer schema's
 // registry id as 4 bytes big-endian, then the Avro datum.
 inline constexpr size_t kConfluentHeaderSize = 5;
+// The schema id of a value with the Confluent header; nullopt when the value
+// is shorter than the header or its first byte is not 0.
+std::optional<int32_t> ConfluentSchemaId(std::string_view value);
 
 class AvroValueSchema {
  public:
@@ -77,6 +80,10 @@ class AvroValueSchema {
   int32_t last_field_id() const { return last_field_id_; }
 
   Result<std::unique_ptr<arrow::StructBuilder>> MakeBuilder() const;
+  // OK when `table_type` (a table's value struct) is exactly iceberg_type():
+  // the same fields with the same names, ids, optionality and types; else an
+  // error naming the first field that differs.
+  Status CheckMatches(const iceberg::Type& table_type) const;
 
   // Decodes one datum and appends it as one non-null row to `builder` (of
   // arrow_type()). With `framed`, the datum starts with the Confluent header

@@ -232,6 +232,10 @@ TEST(AvroValue, DecodesHandBuiltBytesAndTheConfluentHeader) {
   std::optional<int32_t> id;
   ASSERT_TRUE(s->Decode(Bytes("000000012c 0206666f6f"), true, b->get(), &id).ok());
   EXPECT_EQ(id, 300);
+  EXPECT_EQ(ConfluentSchemaId(Bytes("000000012c 02")), 300);
+  EXPECT_EQ(ConfluentSchemaId(Bytes("000000012c")), 300);
+  EXPECT_EQ(ConfluentSchemaId(Bytes("00000001")), std::nullopt);
+  EXPECT_EQ(ConfluentSchemaId(Bytes("010000012c")), std::nullopt);
   std::shared_ptr<arrow::Array> framed;
   ASSERT_TRUE((*b)->Finish(&framed).ok());
   EXPECT_EQ(Hex(EncodeRow(*s, static_cast<const arrow::StructArray&>(*framed), 0, 300)), "000000012c0206666f6f");
