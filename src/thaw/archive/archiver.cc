@@ -3,6 +3,7 @@
 // together with the next offsets (archiver.h, docs/archive.md).
 #include "thaw/archive/archiver.h"
 
+#include "thaw/archive/row_avro.h"
 #include "thaw/archive/row_value.h"
 #include <algorithm>
 #include <chrono>
@@ -132,7 +133,11 @@ iceberg::TableCreate CanonicalTable(const ArchiveOptions& o, bool with_topic, co
        {{{"transform", "identity"}, {"source-id", 1}, {"direction", "asc"}, {"null-order", "nulls-first"}},
         {{"transform", "identity"}, {"source-id", 2}, {"direction", "asc"}, {"null-order", "nulls-first"}}}}};
   c.properties["thaw.layout"] = value_type ? kRowLayoutValue : "thaw/1";
-  if (value_type) c.properties[kValueFormatKey] = "json";
+  if (value_type) c.properties[kValueFormatKey] = o.value_avro_schema.empty() ? "json" : "avro";
+  if (value_type && !o.value_avro_schema.empty()) {
+    c.properties[kAvroSchemaKey] = o.value_avro_schema;
+    if (o.value_avro_schema_id) c.properties[kAvroSchemaIdKey] = std::to_string(*o.value_avro_schema_id);
+  }
   if (!with_topic) c.properties["thaw.source.topic"] = o.topics.front();
   c.properties["write.parquet.compression-codec"] = "zstd";
   c.format_version = o.format_version;
@@ -175,11 +180,15 @@ class Archiver {
     if (!table_) {
       iceberg::TypePtr value_type;
       if (o_.layout == Layout::kRow) {
-        ASSIGN_OR_RAISE(value_type, InferValueType());
-        if (!value_type) {  // stopped (SIGINT/SIGTERM) before any value came: nothing to create
-          summary_.interrupted = true;
-          summary_.seconds = std::chrono::duration<double>(Clock::now() - start_).count();
-          return summary_;
+        if (avro_) {
+          value_type = avro_->iceberg_type();
+        } else {
+          ASSIGN_OR_RAISE(value_type, InferValueType());
+          if (!value_type) {  // stopped (SIGINT/SIGTERM) before any value came: nothing to create
+            summary_.interrupted = true;
+            summary_.seconds = std::chrono::duration<double>(Clock::now() - start_).count();
+            return summary_;
+          }
         }
       }
       RETURN_NOT_OK(CreateTable(value_type));
@@ -216,6 +225,49 @@ class Archiver {
     if (o_.commit_interval_ms <= 0) return Status::Invalid("--commit-interval must be positive");
     if (o_.target_file_bytes < (1 << 20)) return Status::Invalid("--target-file-size must be at least 1MiB");
     if (o_.memory_bytes < (4 << 20)) return Status::Invalid("the buffer limit must be at least 4MiB");
+    if (!o_.value_avro_schema.empty() || o_.value_avro_schema_id) {
+      if (o_.layout != Layout::kRow) {
+        return Status::Invalid("--value-schema describes the values of a row table: it needs --layout row");
+      }
+      if (o_.value_avro_schema.empty()) return Status::Invalid("--value-schema-id needs --value-schema FILE.avsc");
+      auto avro = records::AvroValueSchema::Make(o_.value_avro_schema, kFirstValueFieldId);
+      if (!avro.ok()) return avro.status().WithContext("--value-schema");
+      avro_ = *avro;
+      avro_schema_id_ = o_.value_avro_schema_id;
+    }
+    return Status::OK();
+  }
+
+  // A row table of Avro values: its writer schema (and schema id) are the
+  // table's; --value-schema, if given, must say the same.
+  Status CheckAvroTable(const iceberg::TableMetadata& md, const iceberg::Type& value_type) {
+    const std::string name = o_.table.ToString();
+    const std::string text = md.Property(kAvroSchemaKey);
+    if (text.empty()) {
+      return Status::Invalid("table '{}' holds Avro values but has no {} property (docs/layouts.md)", name,
+                             kAvroSchemaKey);
+    }
+    auto table_avro = records::AvroValueSchema::Make(text, kFirstValueFieldId);
+    if (!table_avro.ok()) return table_avro.status().WithContext(fmt::format("table '{}' {}", name, kAvroSchemaKey));
+    RETURN_NOT_OK((*table_avro)->CheckMatches(value_type).WithContext(fmt::format("table '{}'", name)));
+    std::optional<int32_t> table_id;
+    if (std::string id = md.Property(kAvroSchemaIdKey); !id.empty()) {
+      try {
+        table_id = std::stoi(id);
+      } catch (const std::exception&) {
+        return Status::Invalid("table '{}': {} '{}' is not a number", name, kAvroSchemaIdKey, id);
+      }
+    }
+    if (avro_ && (avro::SchemaToJson(avro_->avro_schema()) != avro::SchemaToJson((*table_avro)->avro_schema()) ||
+                  avro_schema_id_ != table_id)) {
+      return Status::Invalid(
+          "table '{}' holds Avro values of another writer schema{} ({} / {}): archive into it without "
+          "--value-schema, or into a new table (--create)",
+          name, table_id ? fmt::format(" (schema id {})", *table_id) : std::string(), kAvroSchemaKey,
+          kAvroSchemaIdKey);
+    }
+    avro_ = *table_avro;
+    avro_schema_id_ = table_id;
     return Status::OK();
   }
 
@@ -264,9 +316,23 @@ class Archiver {
         return Status::Invalid("table '{}': the row layout's column 12 'value' (a struct) is missing (docs/layouts.md)",
                                name);
       }
+      const std::string format = md.Property(kValueFormatKey, "json");
+      if (format == "avro") {
+        RETURN_NOT_OK(CheckAvroTable(md, *value->type));
+      } else if (format != "json") {
+        return Status::Unsupported("table '{}' holds {} values ({}={}): archive writes json and avro row tables",
+                                   name, format, kValueFormatKey, format);
+      } else if (avro_) {
+        return Status::Invalid(
+            "table '{}' holds JSON values ({}=json): --value-schema is for a new table of Avro values (--create "
+            "with another table name)",
+            name, kValueFormatKey);
+      }
       value_type_ = value->type;
-      auto codec = MakeValueCodec(md.Property(kValueFormatKey, "json"), value_type_, md.properties);
-      if (!codec.ok()) return codec.status().WithContext(fmt::format("table '{}'", name));
+      if (format == "json") {  // the JSON codec can fill every field type of the table's value struct
+        auto codec = MakeValueCodec(format, value_type_, md.properties);
+        if (!codec.ok()) return codec.status().WithContext(fmt::format("table '{}'", name));
+      }
     }
     ASSIGN_OR_RAISE(auto canonical,
                     iceberg::Schema::FromJson(nlohmann::json::parse(
@@ -426,8 +492,12 @@ class Archiver {
     schema_ = md.current_schema();
     io_ = table_->io;
     if (o_.layout == Layout::kRow) {
-      ASSIGN_OR_RAISE(auto codec, MakeValueCodec(table_->metadata.Property(kValueFormatKey, "json"), value_type_,
-                                                  table_->metadata.properties));
+      std::unique_ptr<ValueCodec> codec;
+      if (avro_) {
+        codec = MakeAvroValueCodec(avro_, avro_schema_id_);
+      } else {
+        ASSIGN_OR_RAISE(codec, MakeJsonValueCodec(value_type_));
+      }
       ASSIGN_OR_RAISE(row_decoder_, RowValueDecoder::Make(std::move(codec)));
     }
     size_t partitions = 0;
@@ -519,8 +589,9 @@ class Archiver {
     if (HasData() || NextOffsets() != committed_) RETURN_NOT_OK(Commit());
     if (o_.progress) Progress();
     if (row_decoder_) {
-      log::Info("table {}: {} values decoded into columns, {} kept in value_raw ({} not JSON objects)",
-                o_.table.ToString(), row_decoder_->decoded(), row_decoder_->kept_raw(), row_decoder_->undecodable());
+      log::Info("table {}: {} values decoded into columns, {} kept in value_raw ({} {})", o_.table.ToString(),
+                row_decoder_->decoded(), row_decoder_->kept_raw(), row_decoder_->undecodable(),
+                avro_ ? "not datums of the Avro schema" : "not JSON objects");
     }
     return Status::OK();
   }
@@ -861,6 +932,8 @@ class Archiver {
   std::vector<iceberg::DataFile> finished_;
   int64_t file_seq_ = 0;
   iceberg::TypePtr value_type_;                      // row layout: the value struct's type
+  std::shared_ptr<const records::AvroValueSchema> avro_;  // row layout with Avro values
+  std::optional<int32_t> avro_schema_id_;                 // their Confluent schema id, when framed
   std::unique_ptr<RowValueDecoder> row_decoder_;     // row layout
   std::vector<std::pair<std::string, records::RecordBatch>> pending_;  // polled while inferring
 };

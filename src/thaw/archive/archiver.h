@@ -19,6 +19,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -45,6 +46,11 @@ struct ArchiveOptions {
   std::vector<int32_t> partitions;
   FromOffset from;
   Layout layout = Layout::kThaw;
+  // --layout row: the values' Avro writer schema, as JSON text (--value-schema
+  // FILE.avsc); empty: JSON values. With value_avro_schema_id, the values
+  // carry the Confluent header with that schema registry id.
+  std::string value_avro_schema;
+  std::optional<int32_t> value_avro_schema_id;
   std::string group_id;  // consumer group for monitoring commits; empty = none
   int timeout_ms = 30000;
   const std::atomic<bool>* stop = nullptr;  // SIGINT/SIGTERM: commit what is buffered, then return

@@ -9,7 +9,10 @@
 #include <csignal>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <nlohmann/json.hpp>
+#include <optional>
+#include <sstream>
 
 #include "thaw/archive/archiver.h"
 #include "thaw/cli/kafka_args.h"
@@ -27,7 +30,8 @@ std::atomic<bool>& g_stop = StopFlag();
 struct ArchiveArgs {
   CatalogArgs catalog;
   KafkaArgs kafka;
-  std::string table, warehouse, partitions, from_offset = "earliest", layout = "thaw", group;
+  std::string table, warehouse, partitions, from_offset = "earliest", layout = "thaw", group, value_schema;
+  std::optional<int32_t> value_schema_id;
   std::vector<std::string> topics;
   std::string commit_interval = "10s", target_file_size = "128MiB", buffer_size = "256MiB", timeout = "30s";
   bool create = false, follow = false, json = false, quiet = false, verbose = false;
@@ -108,6 +112,18 @@ Status RunArchiveCommand(const ArchiveArgs& a, const replay::KafkaConfig& kafka)
   } else {
     return Status::Invalid("--layout '{}': use thaw (the default) or row", a.layout);
   }
+  if (!a.value_schema.empty()) {
+    std::ifstream in(a.value_schema, std::ios::binary);
+    if (!in) return Status::Invalid("--value-schema '{}': cannot read the file", a.value_schema);
+    std::stringstream text;
+    text << in.rdbuf();
+    o.value_avro_schema = text.str();
+    if (o.value_avro_schema.empty()) return Status::Invalid("--value-schema '{}': the file is empty", a.value_schema);
+  }
+  if (a.value_schema_id && *a.value_schema_id < 0) {
+    return Status::Invalid("--value-schema-id {}: a schema registry id is not negative", *a.value_schema_id);
+  }
+  o.value_avro_schema_id = a.value_schema_id;
   o.group_id = a.group;
   o.stop = &g_stop;
   const bool tty = isatty(2) && !a.quiet && !a.json;
@@ -189,6 +205,12 @@ void RegisterArchive(CLI::App* app, int* exit_code) {
   cmd->add_option("--from-offset", a->from_offset,
                   "Where a partition the table has no offset for starts: earliest (default), latest or N");
   cmd->add_option("--layout", a->layout, "thaw (canonical, default) or row (JSON values also as typed columns; docs/layouts.md)");
+  cmd->add_option("--value-schema", a->value_schema,
+                  "With --layout row: the values are Avro datums of this writer schema (default: JSON values)")
+      ->type_name("FILE.avsc");
+  cmd->add_option("--value-schema-id", a->value_schema_id,
+                  "With --value-schema: the values carry the Confluent header with this schema registry id")
+      ->type_name("ID");
   cmd->add_option("--group", a->group,
                   "Consumer group to commit offsets to for monitoring (the table's offsets stay the truth)");
   cmd->add_option("--timeout", a->timeout, "How long to wait for the brokers (default 30s)")->type_name("DURATION");

@@ -1,8 +1,10 @@
 #include "thaw/records/layout.h"
 
 #include <algorithm>
+#include <charconv>
 #include <set>
 
+#include "thaw/records/avro_value.h"
 #include "thaw/records/json_row.h"
 
 namespace thaw::records {
@@ -227,6 +229,31 @@ Status ParseColumnOverride(const std::string& text, std::map<std::string, std::s
   return Status::OK();
 }
 
+// The writer schema of a thaw-row table of Avro values (its properties; see
+// archive/row_avro.h), checked against the table's value struct.
+static Status BindAvroValue(const iceberg::TableMetadata& md, Layout* l) {
+  const std::string text = md.Property("thaw.row.avro-schema");
+  if (text.empty()) {
+    return Status::Corrupt(
+        "the row table holds Avro values (thaw.row.value-format=avro) but has no thaw.row.avro-schema property: "
+        "its values cannot be re-encoded");
+  }
+  // Value field ids start at 100 (archive/row_value.h kFirstValueFieldId).
+  auto avro = AvroValueSchema::Make(text, 100);
+  if (!avro.ok()) return avro.status().WithContext("table property thaw.row.avro-schema");
+  RETURN_NOT_OK((*avro)->CheckMatches(*l->value_json[0].type).WithContext("thaw.row.avro-schema"));
+  if (std::string id = md.Property("thaw.row.avro-schema-id"); !id.empty()) {
+    int32_t v = 0;
+    auto [end, ec] = std::from_chars(id.data(), id.data() + id.size(), v);
+    if (ec != std::errc() || end != id.data() + id.size()) {
+      return Status::Corrupt("table property thaw.row.avro-schema-id '{}' is not a number", id);
+    }
+    l->value_avro_schema_id = v;
+  }
+  l->value_avro = std::move(*avro);
+  return Status::OK();
+}
+
 Result<Layout> ResolveLayout(const iceberg::TableMetadata& md, const Schema& schema, const LayoutOptions& options) {
   std::string name = options.forced ? *options.forced : DetectName(md, schema);
   ASSIGN_OR_RAISE(Layout l, Build(name, schema));
@@ -268,6 +295,9 @@ Result<Layout> ResolveLayout(const iceberg::TableMetadata& md, const Schema& sch
       return Status::Invalid("timestamp column '{}' has type {}, expected long (ms) or a timestamp",
                              l.timestamp->dotted(), l.timestamp->type->ToString());
     }
+  }
+  if (l.name == "thaw-row" && l.value_json.size() == 1 && md.Property("thaw.row.value-format") == "avro") {
+    RETURN_NOT_OK(BindAvroValue(md, &l));
   }
   for (const auto& c : l.value_json) {
     const auto* f = schema.FindById(c.field_id());

@@ -6,6 +6,7 @@
 #include <array>
 #include <type_traits>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -14,6 +15,8 @@
 #include "thaw/iceberg/table_metadata.h"
 
 namespace thaw::records {
+
+class AvroValueSchema;
 
 // A column reached from the top level by field ids (names kept for files
 // without ids and for messages).
@@ -41,6 +44,12 @@ struct Layout {
   // v3 initial-default (metadata JSON text) of value_json columns that have
   // one, by field id: their value in files written before they existed.
   std::map<int32_t, std::string> value_json_defaults;
+  // thaw-row tables of Avro values (thaw.row.value-format=avro): the struct
+  // column of value_json re-encodes as a datum of this writer schema
+  // (thaw.row.avro-schema) instead of JSON, with the Confluent header when
+  // value_avro_schema_id (thaw.row.avro-schema-id) is set.
+  std::shared_ptr<const AvroValueSchema> value_avro;
+  std::optional<int32_t> value_avro_schema_id;
   std::optional<ColumnPath> headers;
   std::optional<ColumnPath> topic;           // the source topic per row (Kafka Connect sink); absent: none stored
   HeaderShape header_shape = HeaderShape::kListOfStructs;

@@ -21,6 +21,7 @@
 #include "thaw/parquet/arrow_status.h"
 #include "thaw/parquet/parquet_file.h"
 #include "thaw/records/arrow_access.h"
+#include "thaw/records/avro_value.h"
 #include "thaw/records/json_row.h"
 #include "thaw/records/read_plan.h"
 #include "thaw/records/record_merge.h"
@@ -412,7 +413,15 @@ Status RecordReader::Impl::DecodeBatch(const std::shared_ptr<arrow::RecordBatch>
                            layout.offset->dotted());
   }
   JsonRowBuilder json_value;
-  if (all) {
+  // thaw-row tables of Avro values: the value struct re-encoded as its datum.
+  std::optional<Accessor> avro_value;
+  if (all && layout.value_avro) {
+    avro_value = resolve(layout.value_json.front());
+    if (avro_value && avro_value->array->type_id() != arrow::Type::STRUCT) {
+      return Status::Corrupt("data file {}: the value column '{}' is not a struct", path,
+                             layout.value_json.front().dotted());
+    }
+  } else if (all) {
     ASSIGN_OR_RAISE(json_value, JsonRowBuilder::Bind(layout, *batch));
   }
   auto topic = resolve(all ? layout.topic : kNone);
@@ -485,6 +494,13 @@ Status RecordReader::Impl::DecodeBatch(const std::shared_ptr<arrow::RecordBatch>
     }
     if (key && !key->IsNull(i)) r.key = GetBytes(*key->array, i);
     if (val && !val->IsNull(i)) r.value = GetBytes(*val->array, i);
+    if (!r.value && avro_value && !avro_value->IsNull(i)) {
+      std::string datum;
+      Status st = layout.value_avro->Encode(static_cast<const arrow::StructArray&>(*avro_value->array), i,
+                                            layout.value_avro_schema_id, &datum);
+      if (!st.ok()) return Status::Corrupt("data file {}: row {}: {}", path, pos, st.message());
+      r.value = own(std::move(datum));
+    }
     if (!r.value && !json_value.empty()) {
       std::string j;
       if (json_value.Append(i, &j)) r.value = own(std::move(j));
