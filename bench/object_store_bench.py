@@ -1,14 +1,16 @@
 """Object-store benchmark (issue 9), driven by bench/object_store_bench.sh.
 
 The same table (OBJSTORE_BENCH_RECORDS records x 1 KiB incompressible values, 4 Kafka partitions, partitioned
-by kafka_partition, 20,000-row row groups; ~310 MB of Parquet in 4 data files by default), written twice by
-pyiceberg with the same rows in the same order: once into a local warehouse (SQLite catalog, file://), once
-into moto's S3 server on loopback (SQLite catalog, s3://). Each run measures, for every source:
+by kafka_partition, 20,000-row row groups; ~310 MB of Parquet in 4 data files by default), written by pyiceberg
+with the same rows in the same order into a local warehouse (SQLite catalog, file://) and into each S3-compatible
+store on loopback (SQLite catalog, s3://): moto's server (the test suite's store: one Python process) and
+s3proxy 2.6.0 (Java, jclouds' filesystem backend: objects are files in a directory; scripts/deps/
+install-s3proxy.sh). Each run measures, for every source:
 
-  local      the local warehouse
-  moto       moto directly (no proxy): the S3 ceiling on this machine (moto is Python)
-  proxy      moto behind tests/integration/fault_proxy.py with no injected latency: moto + the proxy's own cost
-  proxy+20ms moto behind the proxy adding 20 ms to every request (the issue's target case)
+  local                the local warehouse
+  STORE                the store directly (no proxy): the store's own ceiling on this machine
+  STORE+proxy          behind tests/integration/fault_proxy.py with no injected latency: + the proxy's own cost
+  STORE+proxy+20ms     behind the proxy adding 20 ms to every request (the issue's target case: >= 0.8x local)
 
 two operations:
 
@@ -19,9 +21,10 @@ two operations:
              one short line printed per record (the lines are counted); MB/s = the replay's record bytes over
              the process's wall time
 
-and, through the proxy, the HTTP requests per data file (HEAD/GET on each data file's object).
+and, through the proxy, the HTTP requests per data file (HEAD/GET on each data file's object), the CPU seconds
+of thaw, of the store's process and of this process (which runs the proxy's threads), and the load average.
 
-Thaw reads the S3 copy with `--catalog sqlite:///… --catalog-property s3.endpoint=… (keys, region,
+Thaw reads the S3 copies with `--catalog sqlite:///… --catalog-property s3.endpoint=… (keys, region,
 path-style)`: the SQL catalog with S3 storage, so no REST catalog is involved in the figures.
 
 Prints one JSON line per measurement to stdout prefixed with "RESULT " and a summary at the end.
@@ -52,6 +55,12 @@ CHUNK = 25_000        # rows per partition per append (one append => one data fi
 ROW_GROUP = 20_000
 VALUE = 1024
 ACCESS_KEY, SECRET_KEY, REGION, BUCKET = "bench", "bench-secret", "us-east-1", "bench"
+# The AWS SDK (in pyarrow's and thaw's Arrow) sends flexible checksums by default: uploads signed as aws-chunked
+# with a CRC trailer, which s3proxy 2.6.0 refuses (400 XAmzContentSHA256Mismatch), and GETs asking for checksum
+# validation (x-amz-checksum-mode), which it answers with 501 NotImplemented. For s3proxy only: checksums where
+# the operation requires them (the SDK's documented switches; real S3, MinIO and moto need neither).
+SDK_CHECKSUMS_WHEN_REQUIRED = {"AWS_REQUEST_CHECKSUM_CALCULATION": "WHEN_REQUIRED",
+                               "AWS_RESPONSE_CHECKSUM_VALIDATION": "WHEN_REQUIRED"}
 
 
 def log(*a):
@@ -145,8 +154,14 @@ def start_s3proxy(lib: Path, basedir: Path, logdir: Path):
             f"jclouds.filesystem.basedir={basedir}",
             "",
         ]))
-        proc = subprocess.Popen([java, "-Xmx512m", "-cp", f"{lib}/*", "org.gaul.s3proxy.Main", "--properties",
-                                 str(props)], stdout=open(logdir / "s3proxy.log", "ab"), stderr=subprocess.STDOUT)
+        # The Maven artifact has no logback.xml, and logback's default logs every 8 KiB of every body at DEBUG.
+        logback = logdir / "s3proxy-logback.xml"
+        logback.write_text('<configuration><appender name="E" class="ch.qos.logback.core.ConsoleAppender"><encoder>'
+                           '<pattern>%d %level %logger: %msg%n</pattern></encoder></appender>'
+                           '<root level="WARN"><appender-ref ref="E"/></root></configuration>\n')
+        proc = subprocess.Popen([java, "-Xmx1g", f"-Dlogback.configurationFile={logback}", "-cp", f"{lib}/*",
+                                 "org.gaul.s3proxy.Main", "--properties", str(props)],
+                                stdout=open(logdir / "s3proxy.log", "ab"), stderr=subprocess.STDOUT)
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline and proc.poll() is None:
             try:
@@ -170,12 +185,14 @@ def s3_props(endpoint: str) -> dict:
             "s3.region": REGION, "s3.path-style-access": "true"}
 
 
-def run(cmd, stdout=subprocess.PIPE, timeout=1800):
-    """Runs cmd; returns (stdout bytes, stderr bytes, wall seconds, CPU seconds of cmd)."""
+def run(cmd, stdout=subprocess.PIPE, timeout=1800, env=None):
+    """Runs cmd (with `env` added to the environment); returns (stdout bytes, stderr bytes, wall seconds, CPU
+    seconds of cmd)."""
     import resource
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.monotonic()
-    p = subprocess.Popen(cmd, stdout=stdout, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL)
+    p = subprocess.Popen(cmd, stdout=stdout, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
+                         env={**os.environ, **env} if env else None)
     out, err = p.communicate(timeout=timeout)
     wall = time.monotonic() - t0
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -251,15 +268,15 @@ def main():
     procs = []
     proxies = []
     try:
-        sources = {"local": (local_uri, [], None, None)}
+        sources = {"local": (local_uri, [], None, None, None)}
 
-        def add_store(name, url, uri, proc):
+        def add_store(name, url, uri, proc, env=None):
             plain = FaultProxy(url).start()
             slow = FaultProxy(url, latency_ms=a.latency_ms).start()
             proxies.extend([plain, slow])
-            sources[name] = (uri, s3_props(url), None, proc)
-            sources[f"{name}+proxy"] = (uri, s3_props(plain.url), plain, proc)
-            sources[f"{name}+proxy+{a.latency_ms:g}ms"] = (uri, s3_props(slow.url), slow, proc)
+            sources[name] = (uri, s3_props(url), None, proc, env)
+            sources[f"{name}+proxy"] = (uri, s3_props(plain.url), plain, proc, env)
+            sources[f"{name}+proxy+{a.latency_ms:g}ms"] = (uri, s3_props(slow.url), slow, proc, env)
 
         if "moto" in stores:
             # moto is in-memory: its copy is written again every time.
@@ -286,6 +303,7 @@ def main():
             sp, sp_url = start_s3proxy(Path(a.s3proxy_lib), base / "blobs", work)
             procs.append(sp)
             if fresh:
+                os.environ.update(SDK_CHECKSUMS_WHEN_REQUIRED)
                 s3 = pafs.S3FileSystem(access_key=ACCESS_KEY, secret_key=SECRET_KEY, region=REGION, scheme="http",
                                        endpoint_override=sp_url.removeprefix("http://"), allow_bucket_creation=True)
                 s3.create_dir(BUCKET)
@@ -293,13 +311,15 @@ def main():
                 cat = SqlCatalog("default", uri=f"sqlite:///{base}/catalog.db", warehouse=f"s3://{BUCKET}/wh",
                                  **s3_props(sp_url))
                 write_table(cat, f"s3://{BUCKET}/wh/bench/obj", a.records)
+                for k in SDK_CHECKSUMS_WHEN_REQUIRED:
+                    os.environ.pop(k, None)
                 (base / "done").write_text("ok")
-            add_store("s3proxy", sp_url, f"sqlite:///{base}/catalog.db", sp)
+            add_store("s3proxy", sp_url, f"sqlite:///{base}/catalog.db", sp, SDK_CHECKSUMS_WHEN_REQUIRED)
 
         count, delete = kafka_admin(a.bootstrap)
         results = []
         for i in range(1, a.runs + 1):
-            for name, (uri, props, proxy, store) in sources.items():
+            for name, (uri, props, proxy, store, env) in sources.items():
                 cat_args = ["--catalog", uri, "--table", "bench.obj"]
                 for k, v in (props or {}).items():
                     cat_args += ["--catalog-property", f"{k}={v}"]
@@ -314,12 +334,13 @@ def main():
                     if op == "replay":
                         topic = f"objstore-{name.replace('+', '-')}-{i}-{uuid.uuid4().hex[:6]}"
                         out, _, wall, cpu = run([a.thaw, "replay", *cat_args, "--brokers", a.bootstrap, "--topic",
-                                                 topic, "--create-topic", "--quiet", "--json"])
+                                                 topic, "--create-topic", "--quiet", "--json"], env=env)
                         j = json.loads(out.decode().strip().splitlines()[-1])
                         seconds, n, nbytes = j["seconds"], j["records"], j["bytes"]
                         replay_bytes = nbytes
                     else:
-                        out, _, wall, cpu = run([a.thaw, "inspect", *cat_args, "--records", "--format", "%p %o\\n"])
+                        out, _, wall, cpu = run([a.thaw, "inspect", *cat_args, "--records", "--format", "%p %o\\n"],
+                                                env=env)
                         seconds, n, nbytes = wall, out.count(b"\n"), replay_bytes or _record_bytes(a.records)
                     r = {"source": name, "op": op, "run": i, "records": n, "bytes": nbytes, "seconds": seconds,
                          "wall": wall, "load": load, "cpu": {"thaw": round(cpu, 2)}}
