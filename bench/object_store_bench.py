@@ -316,7 +316,7 @@ def main():
                 (base / "done").write_text("ok")
             add_store("s3proxy", sp_url, f"sqlite:///{base}/catalog.db", sp, SDK_CHECKSUMS_WHEN_REQUIRED)
 
-        count, delete = kafka_admin(a.bootstrap)
+        count, delete = kafka_admin(a.bootstrap) if "replay" in ops else (None, None)
         results = []
         for i in range(1, a.runs + 1):
             for name, (uri, props, proxy, store, env) in sources.items():
