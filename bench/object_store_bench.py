@@ -1,14 +1,16 @@
 """Object-store benchmark (issue 9), driven by bench/object_store_bench.sh.
 
 The same table (OBJSTORE_BENCH_RECORDS records x 1 KiB incompressible values, 4 Kafka partitions, partitioned
-by kafka_partition, 20,000-row row groups; ~310 MB of Parquet in 4 data files by default), written twice by
-pyiceberg with the same rows in the same order: once into a local warehouse (SQLite catalog, file://), once
-into moto's S3 server on loopback (SQLite catalog, s3://). Each run measures, for every source:
+by kafka_partition, 20,000-row row groups; ~310 MB of Parquet in 4 data files by default), written by pyiceberg
+with the same rows in the same order into a local warehouse (SQLite catalog, file://) and into each S3-compatible
+store on loopback (SQLite catalog, s3://): moto's server (the test suite's store: one Python process) and
+s3proxy 2.6.0 (Java, jclouds' filesystem backend: objects are files in a directory; scripts/deps/
+install-s3proxy.sh). Each run measures, for every source:
 
-  local      the local warehouse
-  moto       moto directly (no proxy): the S3 ceiling on this machine (moto is Python)
-  proxy      moto behind tests/integration/fault_proxy.py with no injected latency: moto + the proxy's own cost
-  proxy+20ms moto behind the proxy adding 20 ms to every request (the issue's target case)
+  local                the local warehouse
+  STORE                the store directly (no proxy): the store's own ceiling on this machine
+  STORE+proxy          behind tests/integration/fault_proxy.py with no injected latency: + the proxy's own cost
+  STORE+proxy+20ms     behind the proxy adding 20 ms to every request (the issue's target case: >= 0.8x local)
 
 two operations:
 
@@ -19,9 +21,10 @@ two operations:
              one short line printed per record (the lines are counted); MB/s = the replay's record bytes over
              the process's wall time
 
-and, through the proxy, the HTTP requests per data file (HEAD/GET on each data file's object).
+and, through the proxy, the HTTP requests per data file (HEAD/GET on each data file's object), the CPU seconds
+of thaw, of the store's process and of this process (which runs the proxy's threads), and the load average.
 
-Thaw reads the S3 copy with `--catalog sqlite:///… --catalog-property s3.endpoint=… (keys, region,
+Thaw reads the S3 copies with `--catalog sqlite:///… --catalog-property s3.endpoint=… (keys, region,
 path-style)`: the SQL catalog with S3 storage, so no REST catalog is involved in the figures.
 
 Prints one JSON line per measurement to stdout prefixed with "RESULT " and a summary at the end.
@@ -52,6 +55,12 @@ CHUNK = 25_000        # rows per partition per append (one append => one data fi
 ROW_GROUP = 20_000
 VALUE = 1024
 ACCESS_KEY, SECRET_KEY, REGION, BUCKET = "bench", "bench-secret", "us-east-1", "bench"
+# The AWS SDK (in pyarrow's and thaw's Arrow) sends flexible checksums by default: uploads signed as aws-chunked
+# with a CRC trailer, which s3proxy 2.6.0 refuses (400 XAmzContentSHA256Mismatch), and GETs asking for checksum
+# validation (x-amz-checksum-mode), which it answers with 501 NotImplemented. For s3proxy only: checksums where
+# the operation requires them (the SDK's documented switches; real S3, MinIO and moto need neither).
+SDK_CHECKSUMS_WHEN_REQUIRED = {"AWS_REQUEST_CHECKSUM_CALCULATION": "WHEN_REQUIRED",
+                               "AWS_RESPONSE_CHECKSUM_VALIDATION": "WHEN_REQUIRED"}
 
 
 def log(*a):
@@ -130,20 +139,67 @@ def start_moto(logdir: Path):
     raise SystemExit("moto_server did not start; see " + str(logdir / "moto.log"))
 
 
+def start_s3proxy(lib: Path, basedir: Path, logdir: Path):
+    """s3proxy (Java, jclouds filesystem backend) serving `basedir` on a free loopback port."""
+    java = os.path.join(os.environ["JAVA_HOME"], "bin", "java") if os.environ.get("JAVA_HOME") else "java"
+    for _ in range(10):
+        port = free_port()
+        props = logdir / f"s3proxy-{port}.properties"
+        props.write_text("\n".join([
+            f"s3proxy.endpoint=http://127.0.0.1:{port}",
+            "s3proxy.authorization=aws-v2-or-v4",
+            f"s3proxy.identity={ACCESS_KEY}",
+            f"s3proxy.credential={SECRET_KEY}",
+            "jclouds.provider=filesystem",
+            f"jclouds.filesystem.basedir={basedir}",
+            "",
+        ]))
+        # The Maven artifact has no logback.xml, and logback's default logs every 8 KiB of every body at DEBUG.
+        logback = logdir / "s3proxy-logback.xml"
+        logback.write_text('<configuration><appender name="E" class="ch.qos.logback.core.ConsoleAppender"><encoder>'
+                           '<pattern>%d %level %logger: %msg%n</pattern></encoder></appender>'
+                           '<root level="WARN"><appender-ref ref="E"/></root></configuration>\n')
+        proc = subprocess.Popen([java, "-Xmx1g", f"-Dlogback.configurationFile={logback}", "-cp", f"{lib}/*",
+                                 "org.gaul.s3proxy.Main", "--properties", str(props)],
+                                stdout=open(logdir / "s3proxy.log", "ab"), stderr=subprocess.STDOUT)
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and proc.poll() is None:
+            try:
+                with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+                    return proc, f"http://127.0.0.1:{port}"
+            except OSError:
+                time.sleep(0.2)
+        proc.kill()
+        proc.wait()
+    raise SystemExit("s3proxy did not start; see " + str(logdir / "s3proxy.log"))
+
+
+def proc_cpu(pid: int) -> float:
+    """CPU seconds (user + system, all threads) used so far by a process."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def s3_props(endpoint: str) -> dict:
     return {"s3.endpoint": endpoint, "s3.access-key-id": ACCESS_KEY, "s3.secret-access-key": SECRET_KEY,
             "s3.region": REGION, "s3.path-style-access": "true"}
 
 
-def run(cmd, stdout=subprocess.PIPE, timeout=1800):
-    """Runs cmd; returns (stdout bytes, stderr bytes, wall seconds)."""
+def run(cmd, stdout=subprocess.PIPE, timeout=1800, env=None):
+    """Runs cmd (with `env` added to the environment); returns (stdout bytes, stderr bytes, wall seconds, CPU
+    seconds of cmd)."""
+    import resource
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.monotonic()
-    p = subprocess.Popen(cmd, stdout=stdout, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL)
+    p = subprocess.Popen(cmd, stdout=stdout, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
+                         env={**os.environ, **env} if env else None)
     out, err = p.communicate(timeout=timeout)
     wall = time.monotonic() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     if p.returncode != 0:
         raise SystemExit(f"FAILED ({p.returncode}): {' '.join(map(str, cmd))}\n{err.decode(errors='replace')[-4000:]}")
-    return out, err, wall
+    return out, err, wall, cpu
 
 
 def kafka_admin(bootstrap):
@@ -184,9 +240,14 @@ def main():
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--records", type=int, default=300_000)
     ap.add_argument("--latency-ms", type=float, default=20)
+    ap.add_argument("--stores", default="moto,s3proxy", help="S3-compatible stores to measure (moto, s3proxy)")
+    ap.add_argument("--s3proxy-lib", default=str(REPO / ".deps" / "s3proxy" / "lib"))
+    ap.add_argument("--ops", default="replay,read")
     a = ap.parse_args()
     work = Path(a.work)
     work.mkdir(parents=True, exist_ok=True)
+    stores = [x for x in a.stores.split(",") if x]
+    ops = [x for x in a.ops.split(",") if x]
     from pyiceberg.catalog.sql import SqlCatalog
 
     # Local copy (cached between runs of the benchmark).
@@ -204,77 +265,113 @@ def main():
     local_files = sorted((local_wh / "bench" / "obj" / "data").rglob("*.parquet"))
     file_bytes = sum(f.stat().st_size for f in local_files)
 
-    # S3 copy: moto is in-memory, so it is written again every time.
-    moto, moto_url = start_moto(work)
-    procs = [moto]
+    procs = []
     proxies = []
     try:
-        s3 = pafs.S3FileSystem(access_key=ACCESS_KEY, secret_key=SECRET_KEY, region=REGION, scheme="http",
-                               endpoint_override=moto_url.removeprefix("http://"), allow_bucket_creation=True)
-        s3.create_dir(BUCKET)
-        s3_wh = work / f"s3cat-{uuid.uuid4().hex[:8]}"
-        s3_wh.mkdir()
-        log(f"writing the same table into moto at {moto_url}")
-        cat = SqlCatalog("default", uri=f"sqlite:///{s3_wh}/catalog.db", warehouse=f"s3://{BUCKET}/wh",
-                         **s3_props(moto_url))
-        write_table(cat, f"s3://{BUCKET}/wh/bench/obj", a.records)
-        s3_uri = f"sqlite:///{s3_wh}/catalog.db"
+        sources = {"local": (local_uri, [], None, None, None)}
 
-        plain = FaultProxy(moto_url).start()
-        slow = FaultProxy(moto_url, latency_ms=a.latency_ms).start()
-        proxies += [plain, slow]
-        sources = {
-            "local": (local_uri, [], None),
-            "moto": (s3_uri, s3_props(moto_url), None),
-            "proxy": (s3_uri, s3_props(plain.url), plain),
-            f"proxy+{a.latency_ms:g}ms": (s3_uri, s3_props(slow.url), slow),
-        }
-        count, delete = kafka_admin(a.bootstrap)
+        def add_store(name, url, uri, proc, env=None):
+            plain = FaultProxy(url).start()
+            slow = FaultProxy(url, latency_ms=a.latency_ms).start()
+            proxies.extend([plain, slow])
+            sources[name] = (uri, s3_props(url), None, proc, env)
+            sources[f"{name}+proxy"] = (uri, s3_props(plain.url), plain, proc, env)
+            sources[f"{name}+proxy+{a.latency_ms:g}ms"] = (uri, s3_props(slow.url), slow, proc, env)
+
+        if "moto" in stores:
+            # moto is in-memory: its copy is written again every time.
+            moto, moto_url = start_moto(work)
+            procs.append(moto)
+            s3 = pafs.S3FileSystem(access_key=ACCESS_KEY, secret_key=SECRET_KEY, region=REGION, scheme="http",
+                                   endpoint_override=moto_url.removeprefix("http://"), allow_bucket_creation=True)
+            s3.create_dir(BUCKET)
+            s3_wh = work / f"s3cat-{uuid.uuid4().hex[:8]}"
+            s3_wh.mkdir()
+            log(f"writing the same table into moto at {moto_url}")
+            cat = SqlCatalog("default", uri=f"sqlite:///{s3_wh}/catalog.db", warehouse=f"s3://{BUCKET}/wh",
+                             **s3_props(moto_url))
+            write_table(cat, f"s3://{BUCKET}/wh/bench/obj", a.records)
+            add_store("moto", moto_url, f"sqlite:///{s3_wh}/catalog.db", moto)
+        if "s3proxy" in stores:
+            # s3proxy keeps its objects in a directory: that copy is cached like the local one.
+            base = work / f"s3proxy-{a.records}"
+            fresh = not (base / "done").exists()
+            if fresh and base.exists():
+                import shutil
+                shutil.rmtree(base)
+            (base / "blobs").mkdir(parents=True, exist_ok=True)
+            sp, sp_url = start_s3proxy(Path(a.s3proxy_lib), base / "blobs", work)
+            procs.append(sp)
+            if fresh:
+                os.environ.update(SDK_CHECKSUMS_WHEN_REQUIRED)
+                s3 = pafs.S3FileSystem(access_key=ACCESS_KEY, secret_key=SECRET_KEY, region=REGION, scheme="http",
+                                       endpoint_override=sp_url.removeprefix("http://"), allow_bucket_creation=True)
+                s3.create_dir(BUCKET)
+                log(f"writing the same table into s3proxy at {sp_url} (basedir {base / 'blobs'})")
+                cat = SqlCatalog("default", uri=f"sqlite:///{base}/catalog.db", warehouse=f"s3://{BUCKET}/wh",
+                                 **s3_props(sp_url))
+                write_table(cat, f"s3://{BUCKET}/wh/bench/obj", a.records)
+                for k in SDK_CHECKSUMS_WHEN_REQUIRED:
+                    os.environ.pop(k, None)
+                (base / "done").write_text("ok")
+            add_store("s3proxy", sp_url, f"sqlite:///{base}/catalog.db", sp, SDK_CHECKSUMS_WHEN_REQUIRED)
+
+        count, delete = kafka_admin(a.bootstrap) if "replay" in ops else (None, None)
         results = []
         for i in range(1, a.runs + 1):
-            for name, (uri, props, proxy) in sources.items():
+            for name, (uri, props, proxy, store, env) in sources.items():
                 cat_args = ["--catalog", uri, "--table", "bench.obj"]
                 for k, v in (props or {}).items():
                     cat_args += ["--catalog-property", f"{k}={v}"]
-                # replay
-                topic = f"objstore-{name.replace('+', '-')}-{i}-{uuid.uuid4().hex[:6]}"
-                log(f"run {i}/{a.runs}: {name}: replay")
-                if proxy:
-                    proxy.reset_stats()
-                out, _, wall = run([a.thaw, "replay", *cat_args, "--brokers", a.bootstrap, "--topic", topic,
-                                    "--create-topic", "--quiet", "--json"])
-                j = json.loads(out.decode().strip().splitlines()[-1])
-                got = count(topic)
-                if got != a.records or j["records"] != a.records:
-                    raise SystemExit(f"{name} replay: topic holds {got}, replay says {j['records']}, "
-                                     f"expected {a.records}")
-                delete(topic)
-                r = {"source": name, "op": "replay", "run": i, "records": j["records"], "bytes": j["bytes"],
-                     "seconds": j["seconds"], "wall": wall}
-                if proxy:
-                    r["proxy"] = _proxy_summary(proxy.stats())
-                results.append(r)
-                print("RESULT " + json.dumps(r), flush=True)
-                # full read
-                log(f"run {i}/{a.runs}: {name}: read")
-                if proxy:
-                    proxy.reset_stats()
-                out, _, wall = run([a.thaw, "inspect", *cat_args, "--records", "--format", "%p %o\\n"])
-                lines = out.count(b"\n")
-                if lines != a.records:
-                    raise SystemExit(f"{name} read: {lines} records printed, expected {a.records}")
-                r = {"source": name, "op": "read", "run": i, "records": lines, "bytes": j["bytes"], "seconds": wall}
-                if proxy:
-                    r["proxy"] = _proxy_summary(proxy.stats())
-                results.append(r)
-                print("RESULT " + json.dumps(r), flush=True)
-        summarize(results, a, file_bytes, len(local_files))
+                replay_bytes = None
+                for op in ops:
+                    log(f"run {i}/{a.runs}: {name}: {op}")
+                    if proxy:
+                        proxy.reset_stats()
+                    store_cpu0 = proc_cpu(store.pid) if store else 0.0
+                    self0 = sum(os.times()[:2])
+                    load = os.getloadavg()[0]
+                    if op == "replay":
+                        topic = f"objstore-{name.replace('+', '-')}-{i}-{uuid.uuid4().hex[:6]}"
+                        out, _, wall, cpu = run([a.thaw, "replay", *cat_args, "--brokers", a.bootstrap, "--topic",
+                                                 topic, "--create-topic", "--quiet", "--json"], env=env)
+                        j = json.loads(out.decode().strip().splitlines()[-1])
+                        seconds, n, nbytes = j["seconds"], j["records"], j["bytes"]
+                        replay_bytes = nbytes
+                    else:
+                        out, _, wall, cpu = run([a.thaw, "inspect", *cat_args, "--records", "--format", "%p %o\\n"],
+                                                env=env)
+                        seconds, n, nbytes = wall, out.count(b"\n"), replay_bytes or _record_bytes(a.records)
+                    r = {"source": name, "op": op, "run": i, "records": n, "bytes": nbytes, "seconds": seconds,
+                         "wall": wall, "load": load, "cpu": {"thaw": round(cpu, 2)}}
+                    if store:
+                        r["cpu"]["store"] = round(proc_cpu(store.pid) - store_cpu0, 2)
+                    if proxy:
+                        r["cpu"]["proxy"] = round(sum(os.times()[:2]) - self0, 2)
+                        r["proxy"] = _proxy_summary(proxy.stats())
+                    if op == "replay":
+                        got = count(topic)
+                        delete(topic)
+                        if got != a.records or n != a.records:
+                            raise SystemExit(f"{name} replay: topic holds {got}, replay says {n}, "
+                                             f"expected {a.records}")
+                    elif n != a.records:
+                        raise SystemExit(f"{name} read: {n} records printed, expected {a.records}")
+                    results.append(r)
+                    print("RESULT " + json.dumps(r), flush=True)
+        summarize(results, a, file_bytes, len(local_files), ops)
     finally:
         for p in proxies:
             p.stop()
         for p in procs:
             p.terminate()
             p.wait(10)
+
+
+def _record_bytes(records: int) -> int:
+    """Record bytes (key + value + headers, as replay counts them) when replay was not run."""
+    key = sum(len(f"key-{o % 1000}") for o in range(records // PARTS)) * PARTS
+    return key + records * (VALUE + len("source") + len("bench"))
 
 
 def _proxy_summary(stats: dict) -> dict:
@@ -285,33 +382,47 @@ def _proxy_summary(stats: dict) -> dict:
             "by_method": stats["by_method"], "bytes_out": stats["bytes_out"]}
 
 
-def summarize(results, a, file_bytes, n_files):
+def summarize(results, a, file_bytes, n_files, ops):
     def med(rs):
         return sorted(rs, key=lambda r: r["seconds"])[len(rs) // 2]
 
+    def median(xs):
+        xs = sorted(xs)
+        return xs[len(xs) // 2]
+
     sources = list(dict.fromkeys(r["source"] for r in results))
+    loads = [r["load"] for r in results]
     print()
     print(f"object store: {a.records:,} records x 1 KiB in {n_files} data files ({file_bytes / 1e6:.0f} MB of "
-          f"Parquet, {ROW_GROUP:,}-row row groups), 4 partitions; moto {_moto_version()} on loopback; "
-          f"medians of {a.runs} interleaved runs")
-    for op, label in (("replay", "thaw replay into a local broker"), ("read", "full read (thaw inspect --records)")):
+          f"Parquet, {ROW_GROUP:,}-row row groups), 4 partitions; moto {_moto_version()} and s3proxy 2.6.0 "
+          f"(filesystem backend) on loopback; medians of {a.runs} interleaved runs; load average "
+          f"{min(loads):.1f}-{max(loads):.1f} (1 min, at each run's start)")
+    labels = {"replay": "thaw replay into a local broker", "read": "full read (thaw inspect --records)"}
+    for op in ops:
         base = med([r for r in results if r["op"] == op and r["source"] == "local"])
-        moto = med([r for r in results if r["op"] == op and r["source"] == "moto"])
-        print(f"  {label}")
+        print(f"  {labels[op]}")
         for s in sources:
             rs = [r for r in results if r["op"] == op and r["source"] == s]
             m = med(rs)
             mbs = m["bytes"] / m["seconds"] / 1e6
-            line = (f"    {s:<14} {mbs:8.1f} MB/s  {m['seconds']:6.2f} s   x local {base['seconds'] / m['seconds']:.2f}"
-                    f"   x moto {moto['seconds'] / m['seconds']:.2f}")
+            cpu = "  ".join(f"{k} {median([r['cpu'][k] for r in rs]):.1f}" for k in m["cpu"])
+            line = (f"    {s:<22} {mbs:7.1f} MB/s  {m['seconds']:6.2f} s   x local "
+                    f"{base['seconds'] / m['seconds']:.2f}   CPU s: {cpu}")
             if "proxy" in m:
                 px = m["proxy"]
                 line += (f"   requests {px['requests']}, per data file {px['per_data_file']} "
                          f"(HEAD {px['per_data_file_by_method']['HEAD']}, GET {px['per_data_file_by_method']['GET']})")
             print(line + f"   all runs {[round(r['seconds'], 2) for r in rs]} s")
+        for s in sources:
+            if s.endswith(f"+proxy+{a.latency_ms:g}ms"):
+                m = med([r for r in results if r["op"] == op and r["source"] == s])
+                ratio = base["seconds"] / m["seconds"]
+                print(f"    target {s}: {ratio:.2f}x local ({'met' if ratio >= 0.8 else 'NOT met'}: >= 0.8x)")
     print("  MB = 10^6 bytes of records (key + value + headers) as replay counts them; read time is the inspect "
-          "process's wall time (start-up and planning included); replay time is replay's own clock. "
-          f"Target: proxy+{a.latency_ms:g}ms >= 0.8x local.")
+          "process's wall time (start-up and planning included); replay time is replay's own clock. CPU s: "
+          "thaw = the thaw process, store = the S3 server process, proxy = the bench process that runs the "
+          "proxy threads. "
+          f"Target: +proxy+{a.latency_ms:g}ms >= 0.8x local.")
 
 
 def _moto_version():

@@ -1,27 +1,32 @@
 #!/usr/bin/env bash
 # Object-store benchmark (issue 9): the same table read from local files and
-# from an S3-compatible store on loopback (moto's server, the test suite's
-# store) with 20 ms of latency injected into every request by
+# from two S3-compatible stores on loopback -- moto's server (the test suite's
+# store, one Python process) and s3proxy 2.6.0 (Java, jclouds filesystem
+# backend; installed for the benchmark only by scripts/deps/install-s3proxy.sh)
+# -- with 20 ms of latency injected into every request by
 # tests/integration/fault_proxy.py, in the same run:
 #   * thaw replay into a fresh topic of a local single-node broker, and
 #   * a full read: thaw inspect --records (every record decoded, one short line
 #     printed per record),
-# each from four sources, interleaved run by run: local, moto directly (the
-# store's own ceiling: moto is Python), moto behind the proxy with no added
-# latency (the proxy's cost), and moto behind the proxy with 20 ms per
-# request (the target case: >= 0.8x local). The proxy's per-path counts give
-# the HTTP requests made for each data file (target: the footer and the
-# column chunks, nothing more). Details in bench/object_store_bench.py.
+# each from seven sources, interleaved run by run: local, and for each store:
+# the store directly (its own ceiling), behind the proxy with no added latency
+# (the proxy's cost), and behind the proxy with 20 ms per request (the target
+# case: >= 0.8x local; the ratios are printed). The proxy's per-path counts
+# give the HTTP requests made for each data file (target: the footer and the
+# column chunks, nothing more); CPU seconds of thaw, the store and the proxy
+# are printed per row. Details in bench/object_store_bench.py.
 #
 #   bench/object_store_bench.sh          (also run by scripts/bench.sh)
 #
 # Environment:
 #   OBJSTORE_BENCH_RECORDS   records x 1 KiB in the table (default 300000:
-#                            ~310 MB of Parquet in 4 data files); the local copy
-#                            is cached in bench/.work/objstore, the S3 copy is
-#                            written into a new moto every run (in memory)
+#                            ~310 MB of Parquet in 4 data files); the local and
+#                            s3proxy copies are cached in bench/.work/objstore,
+#                            the moto copy is written into a new moto every run
+#                            (in memory)
 #   OBJSTORE_BENCH_RUNS      interleaved runs; medians are reported (default 3)
 #   OBJSTORE_BENCH_LATENCY   injected latency per request, ms (default 20)
+#   OBJSTORE_BENCH_STORES    stores measured (default moto,s3proxy)
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 # shellcheck source=bench/lib.sh
@@ -31,6 +36,8 @@ thaw="$root/build/bin/thaw"
 work="$root/bench/.work/objstore"
 
 ninja -C "$root/build" -j2 thaw >/dev/null
+stores="${OBJSTORE_BENCH_STORES:-moto,s3proxy}"
+if [[ ",$stores," == *,s3proxy,* ]]; then "$root/scripts/deps/install-s3proxy.sh"; fi
 mkdir -p "$work"
 kdir="$root/bench/.work/kafka-objstore-$$"
 tmp="$(mktemp -d "${TMPDIR:-/tmp}/thaw-objstore-bench.XXXXXX")"
@@ -46,5 +53,5 @@ bootstrap="$(sed -n 's/^BOOTSTRAP=//p' "$tmp/start.out")"
 
 "$py" "$root/bench/object_store_bench.py" --thaw "$thaw" --bootstrap "$bootstrap" --work "$work" \
   --records "${OBJSTORE_BENCH_RECORDS:-300000}" --runs "${OBJSTORE_BENCH_RUNS:-3}" \
-  --latency-ms "${OBJSTORE_BENCH_LATENCY:-20}" | grep -v '^RESULT '
+  --latency-ms "${OBJSTORE_BENCH_LATENCY:-20}" --stores "$stores" | grep -v '^RESULT '
 echo "  load average ${load_before} before, $(cut -d' ' -f1 /proc/loadavg) after (the machine is not isolated)"

@@ -4,7 +4,8 @@
 # versions live in the pom; Maven's local repository is project-local,
 # .deps/m2). Idempotent: a stamp of the pom's hash is kept in .deps/stamps/NAME;
 # when it matches and a jar matches every GLOB, nothing is done. Prints one
-# line saying what it did. Used by install-kafka.sh and install-rest-catalog.sh.
+# line saying what it did. Used by install-kafka.sh, install-rest-catalog.sh, install-connect.sh and
+# install-s3proxy.sh.
 set -euo pipefail
 name="$1" pom="$2" out="$3"
 shift 3

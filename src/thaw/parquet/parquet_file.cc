@@ -4,6 +4,7 @@
 #include <arrow/io/caching.h>
 #include <arrow/io/interfaces.h>
 #include <arrow/memory_pool.h>
+#include <arrow/util/future.h>
 #include <arrow/util/key_value_metadata.h>
 #include <parquet/arrow/schema.h>
 #include <parquet/file_reader.h>
@@ -88,6 +89,17 @@ constexpr int64_t kRemoteHoleSizeLimit = 256 << 10;
 constexpr int64_t kRemoteRangeSizeLimit = 32 << 20;
 constexpr int64_t kPrefetchRanges = 8;
 
+// Read's pre-buffering on object stores: lazy, a few ranges ahead of the
+// decoder. Prefetch's: every range requested at once.
+arrow::io::CacheOptions RemoteCacheOptions(bool lazy) {
+  arrow::io::CacheOptions cache = arrow::io::CacheOptions::LazyDefaults();
+  cache.hole_size_limit = kRemoteHoleSizeLimit;
+  cache.range_size_limit = kRemoteRangeSizeLimit;
+  cache.lazy = lazy;
+  cache.prefetch_limit = lazy ? kPrefetchRanges : 0;
+  return cache;
+}
+
 }  // namespace
 
 int32_t FieldIdOf(const arrow::Field& f) {
@@ -170,23 +182,17 @@ Result<std::unique_ptr<ParquetFile>> ParquetFile::OpenWith(storage::FileIO& io, 
     RETURN_NOT_OK(FromArrow(opened, ctx));
     parquet::ArrowReaderProperties props;
     props.set_use_threads(false);
-    if (streaming) {
-      props.set_pre_buffer(false);
-    } else if (remote) {
-      props.set_pre_buffer(true);
-      arrow::io::CacheOptions cache = arrow::io::CacheOptions::LazyDefaults();
-      cache.hole_size_limit = kRemoteHoleSizeLimit;
-      cache.range_size_limit = kRemoteRangeSizeLimit;
-      cache.lazy = true;
-      cache.prefetch_limit = kPrefetchRanges;
-      props.set_cache_options(cache);
-    }
+    // Pre-buffering (object stores) is started by Read or Prefetch, not by
+    // Arrow's reader, so that a prefetch is not fetched a second time.
+    props.set_pre_buffer(false);
     builder.properties(props);
     std::unique_ptr<parquet::arrow::FileReader> reader;
     RETURN_NOT_OK(FromArrow(builder.Build(&reader), ctx));
     auto pf = std::unique_ptr<ParquetFile>(new ParquetFile());
     pf->location_ = location;
     pf->file_size_ = file_size;
+    pf->remote_ = remote != nullptr;
+    pf->streaming_ = streaming;
     pf->reader_ = std::move(reader);
     if (remote && !footer_known && !from_cache) {
       auto md = pf->reader_->parquet_reader()->metadata();
@@ -213,6 +219,41 @@ int64_t ParquetFile::row_group_byte_size(int rg) const {
   return reader_->parquet_reader()->metadata()->RowGroup(rg)->total_byte_size();
 }
 int64_t ParquetFile::num_rows() const { return reader_->parquet_reader()->metadata()->num_rows(); }
+
+int64_t ParquetFile::row_group_fetch_bytes(int rg, const std::vector<int>& top_level) const {
+  auto md = reader_->parquet_reader()->metadata()->RowGroup(rg);
+  int64_t n = 0;
+  for (int leaf : LeavesOf(top_level)) n += md->ColumnChunk(leaf)->total_compressed_size();
+  return n;
+}
+
+std::vector<int> ParquetFile::LeavesOf(const std::vector<int>& top_level) const {
+  std::vector<int> leaves;
+  const auto& fields = reader_->manifest().schema_fields;
+  std::function<void(const parquet::arrow::SchemaField&)> collect = [&](const parquet::arrow::SchemaField& f) {
+    if (f.column_index >= 0) leaves.push_back(f.column_index);
+    for (const auto& c : f.children) collect(c);
+  };
+  for (int i : top_level) collect(fields[i]);
+  return leaves;
+}
+
+Status ParquetFile::Prefetch(const std::vector<int>& row_groups, const std::vector<int>& top_level) {
+  if (streaming_) return Status::Invalid("Parquet file {}: a streaming reader cannot prefetch", location_);
+  const std::string ctx = "Parquet file " + location_;
+  return CatchParquet(ctx, [&]() -> Status {
+    std::vector<int> leaves = LeavesOf(top_level);
+    reader_->parquet_reader()->PreBuffer(row_groups, leaves, arrow::io::default_io_context(),
+                                         RemoteCacheOptions(/*lazy=*/false));
+    prefetched_.emplace(row_groups, std::move(leaves));
+    return Status::OK();
+  });
+}
+
+void ParquetFile::WaitForPrefetch() {
+  if (!prefetched_) return;
+  (void)reader_->parquet_reader()->WhenBuffered(prefetched_->first, prefetched_->second).status();
+}
 
 namespace {
 
@@ -418,13 +459,12 @@ Result<std::unique_ptr<arrow::RecordBatchReader>> ParquetFile::Read(const std::v
                                                                     int64_t batch_size) {
   const std::string ctx = "Parquet file " + location_;
   return CatchParquet(ctx, [&]() -> Result<std::unique_ptr<arrow::RecordBatchReader>> {
-    std::vector<int> leaves;
-    const auto& fields = reader_->manifest().schema_fields;
-    std::function<void(const parquet::arrow::SchemaField&)> collect = [&](const parquet::arrow::SchemaField& f) {
-      if (f.column_index >= 0) leaves.push_back(f.column_index);
-      for (const auto& c : f.children) collect(c);
-    };
-    for (int i : top_level) collect(fields[i]);
+    std::vector<int> leaves = LeavesOf(top_level);
+    if (prefetched_ && (prefetched_->first != row_groups || prefetched_->second != leaves)) prefetched_.reset();
+    if (remote_ && !streaming_ && !prefetched_) {
+      reader_->parquet_reader()->PreBuffer(row_groups, leaves, arrow::io::default_io_context(),
+                                           RemoteCacheOptions(/*lazy=*/true));
+    }
     reader_->set_batch_size(batch_size);
     ARROW_ASSIGN_OR_RAISE_CTX(auto rb, reader_->GetRecordBatchReader(row_groups, leaves), ctx);
     if (mapped_) return std::unique_ptr<arrow::RecordBatchReader>(new MappedBatchReader(std::move(rb), mapped_top_));

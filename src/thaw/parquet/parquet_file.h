@@ -52,6 +52,11 @@ class ParquetFile {
   int64_t row_group_num_rows(int rg) const;
   // Uncompressed bytes of a row group (all columns), from the footer.
   int64_t row_group_byte_size(int rg) const;
+  // Bytes a read of these top-level fields of a row group fetches (their
+  // column chunks as stored, compressed), from the footer.
+  int64_t row_group_fetch_bytes(int rg, const std::vector<int>& top_level) const;
+  // True when the file is read from an object store (not a local FileIO).
+  bool remote() const { return remote_; }
   int64_t row_group_first_row(int rg) const { return first_rows_[rg]; }
   int64_t num_rows() const;
 
@@ -69,8 +74,21 @@ class ParquetFile {
 
   // Streams the given row groups, projected to the given top-level fields
   // (indices from TopLevelField). Batch columns follow `top_level` order.
+  // On an object store the column chunks are pre-buffered (coalesced, a few
+  // requests ahead of the decoder), unless Prefetch fetched them already.
   Result<std::unique_ptr<arrow::RecordBatchReader>> Read(const std::vector<int>& row_groups,
                                                          const std::vector<int>& top_level, int64_t batch_size);
+
+  // Starts fetching the column chunks a later Read of exactly these row
+  // groups and fields needs, now, on Arrow's IO thread pool (coalesced as
+  // Read would), and returns at once: the fetch overlaps whatever the caller
+  // does until it reads (the record reader decodes other row groups). The
+  // bytes are held until this reader is destroyed or reads other row groups.
+  // Local files too (then the reads are preads on the IO pool). Not for
+  // streaming readers.
+  Status Prefetch(const std::vector<int>& row_groups, const std::vector<int>& top_level);
+  // Waits until a Prefetch's fetches have ended (their outcome is Read's).
+  void WaitForPrefetch();
 
  private:
   std::string location_;
@@ -84,8 +102,15 @@ class ParquetFile {
   const ::parquet::arrow::SchemaField* FindChild(const std::vector<::parquet::arrow::SchemaField>& fields, int32_t id,
                                                  const std::string& name, int* index) const;
 
+  std::vector<int> LeavesOf(const std::vector<int>& top_level) const;
+
   std::unique_ptr<::parquet::arrow::FileReader> reader_;
   int64_t file_size_ = -1;
+  bool remote_ = false;
+  bool streaming_ = false;
+  // What Prefetch asked for (row groups, leaf columns); Read of the same
+  // then uses those buffers instead of fetching again.
+  std::optional<std::pair<std::vector<int>, std::vector<int>>> prefetched_;
   std::vector<int64_t> first_rows_;
   // Name mapping state (files without field ids): ids of the schema's
   // fields, and the top-level Arrow fields with ids in their metadata.

@@ -17,6 +17,7 @@
 
 #include "thaw/common/civil_time.h"
 #include "thaw/common/thread_pool.h"
+#include "thaw/storage/object_store.h"
 #include "thaw/iceberg/deletion_vector.h"
 #include "thaw/parquet/arrow_status.h"
 #include "thaw/parquet/parquet_file.h"
@@ -104,6 +105,10 @@ struct Cluster {
   bool merge = false;
   std::vector<size_t> unit_file;
   std::unique_ptr<KWayMerger> merger;
+  // Column chunks fetched ahead (ReadOptions::prefetch) while it waited in
+  // `planned`, and their bytes as stored.
+  bool prefetched = false;
+  int64_t fetch_bytes = 0;
 };
 
 bool ByOffset(const Record& a, const Record& b) {
@@ -152,6 +157,16 @@ struct RecordReader::Impl {
   std::deque<std::future<Result<std::unique_ptr<Cluster>>>> inflight;
   size_t max_inflight = 2;
   std::unique_ptr<ThreadPool> pool;  // created on first use; joined before the state above dies
+  // Read-ahead (ReadOptions::prefetch): clusters in `planned` whose chunks
+  // are fetched (a prefix of `planned`) and their bytes; data files being
+  // opened in the background (task -> open), the task lists of groups not
+  // started yet (computed once), and the threads that open them.
+  size_t prefetched_clusters = 0;
+  int64_t prefetched_bytes = 0;
+  RecordReader::PrefetchStats prefetch;
+  std::map<size_t, std::future<Result<std::unique_ptr<pq::ParquetFile>>>> opening;
+  std::map<size_t, std::vector<size_t>> group_tasks;
+  std::unique_ptr<ThreadPool> opener;
   // Emission state.
   std::unique_ptr<Cluster> current;
   size_t cur_pos = 0;
@@ -178,6 +193,12 @@ struct RecordReader::Impl {
   Result<std::shared_ptr<std::map<std::string, std::vector<int64_t>>>> LoadPositionDeletes(const DataFile& f);
   Result<std::shared_ptr<EqualityDeletes>> LoadEqualityDeletes(const DataFile& f);
   Status PlanMoreClusters();
+  std::vector<size_t> TasksOfGroup(size_t g);
+  Result<std::unique_ptr<pq::ParquetFile>> OpenTask(size_t task);
+  bool WantPrefetch(const pq::ParquetFile& pf) const {
+    return opt.prefetch == ReadOptions::Prefetch::kOn || (opt.prefetch == ReadOptions::Prefetch::kAuto && pf.remote());
+  }
+  Status ReadAhead();
   void SetPartitions(Cluster* c, const std::vector<int32_t>& parts) const;
   void Remember(const RecordBatch& out, size_t begin);
   void CountDecoded(int64_t row_groups, int64_t rows, int64_t bytes) {
@@ -201,8 +222,16 @@ struct RecordReader::Impl {
 
 RecordReader::RecordReader(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 RecordReader::~RecordReader() {
-  // Workers reference the Impl: let them finish before it is destroyed.
+  // Workers reference the Impl: let them finish before it is destroyed; and
+  // no fetch or open started ahead outlives the reader.
   for (auto& f : impl_->inflight) f.wait();
+  for (auto& [task, f] : impl_->opening) f.wait();
+  for (auto& c : impl_->planned) {
+    if (!c->prefetched) continue;
+    for (auto& f : c->files) {
+      if (f) f->WaitForPrefetch();
+    }
+  }
 }
 const Layout& RecordReader::layout() const { return impl_->layout; }
 const iceberg::Snapshot* RecordReader::snapshot() const { return impl_->snapshot; }
@@ -215,6 +244,7 @@ RecordReader::MergeStats RecordReader::merge_stats() const {
   return impl_->merge_stats;
 }
 iceberg::DeletionVectorCache::Stats RecordReader::deletion_vector_stats() const { return impl_->dv_cache->stats(); }
+RecordReader::PrefetchStats RecordReader::prefetch_stats() const { return impl_->prefetch; }
 RecordReader::DecodeStats RecordReader::decode_stats() const {
   std::lock_guard<std::mutex> lock(impl_->merge_mu);
   return impl_->decode_stats;
@@ -951,41 +981,67 @@ void RecordReader::Impl::SetPartitions(Cluster* c, const std::vector<int32_t>& p
   }
 }
 
+// The data files of partition group `gi`, in the order they are opened
+// (by first offset): files wholly before the group's first offset wanted (or
+// past the end) are left out. Computed once per group (read-ahead looks at
+// the next groups' files before their turn).
+std::vector<size_t> RecordReader::Impl::TasksOfGroup(size_t gi) {
+  if (auto it = group_tasks.find(gi); it != group_tasks.end()) return it->second;
+  const auto& g = groups[gi];
+  std::vector<size_t> part_tasks;
+  // The lowest first offset wanted among the group's partitions: files
+  // wholly before it (or past the end) are not opened.
+  int64_t first = opt.from_offset.value_or(kMin);
+  int64_t lowest_start = kMax;
+  for (int32_t p : g) {
+    auto it = opt.start_offsets.find(p);
+    lowest_start = std::min(lowest_start, it == opt.start_offsets.end() ? kMin : it->second);
+  }
+  first = std::max(first, lowest_start);
+  for (size_t i = 0; i < tasks.size(); ++i) {
+    // Groups are disjoint unions of the tasks' partition ranges: a task
+    // overlapping the group's span belongs to it.
+    if (tasks[i].part_lo > g.back() || g.front() > tasks[i].part_hi) continue;
+    if (layout.offset && (tasks[i].off_hi < first || (opt.to_offset && tasks[i].off_lo >= *opt.to_offset))) {
+      continue;
+    }
+    part_tasks.push_back(i);
+  }
+  if (layout.offset) {
+    std::stable_sort(part_tasks.begin(), part_tasks.end(),
+                     [&](size_t a, size_t b) { return tasks[a].off_lo < tasks[b].off_lo; });
+  }
+  group_tasks[gi] = part_tasks;
+  return part_tasks;
+}
+
+// Opens the data file of a task: the background open started ahead if there
+// is one, else now.
+Result<std::unique_ptr<pq::ParquetFile>> RecordReader::Impl::OpenTask(size_t task) {
+  if (auto it = opening.find(task); it != opening.end()) {
+    auto pf = it->second.get();
+    opening.erase(it);
+    return pf;
+  }
+  const DataFile& f = *tasks[task].task.file;
+  return pq::ParquetFile::OpenDataFile(*table->io, f.path, name_mapping, f.file_size);
+}
+
 // Plans the clusters of the next group of files (files of one partition
 // group whose offset ranges overlap): opens them, prunes row groups by
 // statistics, loads the delete files that apply, and splits the row groups
-// into clusters.
+// into clusters. Returns once at least one more cluster is planned, or all
+// are.
 Status RecordReader::Impl::PlanMoreClusters() {
-  while (planned.empty() && !planned_all) {
+  const size_t planned_before = planned.size();
+  while (planned.size() == planned_before && !planned_all) {
     if (!part_started) {
       if (part_index >= groups.size()) {
         planned_all = true;
         break;
       }
-      const auto& g = groups[part_index];
-      part_tasks.clear();
-      // The lowest first offset wanted among the group's partitions: files
-      // wholly before it (or past the end) are not opened.
-      int64_t first = opt.from_offset.value_or(kMin);
-      int64_t lowest_start = kMax;
-      for (int32_t p : g) {
-        auto it = opt.start_offsets.find(p);
-        lowest_start = std::min(lowest_start, it == opt.start_offsets.end() ? kMin : it->second);
-      }
-      first = std::max(first, lowest_start);
-      for (size_t i = 0; i < tasks.size(); ++i) {
-        // Groups are disjoint unions of the tasks' partition ranges: a task
-        // overlapping the group's span belongs to it.
-        if (tasks[i].part_lo > g.back() || g.front() > tasks[i].part_hi) continue;
-        if (layout.offset && (tasks[i].off_hi < first || (opt.to_offset && tasks[i].off_lo >= *opt.to_offset))) {
-          continue;
-        }
-        part_tasks.push_back(i);
-      }
-      if (layout.offset) {
-        std::stable_sort(part_tasks.begin(), part_tasks.end(),
-                         [&](size_t a, size_t b) { return tasks[a].off_lo < tasks[b].off_lo; });
-      }
+      part_tasks = TasksOfGroup(part_index);
+      group_tasks.erase(part_index);
       next_task = 0;
       part_started = true;
     }
@@ -1026,8 +1082,7 @@ Status RecordReader::Impl::PlanMoreClusters() {
     for (size_t k = next_task; k < end; ++k) {
       TaskState& t = tasks[part_tasks[k]];
       RETURN_NOT_OK(LoadDeletes(t));
-      ASSIGN_OR_RAISE(
-          auto pf, pq::ParquetFile::OpenDataFile(*table->io, t.task.file->path, name_mapping, t.task.file->file_size));
+      ASSIGN_OR_RAISE(auto pf, OpenTask(part_tasks[k]));
       const int off_leaf = leaf_of(*pf, layout.offset), part_leaf = leaf_of(*pf, layout.partition);
       const int ts_leaf = (opt.from_time_ms || opt.to_time_ms) ? leaf_of(*pf, layout.timestamp) : -1;
       for (int rg = 0; rg < pf->num_row_groups(); ++rg) {
@@ -1092,6 +1147,7 @@ Status RecordReader::Impl::PlanMoreClusters() {
           c->units.push_back(u);
           if (!c->merge) {
             ASSIGN_OR_RAISE(auto clone, units[k].second->Clone(*table->io));
+            c->fetch_bytes += clone->row_group_fetch_bytes(u.rg, ProjectedColumns(*clone, tasks[u.task]));
             c->files.push_back(std::move(clone));
             continue;
           }
@@ -1121,6 +1177,10 @@ Status RecordReader::Impl::FillPipeline() {
     if (planned.empty()) break;
     std::shared_ptr<Cluster> c(planned.front().release());
     planned.pop_front();
+    if (c->prefetched) {
+      --prefetched_clusters;
+      prefetched_bytes -= c->fetch_bytes;
+    }
     if (!pool) pool = std::make_unique<ThreadPool>(max_inflight);
     inflight.push_back(pool->Submit([this, c]() -> Result<std::unique_ptr<Cluster>> {
       Status st =
@@ -1137,6 +1197,82 @@ Status RecordReader::Impl::FillPipeline() {
       if (c->merge) out->files = std::move(c->files);  // the merge's inputs read them
       return out;
     }));
+  }
+  return ReadAhead();
+}
+
+// With the workers busy, fetches ahead (ReadOptions::prefetch): the column
+// chunks of the next clusters in line (at most read_ahead of them and
+// prefetch_bytes, or one cluster if it is bigger), planning the next files'
+// clusters when fewer wait and their files are already open, and opens the
+// footers of the next files_ahead files in the background. Memory in flight
+// stays bounded: (read_ahead clusters decoding) + (read_ahead clusters or
+// prefetch_bytes fetched) + files_ahead footers.
+Status RecordReader::Impl::ReadAhead() {
+  if (opt.prefetch == ReadOptions::Prefetch::kOff || inflight.size() < max_inflight) return Status::OK();
+  const size_t max_ahead = max_inflight;
+  auto room = [&](const Cluster& c) {
+    return prefetched_clusters < max_ahead &&
+           (prefetched_clusters == 0 || prefetched_bytes + c.fetch_bytes <= opt.prefetch_bytes);
+  };
+  // Plan further files while too few clusters wait, but only when the next
+  // file to open is open already (planning must not wait for a footer here).
+  auto next_file_open = [&]() {
+    size_t k = part_started ? next_task : 0;
+    for (size_t g = part_index; g < groups.size(); ++g, k = 0) {
+      const std::vector<size_t> ts = g == part_index && part_started ? part_tasks : TasksOfGroup(g);
+      if (k < ts.size()) {
+        auto it = opening.find(ts[k]);
+        return it != opening.end() && it->second.wait_for(std::chrono::seconds(0)) == std::future_status::ready;
+      }
+    }
+    return true;  // nothing left to open
+  };
+  while (planned.size() < max_ahead && !planned_all && next_file_open()) RETURN_NOT_OK(PlanMoreClusters());
+  for (auto& c : planned) {
+    if (c->prefetched) continue;
+    if (c->merge || !room(*c)) break;
+    bool want = false;
+    for (const auto& f : c->files) want |= WantPrefetch(*f);
+    if (!want) break;
+    for (size_t u = 0; u < c->units.size(); ++u) {
+      pq::ParquetFile& pf = *c->files[u];
+      RETURN_NOT_OK(pf.Prefetch({c->units[u].rg}, ProjectedColumns(pf, tasks[c->units[u].task])));
+    }
+    c->prefetched = true;
+    ++prefetched_clusters;
+    prefetched_bytes += c->fetch_bytes;
+    ++prefetch.clusters;
+    prefetch.bytes += c->fetch_bytes;
+    prefetch.max_clusters_ahead = std::max<int64_t>(prefetch.max_clusters_ahead, prefetched_clusters);
+    prefetch.max_bytes_ahead = std::max(prefetch.max_bytes_ahead, prefetched_bytes);
+  }
+  // Footers of the next files (after those already planned), in the order
+  // they will be read: the rest of this group's, then the next groups'.
+  if (opt.files_ahead == 0 ||
+      (opt.prefetch == ReadOptions::Prefetch::kAuto && !storage::IsObjectStore(*table->io))) {
+    return Status::OK();
+  }
+  std::vector<size_t> upcoming;
+  if (part_started) {
+    for (size_t k = next_task; k < part_tasks.size() && upcoming.size() < opt.files_ahead; ++k) {
+      upcoming.push_back(part_tasks[k]);
+    }
+  }
+  for (size_t g = part_started ? part_index + 1 : part_index; upcoming.size() < opt.files_ahead && g < groups.size();
+       ++g) {
+    for (size_t t : TasksOfGroup(g)) {
+      if (upcoming.size() < opt.files_ahead) upcoming.push_back(t);
+    }
+  }
+  for (size_t t : upcoming) {
+    if (opening.count(t)) continue;
+    if (!opener) opener = std::make_unique<ThreadPool>(opt.files_ahead);
+    const DataFile& f = *tasks[t].task.file;
+    opening.emplace(t, opener->Submit([io = table->io, path = f.path, size = f.file_size, mapping = name_mapping] {
+      return pq::ParquetFile::OpenDataFile(*io, path, mapping, size);
+    }));
+    ++prefetch.files_opened_ahead;
   }
   return Status::OK();
 }

@@ -93,6 +93,17 @@ struct ReadOptions {
   // Clusters (groups of row groups) decoded ahead of the consumer, each on
   // its own thread. Memory is about read_ahead + 1 clusters.
   size_t read_ahead = 2;
+  // Read-ahead of I/O beyond the clusters decoding: the column chunks of up
+  // to read_ahead more clusters (and at most prefetch_bytes of them, or one
+  // cluster if it is bigger) are fetched while the workers decode, and the
+  // footers of up to files_ahead data files after the ones being read are
+  // opened in the background -- across files and partitions, so an object
+  // store's latency per request hides behind decoding. kAuto: only for files
+  // on an object store (local reads are as before).
+  enum class Prefetch { kAuto, kOn, kOff };
+  Prefetch prefetch = Prefetch::kAuto;
+  int64_t prefetch_bytes = int64_t{64} << 20;
+  size_t files_ahead = 2;
   // Where overlapping files that are not sorted by offset are sorted
   // externally: a private subdirectory is made there (empty = $TMPDIR or
   // /tmp) and removed when the reader is destroyed.
@@ -152,6 +163,18 @@ class RecordReader {
     int64_t bytes = 0;
   };
   DecodeStats decode_stats() const;
+  // Read-ahead so far (ReadOptions::prefetch): clusters whose column chunks
+  // were fetched before a worker took them, their bytes (as stored), the
+  // most clusters and bytes waiting fetched at once, and data files opened
+  // in the background ahead of their turn.
+  struct PrefetchStats {
+    int64_t clusters = 0;
+    int64_t bytes = 0;
+    int64_t max_clusters_ahead = 0;
+    int64_t max_bytes_ahead = 0;
+    int64_t files_opened_ahead = 0;
+  };
+  PrefetchStats prefetch_stats() const;
 
   // Fills `out` with the next records in (partition, offset) order; returns
   // false when the read is complete.

@@ -72,6 +72,9 @@ class ArrowFileIO : public FileIO {
   std::shared_ptr<IOCounters> counters_ = std::make_shared<IOCounters>();
 };
 
+// True when `io` reads an object store (ArrowFileIO), not local files.
+inline bool IsObjectStore(const FileIO& io) { return dynamic_cast<const ArrowFileIO*>(&io) != nullptr; }
+
 // Stats of the per-process whole-file cache (ArrowFileIO::ReadAll).
 struct ReadAllCacheStats {
   int64_t hits = 0;
