@@ -164,3 +164,47 @@ def test_replay_links_the_stored_source_topic(thaw, warehouse, kafka):
         link = dict(g["headers"])
         part = int(link["thaw.source.partition"])
         assert link["thaw.source.topic"] == fixtures.EVOLVING_TOPICS[part].encode()
+
+
+def test_connect_table_of_several_topics_reads_one_at_a_time(thaw, tmp_path):
+    """A Kafka Connect sink writing two topics into one table: the same
+    partitions and offsets in each. Topic names longer than the 16 characters
+    pyiceberg (like Java) keeps of string bounds, so a file's bounds never pin
+    its topic: the summary learns the topics from the column, and
+    --source-topic filters rows. One file holds both topics, one only the
+    first."""
+    wh = str(tmp_path / "wh")
+    os.makedirs(wh)
+    cat = fixtures.open_catalog(wh)
+    cat.create_namespace_if_not_exists("ns")
+    t = fixtures.create(cat, wh, "ns.sink", fixtures.fresh([
+        fixtures.F("id", fixtures.LongType(), True), fixtures.F("_kafka_metadata_topic", fixtures.StringType()),
+        fixtures.F("_kafka_metadata_partition", fixtures.IntegerType()),
+        fixtures.F("_kafka_metadata_offset", fixtures.LongType()),
+        fixtures.F("_kafka_metadata_timestamp", fixtures.LongType())]))
+    eu, us = "shop.orders.europe.v1", "shop.orders.united-states.v1"
+
+    def rows(topics, base):
+        return [{"id": base + 100 * i + 10 * p + k, "_kafka_metadata_topic": topic, "_kafka_metadata_partition": p,
+                 "_kafka_metadata_offset": 5 + i, "_kafka_metadata_timestamp": 1_700_000_000_000 + i}
+                for i in range(4) for p in range(2) for k, topic in enumerate(topics)]
+
+    both, eu_only = rows([eu, us], 0), rows([eu], 5000)
+    eu_only = [dict(r, _kafka_metadata_offset=r["_kafka_metadata_offset"] + 4) for r in eu_only]
+    fixtures.append_rows(t, both)
+    fixtures.append_rows(t, eu_only)
+    args = ["--catalog", fixtures.catalog_uri(wh), "--table", "ns.sink"]
+    s = json.loads(thaw.ok("inspect", *args, "--json").stdout)
+    assert [x["topic"] for x in s["topics"]] == [eu, us]
+    by_topic = {x["topic"]: {p["partition"]: (p["records"], p["min_offset"], p["max_offset"]) for p in x["partitions"]}
+                for x in s["topics"]}
+    assert by_topic == {eu: {0: (8, 5, 12), 1: (8, 5, 12)}, us: {0: (4, 5, 8), 1: (4, 5, 8)}}
+    p = thaw("inspect", *args, "--records")
+    assert p.returncode == 2 and f"holds topics {eu}, {us}: choose one with --source-topic" in p.stderr.decode()
+    for topic in (eu, us):
+        got = [(int(pa), int(o), tp, json.loads(v)["id"]) for pa, o, tp, v in
+               (line.split("|") for line in thaw.ok("inspect", *args, "--source-topic", topic, "--format",
+                                                      r"%p|%o|%t|%s\n").stdout.decode().splitlines())]
+        want = sorted((r["_kafka_metadata_partition"], r["_kafka_metadata_offset"], topic, r["id"])
+                      for r in both + eu_only if r["_kafka_metadata_topic"] == topic)
+        assert got == want
