@@ -70,7 +70,7 @@ def no_selection_error(p, a, b) -> None:
     assert f"table {TABLE} holds topics {names}: choose one with" in err, err
 
 
-def test_summary_lists_each_topic_and_records_of_one_equal_it(thaw, two_topics):
+def test_summary_lists_each_topic_and_records_of_one_equal_it(thaw, two_topics, tmp_path):
     uri, a, b, want = two_topics
     s = json.loads(thaw.ok("inspect", *src(uri), "--json").stdout)
     assert s["records"] == len(want[a]) + len(want[b])
@@ -90,6 +90,9 @@ def test_summary_lists_each_topic_and_records_of_one_equal_it(thaw, two_topics):
     # One topic's summary: that topic alone.
     one = json.loads(thaw.ok("inspect", *src(uri), "--json", "--source-topic", b).stdout)
     assert one["source_topic"] == b and one["records"] == len(want[b]) and "topics" not in one
+    cfg = tmp_path / "inspect.toml"
+    cfg.write_text(f'[inspect]\nsource-topic = "{b}"\n')
+    assert json.loads(thaw.ok("inspect", *src(uri), "--json", "--config", str(cfg)).stdout) == one
     # Records: each topic equals its read_committed consumer, offset for offset.
     for topic in (a, b):
         got = sorted(inspect_records(thaw, uri, "--source-topic", topic), key=lambda r: (r["partition"], r["offset"]))
