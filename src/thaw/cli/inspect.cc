@@ -302,8 +302,8 @@ Status RunInspect(const InspectArgs& a) {
     out += fmt::format("{:>9} {:>12} {:>14} {:>14} {:>24} {:>24} {:>6}\n", "partition", "records", "min offset",
                        "max offset", "first timestamp", "last timestamp", "gaps");
     for (const auto& [p, s] : sums[i].summary.partitions()) {
-      out += fmt::format("{:>9} {:>12} {:>14} {:>14} {:>24} {:>24} {:>6}\n", p, s.records, s.min_offset,
-                         s.max_offset, IsoMs(s.min_timestamp_ms), IsoMs(s.max_timestamp_ms), s.gap_count);
+      out += fmt::format("{:>9} {:>12} {:>14} {:>14} {:>24} {:>24} {:>6}\n", p, s.records, s.min_offset, s.max_offset,
+                         IsoMs(s.min_timestamp_ms), IsoMs(s.max_timestamp_ms), s.gap_count);
     }
   }
   std::fwrite(out.data(), 1, out.size(), stdout);

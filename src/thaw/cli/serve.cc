@@ -83,8 +83,8 @@ Status ParseTopic(const std::string& text, const ServeArgs& a, serve::TopicConfi
       if (value.empty()) return Status::Invalid("--topic '{}': source_topic needs a topic name", text);
       out->source_topic = value;
     } else {
-      return Status::Invalid("--topic '{}': unknown setting '{}' (settings: layout, column, compression, "
-                             "source_topic)", text, key);
+      return Status::Invalid("--topic '{}': unknown setting '{}' (settings: layout, column, compression, source_topic)",
+                             text, key);
     }
   }
   if (!layout.empty()) {

@@ -60,8 +60,7 @@ Result<TableSummary> Summarize(std::shared_ptr<const iceberg::Table> table, Read
   return Summarize(std::move(plan), std::move(options), filter);
 }
 
-Result<TableSummary> Summarize(std::shared_ptr<const ReadPlan> plan, ReadOptions options,
-                               const SummaryFilter& filter) {
+Result<TableSummary> Summarize(std::shared_ptr<const ReadPlan> plan, ReadOptions options, const SummaryFilter& filter) {
   TableSummary out;
   options.metadata_only = !filter;
   out.plan = std::move(plan);

@@ -246,9 +246,8 @@ Result<std::unique_ptr<RecordReader>> RecordReader::Make(std::shared_ptr<const R
   impl->dv_cache = std::make_unique<iceberg::DeletionVectorCache>(impl->table->io);
   impl->name_mapping = impl->plan->name_mapping();
   if (impl->opt.source_topic && impl->opt.source_topic != impl->plan->source_topic()) {
-    return Status::Invalid("table {}: the read selects source topic '{}' but its plan selects '{}'",
-                           impl->table->name, impl->opt.source_topic.value_or(""),
-                           impl->plan->source_topic().value_or(""));
+    return Status::Invalid("table {}: the read selects source topic '{}' but its plan selects '{}'", impl->table->name,
+                           impl->opt.source_topic.value_or(""), impl->plan->source_topic().value_or(""));
   }
   RETURN_NOT_OK(impl->plan->RequireOneTopic());
   if (impl->plan->source_topic() && impl->layout.topic) {

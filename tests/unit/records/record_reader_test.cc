@@ -453,23 +453,27 @@ TEST_F(ReadPlanIndex, CacheSharesPlansOfTheSameSnapshotAndRange) {
   EXPECT_NE(again->get(), a->get());
 }
 
-
 // Two source topics in one table (make_reader_fixture.py: topics "a" and "b",
 // partitions 0 and 1, offsets 0..29 each, value "<topic>:<p>:<o>").
 std::vector<Row> TopicRows(const std::string& topic) {
   std::vector<Row> out;
   for (int32_t p = 0; p < 2; ++p) {
     for (int64_t o = 0; o < 30; ++o) {
-      out.push_back(Row{p, o, 1'700'000'000'000 + 10 * o + p, std::nullopt, topic + ":" + std::to_string(p) + ":" +
-                                                                                 std::to_string(o), {}});
+      out.push_back(Row{p,
+                        o,
+                        1'700'000'000'000 + 10 * o + p,
+                        std::nullopt,
+                        topic + ":" + std::to_string(p) + ":" + std::to_string(o),
+                        {}});
     }
   }
   return out;
 }
 
 std::vector<Row> SortedByPosition(std::vector<Row> rows) {
-  std::sort(rows.begin(), rows.end(),
-            [](const Row& a, const Row& b) { return std::tie(a.partition, a.offset) < std::tie(b.partition, b.offset); });
+  std::sort(rows.begin(), rows.end(), [](const Row& a, const Row& b) {
+    return std::tie(a.partition, a.offset) < std::tie(b.partition, b.offset);
+  });
   return rows;
 }
 
