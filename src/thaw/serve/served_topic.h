@@ -78,7 +78,7 @@ struct TopicConfig {
   int compression_level = -1;  // codec default
   // The source topic served, for a table that holds several (required then;
   // records::ReadOptions::source_topic).
-  std::optional<std::string> source_topic;
+  std::optional<std::string> source_topic = std::nullopt;
 };
 
 struct ServeOptions {

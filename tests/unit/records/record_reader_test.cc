@@ -524,7 +524,7 @@ TEST_F(ReaderFixture, SourceTopicPrunesFilesByPartitionValueAndReadsOnlyItsRows)
 TEST_F(ReaderFixture, SourceTopicFiltersRowsOfAFileHoldingSeveralTopics) {
   // topics_mixed: file 1 holds a and b (bounds a..b), file 2 only a (bounds a..a).
   ReadOptions b;
-  b.source_topic = "b";
+  b.source_topic.emplace("b");
   auto plan_b = ReadPlan::Make(Load("topics_mixed"), b);
   ASSERT_TRUE(plan_b.ok()) << plan_b.status().ToString();
   ASSERT_EQ((*plan_b)->files().size(), 1u);  // the a-only file pruned by its bounds
@@ -536,7 +536,7 @@ TEST_F(ReaderFixture, SourceTopicFiltersRowsOfAFileHoldingSeveralTopics) {
   // Topic a was appended twice (both files): one row per offset, the later
   // file's kept, and rows of b never taken for duplicates of a.
   ReadOptions a;
-  a.source_topic = "a";
+  a.source_topic.emplace("a");
   auto plan_a = ReadPlan::Make(Load("topics_mixed"), a);
   ASSERT_TRUE(plan_a.ok());
   ASSERT_EQ((*plan_a)->files().size(), 2u);
@@ -568,11 +568,11 @@ TEST_F(ReaderFixture, SourceTopicFiltersRowsOfAFileHoldingSeveralTopics) {
 
 TEST_F(ReaderFixture, SourceTopicOfATableWithoutTopicColumnMustBeItsOwn) {
   ReadOptions own;
-  own.source_topic = "t";  // the table property thaw.source.topic
+  own.source_topic.emplace("t");  // the table property thaw.source.topic
   auto rows = ReadAll("part", own);
   EXPECT_EQ(static_cast<int64_t>(rows.size()), info_["records"].get<int64_t>());
   ReadOptions other;
-  other.source_topic = "x";
+  other.source_topic.emplace("x");
   auto plan = ReadPlan::Make(Load("part"), other);
   ASSERT_FALSE(plan.ok());
   EXPECT_EQ(plan.status().code(), StatusCode::kInvalidArgument);
@@ -580,12 +580,12 @@ TEST_F(ReaderFixture, SourceTopicOfATableWithoutTopicColumnMustBeItsOwn) {
   // A reader cannot select another topic than its plan's.
   auto shared = ReadPlan::Make(Load("topics_part"), [] {
     ReadOptions o;
-    o.source_topic = "a";
+    o.source_topic.emplace("a");
     return o;
   }());
   ASSERT_TRUE(shared.ok());
   ReadOptions b;
-  b.source_topic = "b";
+  b.source_topic.emplace("b");
   EXPECT_FALSE(RecordReader::Make(*shared, b).ok());
   EXPECT_TRUE(RecordReader::Make(*shared, {}).ok());  // the plan's selection
 }
@@ -594,8 +594,8 @@ TEST_F(ReaderFixture, PlanCacheKeysBySourceTopic) {
   ReadPlanCache cache(4);
   auto table = Load("topics_part");
   ReadOptions a, b;
-  a.source_topic = "a";
-  b.source_topic = "b";
+  a.source_topic.emplace("a");
+  b.source_topic.emplace("b");
   auto pa = cache.Get(table, a), pb = cache.Get(table, b);
   ASSERT_TRUE(pa.ok() && pb.ok());
   EXPECT_NE(pa->get(), pb->get());
