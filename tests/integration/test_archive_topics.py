@@ -130,18 +130,20 @@ def test_replay_of_one_topic_equals_it(kafka, thaw, two_topics):
     assert p.returncode == 2 and f"source-topic={a}" in err and f"source-topic={b}" in err, err
 
 
-def test_serve_with_source_topic_serves_each_topic_offset_for_offset(kafka, thaw, thaw_serve, two_topics):  # noqa: F811
+def test_serve_with_source_topic_serves_each_topic_offset_for_offset(kafka, thaw, thaw_serve, two_topics,  # noqa: F811
+                                                                     tmp_path):
     uri, a, b, want = two_topics
     topics = [Topic(a, TABLE, "thaw", source_topic=a), Topic("b-served", TABLE, "thaw", source_topic=b)]
     with thaw_serve(uri, topics) as (bootstrap, _proc):
         served = KafkaBroker(bootstrap)
         readers.assert_same_records(served.consume_all(a, settle=0), want[a], f"serve source_topic={a}")
         readers.assert_same_records(served.consume_all("b-served", settle=0), want[b], f"serve source_topic={b}")
-    p = thaw("serve", *src(uri)[:2], "--topic", f"x={TABLE}", "--listen", "127.0.0.1:0", timeout=60)
+    state = ["--listen", "127.0.0.1:0", "--state", str(tmp_path / "state")]
+    p = thaw("serve", *src(uri)[:2], "--topic", f"x={TABLE}", *state, timeout=60)
     no_selection_error(p, a, b)
     assert f"source_topic (--topic x={TABLE}:source_topic=TOPIC" in p.stderr.decode()
     # --table-prefix passes over it, saying how to serve it.
-    p = thaw("serve", *src(uri)[:2], "--table-prefix", "ns", "--listen", "127.0.0.1:0", timeout=60)
+    p = thaw("serve", *src(uri)[:2], "--table-prefix", "ns", *state, timeout=60)
     err = p.stderr.decode()
     assert p.returncode == 1 and "no Kafka-shaped table to serve" in err, err
     assert f"not served: {TABLE}: table {TABLE} holds topics" in err and f"--topic NAME={TABLE}:source_topic" in err

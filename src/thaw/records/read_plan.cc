@@ -56,7 +56,6 @@ Status CollectStrings(storage::FileIO& io, const DataFile& f,
     }
   }
   std::set<std::string> found;
-  std::set<std::string>* out = &found;
   ASSIGN_OR_RAISE(auto pf, pq::ParquetFile::OpenDataFile(io, f.path, mapping, f.file_size));
   const int top = pf->TopLevelField(column.top_level_id(), column.names[0]);
   if (top < 0) return Status::OK();
@@ -73,9 +72,9 @@ Status CollectStrings(storage::FileIO& io, const DataFile& f,
     for (int64_t i = 0; i < b->num_rows(); ++i) {
       if (acc->IsNull(i)) continue;
       auto v = GetBytes(*acc->array, i);
-      if (v && (out->empty() || *v != last)) {
+      if (v && (found.empty() || *v != last)) {
         last = std::string(*v);
-        out->insert(last);
+        found.insert(last);
       }
     }
   }
