@@ -76,6 +76,7 @@ class Topic:
     layout: str                    # oracle layout key (oracle.LAYOUT_COLUMNS)
     compression: str = "none"      # none | gzip | snappy | lz4 | zstd
     serve_layout: str | None = None  # `layout =` in the serve config (None: auto)
+    source_topic: str | None = None  # `source_topic =`: one topic of a table holding several
 
 
 def free_port() -> int:
@@ -127,7 +128,7 @@ class ThawServer:
         a = [str(self.thaw_bin), "serve", *self.catalog_args]
         if self.topic_args:
             for t in self.topics:
-                a += ["--topic", f"{t.name}={t.table}"]
+                a += ["--topic", f"{t.name}={t.table}" + (f":source_topic={t.source_topic}" if t.source_topic else "")]
         else:
             cfg = self.workdir / "serve.toml"
             lines = []
@@ -136,6 +137,8 @@ class ThawServer:
                           f"compression = {toml_str(t.compression)}"]
                 if t.serve_layout:
                     lines.append(f"layout = {toml_str(t.serve_layout)}")
+                if t.source_topic:
+                    lines.append(f"source_topic = {toml_str(t.source_topic)}")
                 lines.append("")
             cfg.write_text("\n".join(lines))
             a += ["--config", str(cfg)]

@@ -118,10 +118,15 @@ def test_topic_column_is_reported_and_overridable(thaw, warehouse):
     name = "ns.connect_nested"
     out = json.loads(thaw.ok("inspect", *src(warehouse, name), "--json").stdout)
     assert out["columns"]["topic"] == "_kafka_metadata.topic"
-    # --column topic=COLUMN: any string column of the row
-    p = thaw.ok("inspect", *src(warehouse, name), "--column", "topic=name", "--format", r"%t\n")
-    names = [r["value"]["name"] for r in expected(warehouse, name)]
-    assert p.stdout.decode("utf-8").splitlines() == [n if n is not None else "ns.connect_nested" for n in names]
+    # --column topic=COLUMN: any string column of the row. Its values are then
+    # the rows' topics: many of them, so records are read one topic at a time.
+    p = thaw("inspect", *src(warehouse, name), "--column", "topic=name", "--format", r"%t\n")
+    assert p.returncode == 2 and "choose one with --source-topic" in p.stderr.decode(), p.stderr.decode()
+    p = thaw.ok("inspect", *src(warehouse, name), "--column", "topic=name", "--source-topic", "name-1", "--format",
+                r"%t|%p|%o\n")
+    want = [f"name-1|{r['partition']}|{r['offset']}" for r in expected(warehouse, name)
+            if r["value"]["name"] == "name-1"]
+    assert want and sorted(p.stdout.decode("utf-8").splitlines()) == sorted(want)
 
 
 def test_schema_change_without_a_write_keeps_the_snapshot_shape(thaw, tmp_path):
@@ -164,3 +169,47 @@ def test_replay_links_the_stored_source_topic(thaw, warehouse, kafka):
         link = dict(g["headers"])
         part = int(link["thaw.source.partition"])
         assert link["thaw.source.topic"] == fixtures.EVOLVING_TOPICS[part].encode()
+
+
+def test_connect_table_of_several_topics_reads_one_at_a_time(thaw, tmp_path):
+    """A Kafka Connect sink writing two topics into one table: the same
+    partitions and offsets in each. Topic names longer than the 16 characters
+    pyiceberg (like Java) keeps of string bounds, so a file's bounds never pin
+    its topic: the summary learns the topics from the column, and
+    --source-topic filters rows. One file holds both topics, one only the
+    first."""
+    wh = str(tmp_path / "wh")
+    os.makedirs(wh)
+    cat = fixtures.open_catalog(wh)
+    cat.create_namespace_if_not_exists("ns")
+    t = fixtures.create(cat, wh, "ns.sink", fixtures.fresh([
+        fixtures.F("id", fixtures.LongType(), True), fixtures.F("_kafka_metadata_topic", fixtures.StringType()),
+        fixtures.F("_kafka_metadata_partition", fixtures.IntegerType()),
+        fixtures.F("_kafka_metadata_offset", fixtures.LongType()),
+        fixtures.F("_kafka_metadata_timestamp", fixtures.LongType())]))
+    eu, us = "shop.orders.europe.v1", "shop.orders.united-states.v1"
+
+    def rows(topics, base):
+        return [{"id": base + 100 * i + 10 * p + k, "_kafka_metadata_topic": topic, "_kafka_metadata_partition": p,
+                 "_kafka_metadata_offset": 5 + i, "_kafka_metadata_timestamp": 1_700_000_000_000 + i}
+                for i in range(4) for p in range(2) for k, topic in enumerate(topics)]
+
+    both, eu_only = rows([eu, us], 0), rows([eu], 5000)
+    eu_only = [dict(r, _kafka_metadata_offset=r["_kafka_metadata_offset"] + 4) for r in eu_only]
+    fixtures.append_rows(t, both)
+    fixtures.append_rows(t, eu_only)
+    args = ["--catalog", fixtures.catalog_uri(wh), "--table", "ns.sink"]
+    s = json.loads(thaw.ok("inspect", *args, "--json").stdout)
+    assert [x["topic"] for x in s["topics"]] == [eu, us]
+    by_topic = {x["topic"]: {p["partition"]: (p["records"], p["min_offset"], p["max_offset"]) for p in x["partitions"]}
+                for x in s["topics"]}
+    assert by_topic == {eu: {0: (8, 5, 12), 1: (8, 5, 12)}, us: {0: (4, 5, 8), 1: (4, 5, 8)}}
+    p = thaw("inspect", *args, "--records")
+    assert p.returncode == 2 and f"holds topics {eu}, {us}: choose one with --source-topic" in p.stderr.decode()
+    for topic in (eu, us):
+        got = [(int(pa), int(o), tp, json.loads(v)["id"]) for pa, o, tp, v in
+               (line.split("|") for line in thaw.ok("inspect", *args, "--source-topic", topic, "--format",
+                                                      r"%p|%o|%t|%s\n").stdout.decode().splitlines())]
+        want = sorted((r["_kafka_metadata_partition"], r["_kafka_metadata_offset"], topic, r["id"])
+                      for r in both + eu_only if r["_kafka_metadata_topic"] == topic)
+        assert got == want

@@ -106,7 +106,7 @@ struct Expander {
       }
       if (auto arr = v.as_array(); arr && !arr->empty() && arr->is_array_of_tables()) {
         // [[topic]] tables (serve): name = "orders", table = "archive.orders",
-        // then any of layout, compression, column -> --topic orders=archive.orders:layout=...
+        // then any of layout, compression, column, source_topic -> --topic orders=archive.orders:layout=...
         for (const auto& e : *arr) {
           const toml::table& t = *e.as_table();
           const std::string at = Where(e.source(), "[[" + key + "]]");

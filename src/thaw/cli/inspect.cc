@@ -172,15 +172,41 @@ Status RunInspect(const InspectArgs& a) {
   // headers.
   records::SummaryFilter keep;
   if (filter) keep = [&filter](const RecordBatch& b, const Record& r) { return filter->Matches(b, r); };
-  ASSIGN_OR_RAISE(auto sum, records::Summarize(table, opt, keep));
-  const auto& stats = sum.summary.partitions();
-  const int64_t total = sum.summary.records();
-  const auto& dups = sum.duplicates;
-  const auto& decoded = sum.decoded;
-  const int64_t data_files = static_cast<int64_t>(sum.plan->files().size());
-  const auto* snap = sum.plan->snapshot();
-  const auto& layout = sum.plan->layout();
-  const auto& scan = sum.plan->scan_stats();
+  // A table holding several topics without --source-topic: one summary per
+  // topic (their partitions and offsets are separate logs, never merged).
+  std::shared_ptr<const records::ReadPlan> whole;
+  std::vector<std::optional<std::string>> topics{opt.source_topic};
+  if (!opt.source_topic) {
+    ASSIGN_OR_RAISE(whole, records::ReadPlan::Make(table, opt));
+    if (whole->topics().size() > 1) topics.assign(whole->topics().begin(), whole->topics().end());
+  }
+  const bool several = topics.size() > 1;
+  std::vector<records::TableSummary> sums;
+  for (const auto& t : topics) {
+    records::ReadOptions o = opt;
+    o.source_topic = t;
+    auto sum = several || !whole ? records::Summarize(table, o, keep) : records::Summarize(whole, o, keep);
+    if (!sum.ok()) return sum.status();
+    sums.push_back(std::move(*sum));
+  }
+  if (!whole) whole = sums.front().plan;
+  int64_t total = 0;
+  records::DuplicateStats dups;
+  records::RecordReader::DecodeStats decoded;
+  iceberg::DeletionVectorCache::Stats dv;
+  for (const auto& s : sums) {
+    total += s.summary.records();
+    dups += s.duplicates;
+    decoded.row_groups += s.decoded.row_groups;
+    decoded.rows += s.decoded.rows;
+    decoded.bytes += s.decoded.bytes;
+    dv.blobs_read += s.deletion_vectors.blobs_read;
+    dv.bytes_read += s.deletion_vectors.bytes_read;
+  }
+  const int64_t data_files = static_cast<int64_t>(whole->files().size());
+  const auto* snap = whole->snapshot();
+  const auto& layout = whole->layout();
+  const auto& scan = whole->scan_stats();
   if (a.json) {
     json j;
     j["table"] = table->name;
@@ -193,27 +219,41 @@ Status RunInspect(const InspectArgs& a) {
     j["snapshot_timestamp"] = snap ? json(snap->timestamp_ms) : json(nullptr);
     j["data_files"] = data_files;
     j["delete_files"] = scan.delete_files;
-    const auto& dv = sum.deletion_vectors;
     j["deletion_vectors"] = {{"blobs_read", dv.blobs_read}, {"bytes_read", dv.bytes_read}};
     j["records"] = total;
     j["duplicates"] = dups.duplicates;
     j["duplicates_differing"] = dups.differing;
-    json parts = json::array();
-    for (const auto& [p, s] : stats) {
-      json pj;
-      pj["partition"] = p;
-      pj["records"] = s.records;
-      pj["min_offset"] = s.min_offset;
-      pj["max_offset"] = s.max_offset;
-      pj["min_timestamp"] = s.min_timestamp_ms;
-      pj["max_timestamp"] = s.max_timestamp_ms;
-      json gaps = json::array();
-      for (const auto& [f, t] : s.gaps) gaps.push_back({{"from", f}, {"to", t}});
-      pj["gaps"] = gaps;
-      pj["gap_count"] = s.gap_count;
-      parts.push_back(pj);
+    j["source_topic"] = opt.source_topic ? json(*opt.source_topic) : json(nullptr);
+    auto partitions = [](const records::ReadSummary& summary) {
+      json parts = json::array();
+      for (const auto& [p, s] : summary.partitions()) {
+        json pj;
+        pj["partition"] = p;
+        pj["records"] = s.records;
+        pj["min_offset"] = s.min_offset;
+        pj["max_offset"] = s.max_offset;
+        pj["min_timestamp"] = s.min_timestamp_ms;
+        pj["max_timestamp"] = s.max_timestamp_ms;
+        json gaps = json::array();
+        for (const auto& [f, t] : s.gaps) gaps.push_back({{"from", f}, {"to", t}});
+        pj["gaps"] = gaps;
+        pj["gap_count"] = s.gap_count;
+        parts.push_back(pj);
+      }
+      return parts;
+    };
+    if (several) {
+      json tj = json::array();
+      for (size_t i = 0; i < sums.size(); ++i) {
+        tj.push_back({{"topic", *topics[i]},
+                      {"records", sums[i].summary.records()},
+                      {"duplicates", sums[i].duplicates.duplicates},
+                      {"partitions", partitions(sums[i].summary)}});
+      }
+      j["topics"] = tj;
+    } else {
+      j["partitions"] = partitions(sums.front().summary);
     }
-    j["partitions"] = parts;
     j["read"] = {{"row_groups", decoded.row_groups}, {"rows", decoded.rows}, {"bytes_decoded", decoded.bytes}};
     std::string out = j.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
     std::fwrite(out.data(), 1, out.size(), stdout);
@@ -242,6 +282,13 @@ Status RunInspect(const InspectArgs& a) {
     out += "snapshot   none (the table is empty)\n";
   }
   out += fmt::format("files      {} data, {} delete; {} records\n", data_files, scan.delete_files, total);
+  if (several) {
+    std::string names;
+    for (const auto& t : topics) names += (names.empty() ? "" : ", ") + *t;
+    out += fmt::format("topics     {} ({}; read one with --source-topic)\n", topics.size(), names);
+  } else if (opt.source_topic) {
+    out += fmt::format("topic      {} (--source-topic)\n", *opt.source_topic);
+  }
   if (dups.duplicates > 0) {
     out += fmt::format("duplicates {} duplicate offsets dropped, {} with different contents (kept: the row of "
                        "the highest data sequence number, then the newest file; docs/layouts.md)\n",
@@ -249,12 +296,15 @@ Status RunInspect(const InspectArgs& a) {
   } else {
     out += "duplicates 0\n";
   }
-  out += "\n";
-  out += fmt::format("{:>9} {:>12} {:>14} {:>14} {:>24} {:>24} {:>6}\n", "partition", "records", "min offset",
-                     "max offset", "first timestamp", "last timestamp", "gaps");
-  for (const auto& [p, s] : stats) {
-    out += fmt::format("{:>9} {:>12} {:>14} {:>14} {:>24} {:>24} {:>6}\n", p, s.records, s.min_offset, s.max_offset,
-                       IsoMs(s.min_timestamp_ms), IsoMs(s.max_timestamp_ms), s.gap_count);
+  for (size_t i = 0; i < sums.size(); ++i) {
+    out += "\n";
+    if (several) out += fmt::format("topic {} ({} records)\n", *topics[i], sums[i].summary.records());
+    out += fmt::format("{:>9} {:>12} {:>14} {:>14} {:>24} {:>24} {:>6}\n", "partition", "records", "min offset",
+                       "max offset", "first timestamp", "last timestamp", "gaps");
+    for (const auto& [p, s] : sums[i].summary.partitions()) {
+      out += fmt::format("{:>9} {:>12} {:>14} {:>14} {:>24} {:>24} {:>6}\n", p, s.records, s.min_offset, s.max_offset,
+                         IsoMs(s.min_timestamp_ms), IsoMs(s.max_timestamp_ms), s.gap_count);
+    }
   }
   std::fwrite(out.data(), 1, out.size(), stdout);
   return Status::OK();

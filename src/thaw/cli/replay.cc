@@ -305,7 +305,7 @@ Status RunReplayCommand(const ReplayArgs& a) {
         a.from_time, *o.read.from_time_ms, a.to_time, *o.read.to_time_ms);
   }
   o.range_given = !a.partitions.empty() || !a.from_offset.empty() || !a.to_offset.empty() || !a.from_time.empty() ||
-                  !a.to_time.empty();
+                  !a.to_time.empty() || o.read.source_topic.has_value();
   if (!a.exclude_file.empty()) {
     ASSIGN_OR_RAISE(o.exclude, ReadExclusions(a.exclude_file));
   }

@@ -51,7 +51,7 @@ Result<std::pair<std::string, int>> ParseHostPort(const std::string& text, const
   return std::make_pair(host, port);
 }
 
-// NAME=NS.TABLE[:key=value...], keys layout, column (FIELD=COLUMN, repeatable), compression.
+// NAME=NS.TABLE[:key=value...], keys layout, column (FIELD=COLUMN, repeatable), compression, source_topic.
 Status ParseTopic(const std::string& text, const ServeArgs& a, serve::TopicConfig* out) {
   const size_t eq = text.find('=');
   if (eq == std::string::npos || eq == 0) {
@@ -79,8 +79,12 @@ Status ParseTopic(const std::string& text, const ServeArgs& a, serve::TopicConfi
       compression = value;
     } else if (key == "column") {
       columns.push_back(value);
+    } else if (key == "source_topic") {
+      if (value.empty()) return Status::Invalid("--topic '{}': source_topic needs a topic name", text);
+      out->source_topic = value;
     } else {
-      return Status::Invalid("--topic '{}': unknown setting '{}' (settings: layout, column, compression)", text, key);
+      return Status::Invalid("--topic '{}': unknown setting '{}' (settings: layout, column, compression, source_topic)",
+                             text, key);
     }
   }
   if (!layout.empty()) {
@@ -154,8 +158,9 @@ void RegisterServe(CLI::App* app, int* exit_code) {
   CLI::App* cmd = app->add_subcommand("serve", "Serve Iceberg tables as Kafka topics over the Kafka protocol");
   args->catalog.Register(cmd);
   cmd->add_option("--topic", args->topics,
-                  "Serve a table as a topic: NAME=NAMESPACE.TABLE[:layout=L][:compression=C][:column=FIELD=COL]; "
-                  "repeatable (in --config: [[topic]] tables with name, table, layout, compression, column)")
+                  "Serve a table as a topic: NAME=NAMESPACE.TABLE[:layout=L][:compression=C][:column=FIELD=COL]"
+                  "[:source_topic=T]; repeatable (in --config: [[topic]] tables with name, table, layout, "
+                  "compression, column, source_topic). source_topic picks one topic of a table that holds several")
       ->type_name("NAME=NS.TABLE");
   cmd->add_option("--table-prefix", args->table_prefix,
                   "Also serve every Kafka-shaped table of this namespace, each as a topic named like the table");

@@ -73,6 +73,10 @@ void TableArgs::Register(CLI::App* app) {
       ->type_name("TIME");
   app->add_option("--layout", layout, "Force a layout: thaw, redpanda, bufstream, aiven, automq, kafka-connect, plain, thaw-row");
   app->add_option("--column", columns, "Override a column: FIELD=COLUMN (e.g. offset=kafka.offset); repeatable");
+  app->add_option("--source-topic", source_topic,
+                  "Read only the records of this source topic, for a table that holds several (a kafka_topic or "
+                  "_kafka_metadata_topic column; docs/layouts.md); required for such a table")
+      ->type_name("TOPIC");
   app->add_option("--spill-dir", spill_dir,
                   "Directory for sorting files not in offset order (default $TMPDIR or /tmp; a private "
                   "subdirectory, removed at exit)");
@@ -127,6 +131,7 @@ Status TableArgs::Apply(records::ReadOptions* o) const {
     o->layout.forced = layout;
   }
   for (const auto& c : columns) RETURN_NOT_OK(records::ParseColumnOverride(c, &o->layout.column_overrides));
+  if (!source_topic.empty()) o->source_topic = source_topic;
   if (!spill_dir.empty()) o->spill_dir = spill_dir;
   if (memory_budget_mib < 0) return Status::Invalid("--memory-budget must be a positive number of MiB");
   if (memory_budget_mib > 0) o->memory_budget = memory_budget_mib << 20;

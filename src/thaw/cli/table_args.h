@@ -44,12 +44,13 @@ struct TableArgs {
   std::string as_of;
   std::string layout;
   std::vector<std::string> columns;
+  std::string source_topic;  // --source-topic: one topic of a table that holds several
   std::string spill_dir;
   int64_t memory_budget_mib = 0;  // 0 = the reader's default
 
   void Register(CLI::App* app);
   Result<std::shared_ptr<const iceberg::Table>> Load() const;
-  // Fills snapshot, layout and memory (spill) parts of the read options.
+  // Fills snapshot, layout, source topic and memory (spill) parts of the read options.
   Status Apply(records::ReadOptions* options) const;
 };
 

@@ -19,6 +19,71 @@ using iceberg::TypeId;
 namespace {
 constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
 constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+
+// The one source topic a data file holds when its metadata says so: an
+// identity partition on the topic column (Thaw's kafka_topic), else equal
+// lower and upper bounds of the column with no nulls (a truncated bound is
+// never equal to the other: Iceberg truncates the upper one upward).
+std::optional<std::string> PinnedTopic(const iceberg::TableMetadata& md, const DataFile& f, int32_t id) {
+  if (const auto* spec = md.SpecById(f.spec_id)) {
+    for (size_t i = 0; i < spec->fields.size() && i < f.partition.size(); ++i) {
+      if (spec->fields[i].source_id() == id && spec->fields[i].transform.kind == iceberg::TransformKind::kIdentity &&
+          f.partition[i].kind == iceberg::Datum::kBytes) {
+        return f.partition[i].s;
+      }
+    }
+  }
+  if (auto nc = f.null_value_counts.find(id); nc != f.null_value_counts.end() && nc->second > 0) return std::nullopt;
+  auto lo = f.lower_bounds.find(id), hi = f.upper_bounds.find(id);
+  if (lo != f.lower_bounds.end() && hi != f.upper_bounds.end() && lo->second == hi->second) return lo->second;
+  return std::nullopt;
+}
+
+// The distinct non-null values of a string column in a data file (read
+// when its metadata does not pin the file's topic). Data files never change:
+// what was read is kept per file and column (serve plans every new snapshot).
+Status CollectStrings(storage::FileIO& io, const DataFile& f,
+                      const std::shared_ptr<const iceberg::NameMapping>& mapping, const ColumnPath& column,
+                      std::set<std::string>* into) {
+  static std::mutex mu;
+  static std::map<std::string, std::vector<std::string>> seen;
+  const std::string key = fmt::format("{}\x1f{}\x1f{}", f.path, f.file_size, column.dotted());
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    if (auto it = seen.find(key); it != seen.end()) {
+      into->insert(it->second.begin(), it->second.end());
+      return Status::OK();
+    }
+  }
+  std::set<std::string> found;
+  ASSIGN_OR_RAISE(auto pf, pq::ParquetFile::OpenDataFile(io, f.path, mapping, f.file_size));
+  const int top = pf->TopLevelField(column.top_level_id(), column.names[0]);
+  if (top < 0) return Status::OK();
+  std::vector<int> rgs(pf->num_row_groups());
+  std::iota(rgs.begin(), rgs.end(), 0);
+  ASSIGN_OR_RAISE(auto reader, pf->Read(rgs, {top}, 65536));
+  std::string last;  // rows of one topic come in runs: look it up once per run
+  while (true) {
+    std::shared_ptr<arrow::RecordBatch> b;
+    RETURN_NOT_OK(pq::FromArrow(reader->ReadNext(&b), "Parquet file " + f.path));
+    if (!b) break;
+    auto acc = Resolve(*b, column);
+    if (!acc) break;
+    for (int64_t i = 0; i < b->num_rows(); ++i) {
+      if (acc->IsNull(i)) continue;
+      auto v = GetBytes(*acc->array, i);
+      if (v && (found.empty() || *v != last)) {
+        last = std::string(*v);
+        found.insert(last);
+      }
+    }
+  }
+  into->insert(found.begin(), found.end());
+  std::lock_guard<std::mutex> lock(mu);
+  if (seen.size() >= 65536) seen.clear();  // a bound on memory; a file is cheap to read again
+  seen.emplace(key, std::vector<std::string>(found.begin(), found.end()));
+  return Status::OK();
+}
 }  // namespace
 
 Result<std::shared_ptr<const ReadPlan>> ReadPlan::Make(std::shared_ptr<const iceberg::Table> table,
@@ -38,6 +103,22 @@ Result<std::shared_ptr<const ReadPlan>> ReadPlan::Make(std::shared_ptr<const ice
   auto layout = ResolveLayout(md, schema, options.layout);
   if (!layout.ok()) return layout.status().WithContext(fmt::format("table {}", plan->table_->name));
   plan->layout_ = std::move(*layout);
+  if (options.source_topic) {
+    const std::string& want = *options.source_topic;
+    if (want.empty()) return Status::Invalid("the source topic to select is empty (give --source-topic NAME)");
+    const std::string own = md.Property("thaw.source.topic");
+    if (!plan->layout_.topic && own != want) {
+      if (!own.empty()) {
+        return Status::Invalid("table {} holds only topic '{}' (property thaw.source.topic), not '{}'",
+                               plan->table_->name, own, want);
+      }
+      return Status::Invalid(
+          "table {} has no topic column (layout '{}'), so it holds one topic: source topic '{}' cannot be "
+          "selected (drop the selection, or name the column with --column topic=COLUMN)",
+          plan->table_->name, plan->layout_.name, want);
+    }
+    plan->source_topic_ = want;
+  }
   Status st = plan->Plan(options);
   if (!st.ok()) return st.WithContext(fmt::format("table {}", plan->table_->name));
   return std::shared_ptr<const ReadPlan>(std::move(plan));
@@ -82,11 +163,17 @@ Status ReadPlan::Plan(const ReadOptions& options) {
   if (layout_.key && options.key_prefix && !options.key_prefix->empty()) {
     filter.prefixes[layout_.key->field_id()] = *options.key_prefix;
   }
+  // A selected topic prunes by the topic column's bounds (files that only
+  // hold null topics too, unless null means the selected topic).
+  if (layout_.topic && source_topic_ && md.Property("thaw.source.topic") != *source_topic_) {
+    filter.prefixes[layout_.topic->field_id()] = *source_topic_;
+  }
   ASSIGN_OR_RAISE(auto scan, iceberg::TableScan::Make(table_->io, &md, snapshot_, std::move(filter)));
   std::vector<int32_t> keep;
   if (layout_.offset) keep.push_back(layout_.offset->field_id());
   if (layout_.partition) keep.push_back(layout_.partition->field_id());
   if (layout_.timestamp) keep.push_back(layout_.timestamp->field_id());
+  if (layout_.topic) keep.push_back(layout_.topic->field_id());
   scan.KeepMetricsFor(keep);
   if (options.only_added_in) scan.OnlyAddedIn(*options.only_added_in);
   ASSIGN_OR_RAISE(auto planned, scan.PlanFiles());
@@ -96,12 +183,27 @@ Status ReadPlan::Plan(const ReadOptions& options) {
   }
 
   std::set<int32_t> parts;
+  std::set<std::string> topics;
   for (auto& task : planned) {
     PlannedFile t;
     t.task = std::move(task);
     const DataFile& f = *t.task.file;
     if (f.format != "parquet") {
       return Status::Unsupported("data file {} is {} (Thaw reads Parquet data files)", f.path, f.format);
+    }
+    if (layout_.topic) {
+      auto pinned = PinnedTopic(md, f, layout_.topic->field_id());
+      if (source_topic_) {
+        if (pinned && *pinned != *source_topic_) {
+          ++stats_.data_files_skipped;
+          continue;
+        }
+        t.other_topics = !pinned;
+      } else if (pinned) {
+        topics.insert(*pinned);
+      } else {
+        RETURN_NOT_OK(CollectStrings(*table_->io, f, name_mapping_, *layout_.topic, &topics));
+      }
     }
     if (layout_.offset) {
       int32_t id = layout_.offset->field_id();
@@ -182,6 +284,7 @@ Status ReadPlan::Plan(const ReadOptions& options) {
     files_.push_back(std::move(t));
   }
   partitions_.assign(parts.begin(), parts.end());
+  topics_.assign(topics.begin(), topics.end());
   {
     // Duplicate priority: higher data sequence number, then file sequence
     // number, then path (deterministic whatever the manifests' order).
@@ -205,6 +308,15 @@ Status ReadPlan::Plan(const ReadOptions& options) {
     });
   }
   return Status::OK();
+}
+
+Status ReadPlan::RequireOneTopic(std::string_view how) const {
+  if (topics_.size() <= 1) return Status::OK();
+  constexpr size_t kNamed = 20;
+  std::string names;
+  for (size_t i = 0; i < topics_.size() && i < kNamed; ++i) names += (i ? ", " : "") + topics_[i];
+  if (topics_.size() > kNamed) names += fmt::format(" and {} more", topics_.size() - kNamed);
+  return Status::Invalid("table {} holds topics {}: choose one with {}", table_->name, names, how);
 }
 
 int64_t ReadPlan::planned_records() const {
@@ -348,6 +460,7 @@ std::string CacheKey(const iceberg::Table& table, const iceberg::Snapshot* snap,
   } else {
     k += '*';
   }
+  k += "\x1ft" + (o.source_topic ? "=" + *o.source_topic : std::string("-"));
   k += "\x1fl" + o.layout.forced.value_or("");
   for (const auto& [f, c] : o.layout.column_overrides) k += '\x1f' + f + '=' + c;
   return k;

@@ -25,6 +25,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "thaw/common/status.h"
@@ -43,6 +44,10 @@ struct PlannedFile {
   iceberg::FileScanTask task;
   int64_t off_lo = INT64_MIN, off_hi = INT64_MAX;  // offset column bounds
   int32_t part_lo = INT32_MIN, part_hi = INT32_MAX;  // Kafka partitions it may hold
+  // With a source topic selected: the file may also hold rows of other
+  // topics (its topic is not pinned by a partition value or equal bounds),
+  // so readers filter its rows and its statistics bound more than the topic.
+  bool other_topics = false;
   // Duplicate priority (higher wins): by data sequence number, file sequence
   // number, path.
   int64_t rank = 0;
@@ -81,6 +86,20 @@ class ReadPlan {
   const std::shared_ptr<const iceberg::NameMapping>& name_mapping() const { return name_mapping_; }
   // Partitions the plan may hold, ascending.
   const std::vector<int32_t>& partitions() const { return partitions_; }
+  // The source topic selected (ReadOptions::source_topic): the plan holds
+  // only files that may have its records, and readers of the plan keep
+  // only its rows.
+  const std::optional<std::string>& source_topic() const { return source_topic_; }
+  // Without a selection, the source topics the planned files hold, sorted
+  // (from the topic partition value, equal bounds of the topic column, else
+  // the column read once); empty when the layout has no topic column or a
+  // topic is selected.
+  const std::vector<std::string>& topics() const { return topics_; }
+  // OK unless the plan holds more than one topic and none is selected:
+  // then kInvalidArgument "table X holds topics a, b: choose one with
+  // <how>" (records of different topics share partition and offset numbers,
+  // so they cannot be read as one topic).
+  Status RequireOneTopic(std::string_view how = "--source-topic") const;
   // Sum of the files' record counts (an upper bound: ranges, deletes and
   // other partitions are not subtracted), their total size, and their
   // timestamp bounds in ms when every file has them.
@@ -118,6 +137,8 @@ class ReadPlan {
   iceberg::ScanStats stats_;
   std::vector<PlannedFile> files_;
   std::vector<int32_t> partitions_;
+  std::optional<std::string> source_topic_;
+  std::vector<std::string> topics_;
   std::shared_ptr<const iceberg::NameMapping> name_mapping_;
   // The per-partition index, built on first use.
   mutable std::mutex mu_;
@@ -126,7 +147,7 @@ class ReadPlan {
 
 // Plans shared between readers of the same snapshot (serve's Fetch and
 // ListOffsets handlers, --follow): keyed by table metadata location,
-// snapshot, layout, partitions and ranges -- not by start offsets, which
+// snapshot, layout, partitions, ranges and source topic -- not by start offsets, which
 // readers apply -- and the oldest beyond `capacity` are dropped.
 class ReadPlanCache {
  public:

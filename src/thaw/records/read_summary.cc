@@ -22,6 +22,7 @@ std::string FormatPartitionSet(const std::set<int32_t>& partitions) {
 
 std::string CanonicalRange(const ReadOptions& o, size_t exclusions, std::string_view where) {
   std::vector<std::string> parts;
+  if (o.source_topic) parts.push_back("source-topic=" + *o.source_topic);
   if (o.partitions) parts.push_back("partitions=" + FormatPartitionSet(*o.partitions));
   if (o.from_offset) parts.push_back(fmt::format("from-offset={}", *o.from_offset));
   if (o.to_offset) parts.push_back(fmt::format("to-offset={}", *o.to_offset));
@@ -55,9 +56,14 @@ void ReadSummary::Add(const Record& r) {
 
 Result<TableSummary> Summarize(std::shared_ptr<const iceberg::Table> table, ReadOptions options,
                                const SummaryFilter& filter) {
+  ASSIGN_OR_RAISE(auto plan, ReadPlan::Make(std::move(table), options));
+  return Summarize(std::move(plan), std::move(options), filter);
+}
+
+Result<TableSummary> Summarize(std::shared_ptr<const ReadPlan> plan, ReadOptions options, const SummaryFilter& filter) {
   TableSummary out;
   options.metadata_only = !filter;
-  ASSIGN_OR_RAISE(out.plan, ReadPlan::Make(table, options));
+  out.plan = std::move(plan);
   ASSIGN_OR_RAISE(auto reader, RecordReader::Make(out.plan, options));
   RecordBatch batch;
   while (true) {

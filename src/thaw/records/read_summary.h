@@ -25,9 +25,9 @@ namespace thaw::records {
 // "0,3-5" for {0, 3, 4, 5}.
 std::string FormatPartitionSet(const std::set<int32_t>& partitions);
 
-// The range `options` select (partitions, offsets, times), the number of
-// excluded offsets and the canonical --where, as one line of text:
-// "partitions=0,3-5 from-offset=10 to-offset=20 from-time=MS to-time=MS
+// The range `options` select (source topic, partitions, offsets, times), the
+// number of excluded offsets and the canonical --where, as one line of text:
+// "source-topic=T partitions=0,3-5 from-offset=10 to-offset=20 from-time=MS to-time=MS
 // exclude=N offsets where=EXPR"; empty for everything.
 std::string CanonicalRange(const ReadOptions& options, size_t exclusions = 0,
                            std::string_view where = {});
@@ -73,6 +73,9 @@ struct TableSummary {
 // up, the read is repeated with every column to tell which differ.
 using SummaryFilter = std::function<bool(const RecordBatch&, const Record&)>;
 Result<TableSummary> Summarize(std::shared_ptr<const iceberg::Table> table, ReadOptions options,
+                               const SummaryFilter& filter = nullptr);
+// The same over a plan made earlier with `options` (ReadPlan::Make).
+Result<TableSummary> Summarize(std::shared_ptr<const ReadPlan> plan, ReadOptions options,
                                const SummaryFilter& filter = nullptr);
 
 }  // namespace thaw::records

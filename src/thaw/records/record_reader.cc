@@ -181,6 +181,10 @@ struct RecordReader::Impl {
   };
   std::map<int32_t, Last> last;
   int64_t plain_counter = 0;  // plain layout only; clusters then decode one at a time
+  // Rows kept: only this source topic's (ReadPlan::source_topic(), when the
+  // layout has a topic column); a null topic is `null_topic`'s.
+  std::optional<std::string> select_topic;
+  std::string null_topic;
 
   const iceberg::Schema& schema() const { return table->metadata.current_schema(); }
   std::string NameOf(int32_t id) const {
@@ -272,6 +276,15 @@ Result<std::unique_ptr<RecordReader>> RecordReader::Make(std::shared_ptr<const R
   impl->opt = std::move(options);
   impl->dv_cache = std::make_unique<iceberg::DeletionVectorCache>(impl->table->io);
   impl->name_mapping = impl->plan->name_mapping();
+  if (impl->opt.source_topic && impl->opt.source_topic != impl->plan->source_topic()) {
+    return Status::Invalid("table {}: the read selects source topic '{}' but its plan selects '{}'", impl->table->name,
+                           impl->opt.source_topic.value_or(""), impl->plan->source_topic().value_or(""));
+  }
+  RETURN_NOT_OK(impl->plan->RequireOneTopic());
+  if (impl->plan->source_topic() && impl->layout.topic) {
+    impl->select_topic = impl->plan->source_topic();
+    impl->null_topic = impl->table->metadata.Property("thaw.source.topic");
+  }
   Status st = impl->Plan();
   if (!st.ok()) return st.WithContext(fmt::format("table {}", impl->table->name));
   return std::unique_ptr<RecordReader>(new RecordReader(std::move(impl)));
@@ -454,7 +467,10 @@ Status RecordReader::Impl::DecodeBatch(const std::shared_ptr<arrow::RecordBatch>
   } else if (all) {
     ASSIGN_OR_RAISE(json_value, JsonRowBuilder::Bind(layout, *batch));
   }
-  auto topic = resolve(all ? layout.topic : kNone);
+  auto topic = resolve(all || select_topic ? layout.topic : kNone);
+  if (select_topic && !topic) {
+    return Status::Corrupt("data file {} has no column '{}' (the layout's topic column)", path, layout.topic->dotted());
+  }
   std::vector<std::vector<Accessor>> eq_accs;
   for (const auto& eq : t.eq) {
     std::vector<Accessor> accs;
@@ -479,6 +495,10 @@ Status RecordReader::Impl::DecodeBatch(const std::shared_ptr<arrow::RecordBatch>
     while (del_it != t.deleted_positions.end() && *del_it < pos) ++del_it;
     if (del_it != t.deleted_positions.end() && *del_it == pos) continue;
     if (t.dv && t.dv->Contains(pos)) continue;
+    if (select_topic) {
+      const auto row_topic = topic->IsNull(i) ? std::string_view(null_topic) : GetBytes(*topic->array, i);
+      if (row_topic != *select_topic) continue;
+    }
     Record r;
     int64_t slot = 0;  // into c->accept / c->start
     if (part) {
@@ -593,6 +613,7 @@ std::vector<int> RecordReader::Impl::ProjectedColumns(const pq::ParquetFile& pf,
     for (const auto* c : {&layout.partition, &layout.offset, &layout.timestamp, &layout.timestamp_type}) {
       if (*c) ids.push_back((*c)->top_level_id());
     }
+    if (select_topic) ids.push_back(layout.topic->top_level_id());
   } else {
     ids = layout.TopLevelIds();
   }

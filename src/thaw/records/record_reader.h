@@ -83,6 +83,15 @@ struct ReadOptions {
   // filter: records are still checked by the caller.
   std::optional<std::string> key_prefix;
   LayoutOptions layout;
+  // Only records of this source topic, for tables that hold several (a
+  // topic column: Thaw's kafka_topic, Kafka Connect's _kafka_metadata_topic).
+  // Planning drops files whose topic partition value, or equal lower and
+  // upper bounds of the topic column, name another topic; readers drop the
+  // other topics' rows before ordering and de-duplicating. Rows with a null
+  // topic belong to the table property thaw.source.topic. Reading a table
+  // that holds several topics without it is an error (ReadPlan::topics()).
+  // Part of the plan: a reader of a shared plan uses the plan's.
+  std::optional<std::string> source_topic;
   ReadOrder order = ReadOrder::kPerPartition;
   // Project only the partition, offset, timestamp and timestamp type
   // columns (and extra_columns, and equality-delete columns): records then

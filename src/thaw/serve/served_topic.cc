@@ -216,8 +216,12 @@ Result<std::shared_ptr<ServedTopic::State>> MakeState(const TopicConfig& config,
   auto st = std::make_shared<ServedTopic::State>();
   records::ReadOptions ro;
   ro.layout = config.layout;
+  ro.source_topic = config.source_topic;
   auto plan = records::ReadPlan::Make(table, ro);
   if (!plan.ok()) return plan.status();
+  RETURN_NOT_OK((*plan)->RequireOneTopic(
+      fmt::format("source_topic (--topic {}={}:source_topic=TOPIC, or source_topic = \"TOPIC\" in its [[topic]])",
+                  config.name, config.table)));
   st->plan = std::move(*plan);
   st->table = std::move(table);
   const auto& layout = st->plan->layout();
@@ -361,15 +365,16 @@ Result<PartitionOffsets> ServedTopic::OffsetsIn(State& st, int32_t partition) {
   }
   // Exact, not statistics: the first record present and the last. A row
   // group's offset statistics are exact when its file holds only this
-  // partition and has no delete files (the lowest and highest offsets are
-  // rows that are read); otherwise the first segment that has a record, and
-  // the last one, are looked at (cached, or their offsets read).
+  // partition (and no other source topic) and has no delete files (the
+  // lowest and highest offsets are rows that are read); otherwise the first
+  // segment that has a record, and the last one, are looked at (cached, or
+  // their offsets read).
   PartitionOffsets o;
   ASSIGN_OR_RAISE(auto rgs, st.plan->RowGroups(partition));
   auto exact = [&](const records::RowGroupRef& r) {
     const auto& f = st.plan->files()[r.file];
-    return f.part_lo == partition && f.part_hi == partition && f.task.deletes.empty() && r.first_offset != kMin &&
-           r.last_offset != kMax;
+    return f.part_lo == partition && f.part_hi == partition && f.task.deletes.empty() && !f.other_topics &&
+           r.first_offset != kMin && r.last_offset != kMax;
   };
   if (!rgs->empty()) {
     const records::RowGroupRef* lowest = &rgs->front();

@@ -76,6 +76,9 @@ struct TopicConfig {
   records::LayoutOptions layout;
   kafka::Compression compression = kafka::Compression::kNone;
   int compression_level = -1;  // codec default
+  // The source topic served, for a table that holds several (required then;
+  // records::ReadOptions::source_topic).
+  std::optional<std::string> source_topic = std::nullopt;
 };
 
 struct ServeOptions {

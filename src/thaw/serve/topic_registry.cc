@@ -60,6 +60,14 @@ Result<std::vector<TopicConfig>> TopicRegistry::DiscoverTopics(catalog::Catalog&
       const auto& schema = snap ? md.SchemaFor(*snap) : md.current_schema();
       ASSIGN_OR_RAISE(auto layout, records::ResolveLayout(md, schema, defaults.layout));
       if (!layout.offset) return Status::Invalid("its layout '{}' has no offset column", layout.name);
+      if (layout.topic && !defaults.source_topic) {
+        // A table of several topics is served one topic at a time, each named by the user.
+        records::ReadOptions ro;
+        ro.layout = defaults.layout;
+        ASSIGN_OR_RAISE(auto plan,
+                        records::ReadPlan::Make(std::make_shared<const iceberg::Table>(std::move(table)), ro));
+        RETURN_NOT_OK(plan->RequireOneTopic(fmt::format("--topic NAME={}:source_topic=TOPIC", id.ToString())));
+      }
       return Status::OK();
     }();
     if (!why_not.ok()) {

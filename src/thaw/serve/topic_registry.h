@@ -24,8 +24,8 @@ class TopicRegistry {
                                                      std::vector<TopicConfig> topics, ServeOptions options);
 
   // `--table-prefix NS`: a topic per Kafka-shaped table of namespace `ns`
-  // (its layout, detected or `defaults.layout`, has an offset column), named
-  // after the table; `defaults` gives layout and compression (its name and
+  // (its layout, detected or `defaults.layout`, has an offset column, and it
+  // holds one source topic), named after the table; `defaults` gives layout and compression (its name and
   // table are ignored). Tables that are not Kafka-shaped are skipped and
   // listed in *skipped (name: why) when given. An empty result is not an
   // error here.

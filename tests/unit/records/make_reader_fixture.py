@@ -12,11 +12,19 @@ pyiceberg with 40-row row groups (write.parquet.row-group-limit):
              offsets of every partition
   ns.part    the same records, partitioned by identity(kafka_partition)
 
+and two tables of two source topics "a" and "b" (a kafka_topic column; both
+topics have partitions 0 and 1 with offsets 0 .. TOPIC_OFFSETS-1; values
+"<topic>:<partition>:<offset>"):
+
+  ns.topics_part   partitioned by identity(kafka_partition), identity(kafka_topic)
+  ns.topics_mixed  unpartitioned: a first append of both topics' rows in one
+                   file (its topic bounds differ), then one of topic a only
+
 Partition p holds offsets 0 .. APPENDS*OFFSETS-1 except those in GAPS[p];
 timestamps are 1_700_000_000_000 + 10 * offset + p ms; values are VALUE_SIZE
 bytes. Prints one JSON object:
 
-  {"unpart": METADATA_PATH, "part": METADATA_PATH, "partitions": P,
+  {"unpart": METADATA_PATH, "part": METADATA_PATH, "topics_part": ..., "topics_mixed": ..., "partitions": P,
    "records": N, "value_bytes": B, "row_groups": {"unpart": R, "part": R2}}
 
 Exits 77 when pyiceberg/pyarrow are missing so the C++ test can GTEST_SKIP.
@@ -32,6 +40,7 @@ OFFSETS = 100
 ROW_GROUP_ROWS = 40
 VALUE_SIZE = 2048
 GAPS = {1: {5, 6, 7}, 3: {150}}
+TOPIC_OFFSETS = 30
 
 
 def main():
@@ -45,6 +54,7 @@ def main():
         from pyiceberg.io.pyarrow import schema_to_pyarrow
         from pyiceberg.partitioning import PartitionField, PartitionSpec
         from pyiceberg.transforms import IdentityTransform
+        from pyiceberg.types import NestedField, StringType
         # Thaw's canonical schema, as the integration fixtures define it.
         sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "integration"))
         from fixtures import canonical_schema
@@ -92,6 +102,35 @@ def main():
         t = t.set_column(2, arrow_schema.field(2), t.column(2).cast(pa.timestamp("us", tz="UTC")))
         for tbl in tables.values():
             tbl.append(t)
+    # Two source topics in one table.
+    topic_schema = canonical_schema([NestedField(0, "kafka_topic", StringType(), required=True)])
+    topic_spec = PartitionSpec(
+        PartitionField(source_id=1, field_id=1000, transform=IdentityTransform(), name="kafka_partition"),
+        PartitionField(source_id=100, field_id=1001, transform=IdentityTransform(), name="kafka_topic"))
+    topic_props = {"format-version": "2", "thaw.layout": "thaw/1"}
+    topic_tables = {
+        "topics_part": catalog.create_table("ns.topics_part", schema=topic_schema, partition_spec=topic_spec,
+                                            location=f"file://{wh}/ns/topics_part", properties=topic_props),
+        "topics_mixed": catalog.create_table("ns.topics_mixed", schema=topic_schema,
+                                             location=f"file://{wh}/ns/topics_mixed", properties=topic_props),
+    }
+    topic_arrow = schema_to_pyarrow(topic_tables["topics_part"].schema())
+
+    def topic_rows(topics):
+        out = []
+        for o in range(TOPIC_OFFSETS):
+            for p in range(2):
+                for topic in topics:
+                    out.append({"kafka_partition": p, "kafka_offset": o,
+                                "kafka_timestamp": (1_700_000_000_000 + 10 * o + p) * 1000, "kafka_timestamp_type": 0,
+                                "key": None, "value": f"{topic}:{p}:{o}".encode(), "headers": [],
+                                "kafka_topic": topic})
+        t = pa.Table.from_pylist(out, schema=topic_arrow)
+        return t.set_column(2, topic_arrow.field(2), t.column(2).cast(pa.timestamp("us", tz="UTC")))
+
+    topic_tables["topics_part"].append(topic_rows(["a", "b"]))
+    topic_tables["topics_mixed"].append(topic_rows(["a", "b"]))
+    topic_tables["topics_mixed"].append(topic_rows(["a"]))
     row_groups = {}
     for name, tbl in tables.items():
         tbl = tbl.refresh()
@@ -102,6 +141,8 @@ def main():
     print(json.dumps({
         "unpart": tables["unpart"].refresh().metadata_location.removeprefix("file://"),
         "part": tables["part"].refresh().metadata_location.removeprefix("file://"),
+        "topics_part": topic_tables["topics_part"].refresh().metadata_location.removeprefix("file://"),
+        "topics_mixed": topic_tables["topics_mixed"].refresh().metadata_location.removeprefix("file://"),
         "partitions": PARTITIONS,
         "records": records,
         "value_bytes": value_bytes,

@@ -32,6 +32,10 @@ TEST(CanonicalRange, IsTheSameHoweverTheRangeWasSpelled) {
   b.partitions = std::set<int32_t>{0, 3, 4, 5};
   b.to_time_ms = 5;
   EXPECT_EQ(CanonicalRange(b), "partitions=0,3-5 to-time=5");
+  // The source topic is part of the range: a job resumes only with the same one.
+  ReadOptions t = b;
+  t.source_topic = "orders.eu";
+  EXPECT_EQ(CanonicalRange(t), "source-topic=orders.eu partitions=0,3-5 to-time=5");
   // Reader settings are not part of the range.
   ReadOptions c = b;
   c.batch_size = 1;

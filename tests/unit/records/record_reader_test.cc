@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -497,6 +498,157 @@ TEST_F(ReadPlanIndex, CacheSharesPlansOfTheSameSnapshotAndRange) {
   auto again = cache.Get(table, {});
   ASSERT_TRUE(again.ok());
   EXPECT_NE(again->get(), a->get());
+}
+
+// Two source topics in one table (make_reader_fixture.py: topics "a" and "b",
+// partitions 0 and 1, offsets 0..29 each, value "<topic>:<p>:<o>").
+std::vector<Row> TopicRows(const std::string& topic) {
+  std::vector<Row> out;
+  for (int32_t p = 0; p < 2; ++p) {
+    for (int64_t o = 0; o < 30; ++o) {
+      out.push_back(Row{p,
+                        o,
+                        1'700'000'000'000 + 10 * o + p,
+                        std::nullopt,
+                        topic + ":" + std::to_string(p) + ":" + std::to_string(o),
+                        {}});
+    }
+  }
+  return out;
+}
+
+std::vector<Row> SortedByPosition(std::vector<Row> rows) {
+  std::sort(rows.begin(), rows.end(), [](const Row& a, const Row& b) {
+    return std::tie(a.partition, a.offset) < std::tie(b.partition, b.offset);
+  });
+  return rows;
+}
+
+TEST_F(ReaderFixture, TableOfSeveralTopicsNeedsASourceTopic) {
+  for (const char* which : {"topics_part", "topics_mixed"}) {
+    SCOPED_TRACE(which);
+    auto plan = ReadPlan::Make(Load(which), {});
+    ASSERT_TRUE(plan.ok()) << plan.status().ToString();
+    // topics_mixed: "b" is only in the file whose bounds differ, found by reading its topic column.
+    EXPECT_EQ((*plan)->topics(), (std::vector<std::string>{"a", "b"}));
+    auto reader = RecordReader::Make(*plan, {});
+    ASSERT_FALSE(reader.ok());
+    EXPECT_EQ(reader.status().code(), StatusCode::kInvalidArgument);
+    EXPECT_NE(reader.status().message().find("holds topics a, b: choose one with --source-topic"), std::string::npos)
+        << reader.status().ToString();
+    // A summary of all of it would merge two logs: refused the same way.
+    auto sum = Summarize(Load(which), {});
+    ASSERT_FALSE(sum.ok());
+    EXPECT_EQ(sum.status().code(), StatusCode::kInvalidArgument);
+  }
+}
+
+TEST_F(ReaderFixture, SourceTopicPrunesFilesByPartitionValueAndReadsOnlyItsRows) {
+  for (const std::string topic : {"a", "b"}) {
+    SCOPED_TRACE(topic);
+    ReadOptions opt;
+    opt.source_topic = topic;
+    auto plan = ReadPlan::Make(Load("topics_part"), opt);
+    ASSERT_TRUE(plan.ok()) << plan.status().ToString();
+    // One file per (partition, topic): only the topic's two are planned.
+    ASSERT_EQ((*plan)->files().size(), 2u);
+    for (const auto& f : (*plan)->files()) EXPECT_FALSE(f.other_topics) << f.task.file->path;
+    EXPECT_TRUE((*plan)->topics().empty());
+    EXPECT_EQ((*plan)->source_topic(), topic);
+    EXPECT_EQ((*plan)->partitions(), (std::vector<int32_t>{0, 1}));
+    // Offsets 0..29 in both topics' partitions: same positions, no duplicates.
+    auto reader = RecordReader::Make(*plan, {});
+    ASSERT_TRUE(reader.ok()) << reader.status().ToString();
+    auto rows = ReadAll("topics_part", opt);
+    EXPECT_EQ(rows, TopicRows(topic));
+    auto wm = (*plan)->Watermarks(1);
+    ASSERT_TRUE(wm.ok() && wm->has_value());
+    EXPECT_EQ((*wm)->low, 0);
+    EXPECT_EQ((*wm)->high, 30);
+  }
+}
+
+TEST_F(ReaderFixture, SourceTopicFiltersRowsOfAFileHoldingSeveralTopics) {
+  // topics_mixed: file 1 holds a and b (bounds a..b), file 2 only a (bounds a..a).
+  ReadOptions b;
+  b.source_topic.emplace("b");
+  auto plan_b = ReadPlan::Make(Load("topics_mixed"), b);
+  ASSERT_TRUE(plan_b.ok()) << plan_b.status().ToString();
+  ASSERT_EQ((*plan_b)->files().size(), 1u);  // the a-only file pruned by its bounds
+  EXPECT_TRUE((*plan_b)->files()[0].other_topics);
+  auto rows_b = ReadAll("topics_mixed", b);
+  EXPECT_EQ(SortedByPosition(rows_b), TopicRows("b"));
+  ExpectOffsetOrderPerPartition(rows_b);
+
+  // Topic a was appended twice (both files): one row per offset, the later
+  // file's kept, and rows of b never taken for duplicates of a.
+  ReadOptions a;
+  a.source_topic.emplace("a");
+  auto plan_a = ReadPlan::Make(Load("topics_mixed"), a);
+  ASSERT_TRUE(plan_a.ok());
+  ASSERT_EQ((*plan_a)->files().size(), 2u);
+  auto reader = RecordReader::Make(*plan_a, a);
+  ASSERT_TRUE(reader.ok()) << reader.status().ToString();
+  std::vector<Row> rows_a;
+  RecordBatch batch;
+  while (true) {
+    auto more = (*reader)->Next(&batch);
+    ASSERT_TRUE(more.ok()) << more.status().ToString();
+    if (!*more) break;
+    for (const auto& r : batch.records) {
+      ASSERT_TRUE(r.topic.has_value());
+      EXPECT_EQ(*r.topic, "a");
+      rows_a.push_back(Row{r.partition, r.offset, r.timestamp_ms, std::nullopt, std::string(*r.value), {}});
+    }
+  }
+  EXPECT_EQ(rows_a, TopicRows("a"));
+  EXPECT_EQ((*reader)->duplicate_stats().duplicates, 60);  // a's second append, not b's rows
+  EXPECT_EQ((*reader)->duplicate_stats().differing, 0);
+
+  // A summary of one topic: its partitions and offsets alone.
+  auto sum = Summarize(Load("topics_mixed"), b);
+  ASSERT_TRUE(sum.ok()) << sum.status().ToString();
+  EXPECT_EQ(sum->summary.records(), 60);
+  EXPECT_EQ(sum->duplicates.duplicates, 0);
+  EXPECT_EQ(sum->summary.partitions().at(0).max_offset, 29);
+}
+
+TEST_F(ReaderFixture, SourceTopicOfATableWithoutTopicColumnMustBeItsOwn) {
+  ReadOptions own;
+  own.source_topic.emplace("t");  // the table property thaw.source.topic
+  auto rows = ReadAll("part", own);
+  EXPECT_EQ(static_cast<int64_t>(rows.size()), info_["records"].get<int64_t>());
+  ReadOptions other;
+  other.source_topic.emplace("x");
+  auto plan = ReadPlan::Make(Load("part"), other);
+  ASSERT_FALSE(plan.ok());
+  EXPECT_EQ(plan.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(plan.status().message().find("holds only topic 't'"), std::string::npos) << plan.status().ToString();
+  // A reader cannot select another topic than its plan's.
+  auto shared = ReadPlan::Make(Load("topics_part"), [] {
+    ReadOptions o;
+    o.source_topic.emplace("a");
+    return o;
+  }());
+  ASSERT_TRUE(shared.ok());
+  ReadOptions b;
+  b.source_topic.emplace("b");
+  EXPECT_FALSE(RecordReader::Make(*shared, b).ok());
+  EXPECT_TRUE(RecordReader::Make(*shared, {}).ok());  // the plan's selection
+}
+
+TEST_F(ReaderFixture, PlanCacheKeysBySourceTopic) {
+  ReadPlanCache cache(4);
+  auto table = Load("topics_part");
+  ReadOptions a, b;
+  a.source_topic.emplace("a");
+  b.source_topic.emplace("b");
+  auto pa = cache.Get(table, a), pb = cache.Get(table, b);
+  ASSERT_TRUE(pa.ok() && pb.ok());
+  EXPECT_NE(pa->get(), pb->get());
+  EXPECT_EQ((*pa)->source_topic(), "a");
+  EXPECT_EQ((*pb)->source_topic(), "b");
+  EXPECT_EQ(cache.Get(table, a)->get(), pa->get());
 }
 
 }  // namespace
