@@ -646,3 +646,40 @@ def test_follow_from_latest_commits_its_start_before_any_record(thaw, kafka, wh)
     assert json.loads(p.stdout)["records"] == 9
     assert inspect_records(thaw, uri, "ns.start") == [r for r in topic_view(kafka.consume_all(topic))
                                                        if r["offset"] >= 4]
+
+
+def test_compression_level_comes_from_the_table_property(thaw, kafka, wh):
+    """Iceberg's write.parquet.compression-level sets archive's zstd level (default 3, Iceberg Java's): the same
+    records take fewer bytes at level 19 than at level 1; a value that is not a zstd level is refused, naming the
+    property, before anything is written."""
+    topic = topic_name()
+    kafka.create_topic(topic, 2)
+    uri = fixtures.catalog_uri(wh)
+    words = [f"word{i}" for i in range(300)]
+    sizes = {}
+    for level in ("1", "19", "fast"):
+        table = f"ns.level_{level}"
+        # An empty first run creates the table (and commits the start offsets); the property is set before data.
+        p = archive(thaw, kafka, uri, table, topic, "--create", "--warehouse", wh, "--partitions", "0")
+        assert p.returncode == 0, p.stderr.decode()
+        with fixtures.open_catalog(wh).load_table(table).transaction() as tx:
+            tx.set_properties({"write.parquet.compression-level": level})
+    p = kafka.producer()
+    for i in range(3000):
+        value = " ".join(words[(i * 7 + j * 13) % len(words)] for j in range(40)).encode()
+        p.produce(topic, key=f"k{i}".encode(), value=value, partition=0)
+    assert p.flush(30) == 0
+    for level in ("1", "19"):
+        p = archive(thaw, kafka, uri, f"ns.level_{level}", topic, "--partitions", "0", "--json")
+        assert p.returncode == 0, p.stderr.decode()
+        assert json.loads(p.stdout)["records"] == 3000
+        t = fixtures.open_catalog(wh).load_table(f"ns.level_{level}")
+        sizes[level] = int(t.current_snapshot().summary["added-files-size"])
+        assert len(pyiceberg_records(wh, f"ns.level_{level}")) == 3000
+    assert sizes["19"] < sizes["1"], sizes
+    p = archive(thaw, kafka, uri, "ns.level_fast", topic, "--partitions", "0")
+    assert p.returncode != 0
+    line = errline(p)
+    assert "write.parquet.compression-level" in line and "'fast'" in line and "ns.level_fast" in line, line
+    snap = fixtures.open_catalog(wh).load_table("ns.level_fast").current_snapshot()
+    assert snap is None or snap.summary.get("total-records", "0") == "0"

@@ -6,7 +6,12 @@
 #include "thaw/archive/row_avro.h"
 #include "thaw/archive/row_value.h"
 #include <algorithm>
+#include <atomic>
+#include <charconv>
 #include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <thread>
@@ -158,7 +163,31 @@ struct OpenFile {
   std::string location;
   int64_t last_written = 0;      // written_bytes() when last seen
   int64_t flushed_appended = 0;  // appended_bytes() when a row group was last written (about: what left memory)
+  int64_t counted = 0;           // buffered() as last added to the archiver's total
   int64_t buffered() const { return writer->appended_bytes() - flushed_appended; }
+};
+
+// Work for a writer thread: append records [begin, end) of `batch` (one
+// partition's run) to that partition's open file, or close every open file.
+struct WriteTask {
+  enum class Kind { kAppend, kRollAll } kind = Kind::kAppend;
+  FileKey key;
+  std::shared_ptr<const records::RecordBatch> batch;
+  size_t begin = 0, end = 0;
+  int64_t bytes = 0;  // counted in flight until the task is done
+};
+
+// A writer thread and the data files it owns: every file of a (topic,
+// partition) is written by the same thread, so its records stay in offset
+// order. `open` and `finished` are touched by that thread only, and by the
+// loop's thread while every writer is idle.
+struct Writer {
+  std::thread thread;
+  std::condition_variable wake;
+  std::deque<WriteTask> tasks;  // guarded by Archiver::mu_
+  std::map<FileKey, OpenFile> open;
+  std::vector<iceberg::DataFile> finished;
+  std::unique_ptr<RowValueDecoder> row_decoder;  // row layout: one per writer (decoders keep state)
 };
 
 struct Source {
@@ -169,6 +198,7 @@ struct Source {
 class Archiver {
  public:
   Archiver(catalog::Catalog& catalog, const ArchiveOptions& o) : catalog_(catalog), o_(o) {}
+  ~Archiver() { StopWriters(); }
 
   Result<ArchiveSummary> Run() {
     start_ = Clock::now();
@@ -439,7 +469,7 @@ class Archiver {
           pending_bytes += RecordBytes(batch, r);
           if (r.value && samples.size() < kInferenceRecords) samples.push_back(*r.value);
         }
-        if (!batch.records.empty()) pending_.emplace_back(s.topic, std::move(batch));
+        if (!batch.records.empty()) inferred_.emplace_back(s.topic, std::move(batch));
         if (!polled.ok()) return polled;
       }
     }
@@ -490,15 +520,24 @@ class Archiver {
     // Copies: table_ is replaced by every commit.
     spec_ = *spec;
     schema_ = md.current_schema();
-    io_ = table_->io;
-    if (o_.layout == Layout::kRow) {
-      std::unique_ptr<ValueCodec> codec;
-      if (avro_) {
-        codec = MakeAvroValueCodec(avro_, avro_schema_id_);
-      } else {
-        ASSIGN_OR_RAISE(codec, MakeJsonValueCodec(value_type_));
+    // Iceberg's write.parquet.compression-level, as Iceberg Java honours it
+    // (absent: zstd's level 3, parquet-java's and Iceberg Java's default).
+    const std::string level = md.Property("write.parquet.compression-level");
+    if (!level.empty()) {
+      int v = 0;
+      auto [ptr, ec] = std::from_chars(level.data(), level.data() + level.size(), v);
+      if (ec != std::errc() || ptr != level.data() + level.size() || v < 1 || v > 22) {
+        return Status::Invalid(
+            "table '{}': property write.parquet.compression-level is '{}', not a zstd level (1-22); fix it with "
+            "your catalog's ALTER TABLE ... SET TBLPROPERTIES, or remove it for the default (3)",
+            o_.table.ToString(), level);
       }
-      ASSIGN_OR_RAISE(row_decoder_, RowValueDecoder::Make(std::move(codec)));
+      zstd_level_ = v;
+    }
+    io_ = table_->io;
+    // Rows are in the table's sort order when it is the one archive writes in.
+    if (auto text = iceberg::ReadMetadataText(table_->metadata_location, *io_); text.ok()) {
+      sort_order_id_ = FileSortOrderId(*text);
     }
     size_t partitions = 0;
     for (const auto& s : sources_) partitions += s.kafka->start_offsets().size();
@@ -538,10 +577,12 @@ class Archiver {
   TopicOffsets NextOffsets() const { return Overlay(committed_, Positions()); }
 
   Status Loop() {
-    // Records polled to infer a new row table's value type.
-    for (auto& [topic, pending] : pending_) RETURN_NOT_OK(Append(topic, pending));
-    pending_.clear();
-    records::RecordBatch batch;
+    RETURN_NOT_OK(StartWriters());
+    // Records polled to infer a new row table's value type go first.
+    for (auto& [topic, polled] : inferred_) {
+      RETURN_NOT_OK(Dispatch(topic, std::make_shared<records::RecordBatch>(std::move(polled))));
+    }
+    inferred_.clear();
     auto last_commit = Clock::now();
     auto last_progress = Clock::now();
     const int64_t poll_bytes = std::clamp<int64_t>(o_.memory_bytes / 8, 1 << 20, 16 << 20);
@@ -560,19 +601,22 @@ class Archiver {
                      static_cast<int>(sources_.size());
       for (auto& s : sources_) {
         if (!o_.follow && s.kafka->Done()) continue;
-        batch.Clear();
-        Status polled = s.kafka->Poll(&batch, poll_bytes, timeout);
+        // A new batch per poll: the writer threads hold it until they appended it.
+        auto batch = std::make_shared<records::RecordBatch>();
+        const auto polling = Clock::now();
+        Status polled = s.kafka->Poll(batch.get(), poll_bytes, timeout);
+        times_.poll += Clock::now() - polling;
         // Records returned with an error are still archived: the positions include them.
-        RETURN_NOT_OK(Append(s.topic, batch));
+        RETURN_NOT_OK(Dispatch(s.topic, std::move(batch)));
         if (!polled.ok()) {
           if (o_.stop && o_.stop->load()) break;
           return polled;
         }
       }
-      int64_t buffered = 0;
-      for (const auto& [k, f] : open_) buffered += f.buffered();
+      const int64_t buffered = buffered_total_.load() + InFlight();
       const bool interval = Clock::now() - last_commit >= std::chrono::milliseconds(o_.commit_interval_ms);
       if ((interval && (HasData() || NewPartitions())) || buffered >= o_.memory_bytes) {
+        if (!interval) ++times_.forced_commits;
         RETURN_NOT_OK(Commit());
         last_commit = Clock::now();
       } else if (interval) {
@@ -588,10 +632,22 @@ class Archiver {
     // where this one started even when it archived nothing).
     if (HasData() || NextOffsets() != committed_) RETURN_NOT_OK(Commit());
     if (o_.progress) Progress();
-    if (row_decoder_) {
+    StopWriters();
+    auto secs = [](Clock::duration d) { return std::chrono::duration<double>(d).count(); };
+    log::Debug(
+        "archive loop: {:.2f} s; in Kafka polls {:.2f} s, waiting for writers {:.2f} s, closing files {:.2f} s, "
+        "catalog commits {:.2f} s ({} forced by the buffer limit); {} writer threads",
+        secs(Clock::now() - start_), secs(times_.poll), secs(times_.backpressure), secs(times_.drain),
+        secs(times_.commit), times_.forced_commits, writers_.size());
+    if (!writers_.empty() && writers_.front()->row_decoder) {
+      int64_t decoded = 0, kept_raw = 0, undecodable = 0;
+      for (const auto& w : writers_) {
+        decoded += w->row_decoder->decoded();
+        kept_raw += w->row_decoder->kept_raw();
+        undecodable += w->row_decoder->undecodable();
+      }
       log::Info("table {}: {} values decoded into columns, {} kept in value_raw ({} {})", o_.table.ToString(),
-                row_decoder_->decoded(), row_decoder_->kept_raw(), row_decoder_->undecodable(),
-                avro_ ? "not datums of the Avro schema" : "not JSON objects");
+                decoded, kept_raw, undecodable, avro_ ? "not datums of the Avro schema" : "not JSON objects");
     }
     return Status::OK();
   }
@@ -616,18 +672,195 @@ class Archiver {
     return false;
   }
 
-  bool HasData() const {
-    if (!finished_.empty()) return true;
-    for (const auto& [k, f] : open_) {
-      if (f.writer->record_count() > 0) return true;
+  // Records were handed to the writers since the last commit.
+  bool HasData() const { return uncommitted_records_ > 0; }
+
+  // ---- writer threads
+  // The loop's thread polls Kafka and hands each partition's run of records
+  // to the writer thread owning that partition, which encodes and writes
+  // Parquet meanwhile; several partitions are encoded in parallel. Bytes
+  // handed over and not yet appended are bounded (the loop waits), and a
+  // commit first waits until every writer appended all it was given and
+  // closed its files, so the offsets it records are exactly those in the
+  // files it commits.
+  Status StartWriters() {
+    if (!writers_.empty()) return Status::OK();
+    size_t partitions = 0;
+    for (const auto& s : sources_) partitions += s.kafka->start_offsets().size();
+    const size_t n = std::clamp<size_t>(std::thread::hardware_concurrency(), 2, 8);
+    const size_t count = std::max<size_t>(1, std::min(n, partitions));
+    std::vector<std::unique_ptr<Writer>> made;
+    for (size_t i = 0; i < count; ++i) {
+      auto w = std::make_unique<Writer>();
+      if (o_.layout == Layout::kRow) {
+        std::unique_ptr<ValueCodec> codec;
+        if (avro_) {
+          codec = MakeAvroValueCodec(avro_, avro_schema_id_);
+        } else {
+          ASSIGN_OR_RAISE(codec, MakeJsonValueCodec(value_type_));
+        }
+        ASSIGN_OR_RAISE(w->row_decoder, RowValueDecoder::Make(std::move(codec)));
+      }
+      made.push_back(std::move(w));
     }
-    return false;
+    writers_ = std::move(made);
+    for (auto& w : writers_) {
+      Writer* wp = w.get();
+      w->thread = std::thread([this, wp] { WriterMain(*wp); });
+    }
+    log::Debug("archive: {} writer threads", count);
+    return Status::OK();
   }
 
-  Result<OpenFile*> FileFor(const std::string& topic, int32_t partition) {
+  // Ends the writer threads (after their queued tasks); abandons nothing else.
+  void StopWriters() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      quit_ = true;
+      for (auto& w : writers_) w->wake.notify_all();
+    }
+    for (auto& w : writers_) {
+      if (w->thread.joinable()) w->thread.join();
+    }
+  }
+
+  void WriterMain(Writer& w) {
+    std::unique_lock<std::mutex> lock(mu_);
+    while (true) {
+      w.wake.wait(lock, [&] { return quit_ || !w.tasks.empty(); });
+      if (w.tasks.empty()) return;
+      WriteTask t = std::move(w.tasks.front());
+      w.tasks.pop_front();
+      // After a failure, or when the run is being torn down, the rest is dropped.
+      const bool skip = !write_error_.ok() || quit_;
+      lock.unlock();
+      Status st = skip ? Status::OK() : RunTask(w, t);
+      t.batch.reset();  // the Kafka messages are released here, not under the lock
+      lock.lock();
+      if (!st.ok() && write_error_.ok()) write_error_ = st;
+      in_flight_ -= t.bytes;
+      --pending_;
+      idle_.notify_all();
+    }
+  }
+
+  Status RunTask(Writer& w, const WriteTask& t) {
+    if (t.kind == WriteTask::Kind::kRollAll) {
+      std::vector<FileKey> keys;
+      for (const auto& [k, f] : w.open) keys.push_back(k);
+      for (const auto& k : keys) RETURN_NOT_OK(Roll(w, k));
+      return Status::OK();
+    }
+    const records::RecordBatch& batch = *t.batch;
+    // In pieces of about a quarter of a row group, so a file rolls near the
+    // target size however many records one fetch returned.
+    const int64_t piece_bytes = std::max<int64_t>(1, row_group_bytes_ / 4);
+    size_t i = t.begin;
+    while (i < t.end) {
+      size_t j = i;
+      int64_t bytes = 0;
+      while (j < t.end && (j == i || bytes < piece_bytes)) bytes += RecordBytes(batch, batch.records[j++]);
+      ASSIGN_OR_RAISE(OpenFile * f, FileFor(w, t.key.topic, t.key.partition));
+      Status st;
+      if (w.row_decoder) {
+        auto decoded = w.row_decoder->Decode(batch, i, j);
+        st = decoded.ok() ? f->writer->AppendDecoded(batch, i, j, *decoded) : decoded.status();
+      } else {
+        st = f->writer->Append(batch, i, j);
+      }
+      if (!st.ok()) {
+        return Status(st.code(), fmt::format("table '{}': writing {} records of topic {} partition {} (offsets "
+                                             "{}..{}) to {}: {}",
+                                             o_.table.ToString(), j - i, t.key.topic, t.key.partition,
+                                             batch.records[i].offset, batch.records[j - 1].offset, f->location,
+                                             st.message()));
+      }
+      if (f->writer->written_bytes() != f->last_written) {
+        f->last_written = f->writer->written_bytes();
+        f->flushed_appended = f->writer->appended_bytes();
+      }
+      const int64_t buffered = f->buffered();
+      buffered_total_ += buffered - f->counted;
+      f->counted = buffered;
+      if (f->writer->written_bytes() >= o_.target_file_bytes) RETURN_NOT_OK(Roll(w, t.key));
+      i = j;
+    }
+    return Status::OK();
+  }
+
+  Writer& WriterOf(const FileKey& key) {
+    const size_t h = std::hash<std::string>{}(key.topic) + static_cast<size_t>(key.partition);
+    return *writers_[h % writers_.size()];
+  }
+
+  int64_t InFlight() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return in_flight_;
+  }
+
+  // Queues `batch`'s runs of records by partition for their writers; waits
+  // while too many bytes are in flight. Fails with a writer's first error.
+  Status Dispatch(const std::string& topic, std::shared_ptr<records::RecordBatch> batch) {
+    const int64_t limit = std::clamp<int64_t>(o_.memory_bytes / 4, 4 << 20, 64 << 20);
+    std::shared_ptr<const records::RecordBatch> shared = std::move(batch);
+    const auto& records = shared->records;
+    size_t i = 0;
+    while (i < records.size()) {
+      const int32_t p = records[i].partition;
+      int64_t bytes = 0;
+      size_t j = i;
+      while (j < records.size() && records[j].partition == p) {
+        bytes += RecordBytes(*shared, records[j]);
+        ++j;
+      }
+      WriteTask t;
+      t.key = FileKey{topic, p};
+      t.batch = shared;
+      t.begin = i;
+      t.end = j;
+      t.bytes = bytes;
+      Writer& w = WriterOf(t.key);
+      {
+        std::unique_lock<std::mutex> lock(mu_);
+        if (in_flight_ >= limit) {
+          const auto waiting = Clock::now();
+          idle_.wait(lock, [&] { return in_flight_ < limit || !write_error_.ok(); });
+          times_.backpressure += Clock::now() - waiting;
+        }
+        if (!write_error_.ok()) return write_error_;
+        in_flight_ += bytes;
+        ++pending_;
+        w.tasks.push_back(std::move(t));
+        w.wake.notify_one();
+      }
+      summary_.bytes += bytes;
+      summary_.records += static_cast<int64_t>(j - i);
+      uncommitted_records_ += static_cast<int64_t>(j - i);
+      i = j;
+    }
+    std::lock_guard<std::mutex> lock(mu_);
+    return write_error_;
+  }
+
+  // Every writer closes its open files (in parallel); returns once all are
+  // idle, with the first error of any.
+  Status Drain() {
+    std::unique_lock<std::mutex> lock(mu_);
+    for (auto& w : writers_) {
+      WriteTask t;
+      t.kind = WriteTask::Kind::kRollAll;
+      ++pending_;
+      w->tasks.push_back(std::move(t));
+      w->wake.notify_one();
+    }
+    idle_.wait(lock, [&] { return pending_ == 0; });
+    return write_error_;
+  }
+
+  Result<OpenFile*> FileFor(Writer& w, const std::string& topic, int32_t partition) {
     FileKey key{topic, partition};
-    auto it = open_.find(key);
-    if (it != open_.end()) return &it->second;
+    auto it = w.open.find(key);
+    if (it != w.open.end()) return &it->second;
     std::vector<iceberg::Datum> tuple;
     std::string dir = data_root_;
     for (const auto& f : spec_.fields) {
@@ -644,59 +877,27 @@ class Archiver {
       tuple.push_back(std::move(d));
     }
     OpenFile f;
-    f.location = fmt::format("{}/{:05d}-{}-{}.parquet", dir, partition, ++file_seq_, run_id_);
+    f.location = fmt::format("{}/{:05d}-{}-{}.parquet", dir, partition, ++file_seq_, run_id_);  // file_seq_ is atomic
     parquet::DataFileWriterOptions wo;
     wo.row_group_bytes = row_group_bytes_;
+    wo.zstd_level = zstd_level_;
     if (has_topic_column_) wo.topic = topic;
-    auto w = parquet::DataFileWriter::Make(*io_, f.location, *schema_, spec_.spec_id, std::move(tuple), wo);
-    if (!w.ok()) {
-      return Status(w.status().code(), fmt::format("table '{}': cannot write data file {}: {}", o_.table.ToString(),
-                                                   f.location, w.status().message()));
+    auto made = parquet::DataFileWriter::Make(*io_, f.location, *schema_, spec_.spec_id, std::move(tuple), wo);
+    if (!made.ok()) {
+      return Status(made.status().code(), fmt::format("table '{}': cannot write data file {}: {}",
+                                                      o_.table.ToString(), f.location, made.status().message()));
     }
-    f.writer = std::move(*w);
-    return &open_.emplace(key, std::move(f)).first->second;
+    f.writer = std::move(*made);
+    return &w.open.emplace(key, std::move(f)).first->second;
   }
 
-  Status Append(const std::string& topic, const records::RecordBatch& batch) {
-    size_t i = 0;
-    while (i < batch.records.size()) {
-      const int32_t p = batch.records[i].partition;
-      size_t j = i;
-      while (j < batch.records.size() && batch.records[j].partition == p) {
-        summary_.bytes += RecordBytes(batch, batch.records[j]);
-        ++j;
-      }
-      ASSIGN_OR_RAISE(OpenFile * f, FileFor(topic, p));
-      Status st;
-      if (row_decoder_) {
-        auto decoded = row_decoder_->Decode(batch, i, j);
-        st = decoded.ok() ? f->writer->AppendDecoded(batch, i, j, *decoded) : decoded.status();
-      } else {
-        st = f->writer->Append(batch, i, j);
-      }
-      if (!st.ok()) {
-        return Status(st.code(), fmt::format("table '{}': writing {} records of topic {} partition {} (offsets {}..{}) "
-                                             "to {}: {}",
-                                             o_.table.ToString(), j - i, topic, p, batch.records[i].offset,
-                                             batch.records[j - 1].offset, f->location, st.message()));
-      }
-      summary_.records += static_cast<int64_t>(j - i);
-      if (f->writer->written_bytes() != f->last_written) {
-        f->last_written = f->writer->written_bytes();
-        f->flushed_appended = f->writer->appended_bytes();
-      }
-      if (f->writer->written_bytes() >= o_.target_file_bytes) RETURN_NOT_OK(Roll(FileKey{topic, p}));
-      i = j;
-    }
-    return Status::OK();
-  }
-
-  // Closes a partition's open file; it waits in `finished_` for the next commit.
-  Status Roll(const FileKey& key) {
-    auto it = open_.find(key);
-    if (it == open_.end()) return Status::OK();
+  // Closes a partition's open file; it waits in the writer's `finished` for the next commit.
+  Status Roll(Writer& w, const FileKey& key) {
+    auto it = w.open.find(key);
+    if (it == w.open.end()) return Status::OK();
     OpenFile f = std::move(it->second);
-    open_.erase(it);
+    w.open.erase(it);
+    buffered_total_ -= f.counted;
     if (f.writer->record_count() == 0) {
       f.writer->Abort();
       return Status::OK();
@@ -706,20 +907,17 @@ class Archiver {
       return Status(df.status().code(), fmt::format("table '{}': finishing data file {}: {}", o_.table.ToString(),
                                                     f.location, df.status().message()));
     }
-    // Rows are in the table's sort order when it is the one archive writes in.
-    if (!sort_order_checked_) {
-      auto text = iceberg::ReadMetadataText(table_->metadata_location, *io_);
-      if (text.ok()) sort_order_id_ = FileSortOrderId(*text);
-      sort_order_checked_ = true;
-    }
     df->sort_order_id = sort_order_id_;
-    finished_.push_back(std::move(*df));
+    w.finished.push_back(std::move(*df));
     return Status::OK();
   }
 
   void AbortOpenFiles() {
-    for (auto& [k, f] : open_) f.writer->Abort();
-    open_.clear();
+    StopWriters();
+    for (auto& w : writers_) {
+      for (auto& [k, f] : w->open) f.writer->Abort();
+      w->open.clear();
+    }
   }
 
   // The snapshot summary of an append of `files` on `parent`, as Iceberg
@@ -764,13 +962,24 @@ class Archiver {
   // Closes every open file and commits them, with the offsets reached, as
   // one append snapshot; a conflict is re-applied on the new table state.
   Status Commit() {
-    std::vector<FileKey> keys;
-    for (const auto& [k, f] : open_) keys.push_back(k);
-    for (const auto& k : keys) RETURN_NOT_OK(Roll(k));
+    const auto draining = Clock::now();
+    RETURN_NOT_OK(Drain());
+    times_.drain += Clock::now() - draining;
+    const auto committing = Clock::now();
+    // Every record polled so far is in a closed file: the positions are theirs.
     const TopicOffsets ours = Positions();
     TopicOffsets next;
-    std::vector<iceberg::DataFile> files = std::move(finished_);
-    finished_.clear();
+    std::vector<iceberg::DataFile> files;
+    for (auto& w : writers_) {
+      files.insert(files.end(), std::make_move_iterator(w->finished.begin()),
+                   std::make_move_iterator(w->finished.end()));
+      w->finished.clear();
+    }
+    // A deterministic order for the manifest, whichever writer finished first.
+    std::stable_sort(files.begin(), files.end(), [](const iceberg::DataFile& a, const iceberg::DataFile& b) {
+      return a.path < b.path;
+    });
+    uncommitted_records_ = 0;
 
     const std::string name = o_.table.ToString();
     const std::string commit_id = iceberg::NewUuid();
@@ -898,6 +1107,7 @@ class Archiver {
       std::this_thread::sleep_for(std::chrono::milliseconds(backoff_ms));
       backoff_ms = std::min<int64_t>(backoff_ms * 2, 2000);
     }
+    times_.commit += Clock::now() - committing;
     committed_ = next;
     ++summary_.commits;
     summary_.data_files += static_cast<int64_t>(files.size());
@@ -925,17 +1135,29 @@ class Archiver {
   iceberg::PartitionSpec spec_;
   std::optional<iceberg::Schema> schema_;
   std::shared_ptr<storage::FileIO> io_;
-  bool sort_order_checked_ = false;
   std::optional<int32_t> sort_order_id_;  // what data files name as their sort order
   int64_t row_group_bytes_ = 64 << 20;
-  std::map<FileKey, OpenFile> open_;
-  std::vector<iceberg::DataFile> finished_;
-  int64_t file_seq_ = 0;
-  iceberg::TypePtr value_type_;                      // row layout: the value struct's type
+  int zstd_level_ = 3;
+  std::atomic<int64_t> file_seq_{0};
+  // Writer threads (see StartWriters).
+  std::vector<std::unique_ptr<Writer>> writers_;
+  std::mutex mu_;
+  std::condition_variable idle_;  // a task finished
+  bool quit_ = false;
+  int64_t in_flight_ = 0;  // bytes handed to writers, not yet appended
+  int64_t pending_ = 0;    // tasks queued or running
+  Status write_error_;     // the first error of any writer
+  std::atomic<int64_t> buffered_total_{0};  // appended to open files, not yet in written row groups
+  int64_t uncommitted_records_ = 0;
+  // Where the loop's thread spent its time (--verbose).
+  struct {
+    Clock::duration poll{}, backpressure{}, drain{}, commit{};
+    int64_t forced_commits = 0;
+  } times_;
+  iceberg::TypePtr value_type_;                            // row layout: the value struct's type
   std::shared_ptr<const records::AvroValueSchema> avro_;  // row layout with Avro values
   std::optional<int32_t> avro_schema_id_;                 // their Confluent schema id, when framed
-  std::unique_ptr<RowValueDecoder> row_decoder_;     // row layout
-  std::vector<std::pair<std::string, records::RecordBatch>> pending_;  // polled while inferring
+  std::vector<std::pair<std::string, records::RecordBatch>> inferred_;  // polled while inferring
 };
 
 }  // namespace

@@ -73,6 +73,15 @@ class KafkaSourceImpl : public KafkaSource {
     props["enable.partition.eof"] = "true";  // the EOF event's offset is the position past trailing gaps
     props["auto.offset.reset"] = "error";    // never skip records silently
     if (!props.count("allow.auto.create.topics")) props["allow.auto.create.topics"] = "false";
+    // Archive reads a backlog as fast as it can: fetch larger pieces than
+    // librdkafka's defaults (1 MiB per partition per fetch), so one round trip
+    // feeds every partition's writer. -X still wins; memory stays bounded by
+    // queued.max.messages.kbytes (64 MiB).
+    if (!props.count("max.partition.fetch.bytes")) props["max.partition.fetch.bytes"] = "4194304";
+    // (fetch.max.bytes must stay below receive.message.max.bytes: left alone when that is set.)
+    if (!props.count("fetch.max.bytes") && !props.count("receive.message.max.bytes")) {
+      props["fetch.max.bytes"] = "67108864";
+    }
     if (!props.count("log_level")) props["log_level"] = log::Verbose() ? "7" : "3";
 
     handle_ = std::make_shared<Handle>();
