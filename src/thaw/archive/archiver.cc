@@ -3,8 +3,6 @@
 // together with the next offsets (archiver.h, docs/archive.md).
 #include "thaw/archive/archiver.h"
 
-#include "thaw/archive/row_avro.h"
-#include "thaw/archive/row_value.h"
 #include <algorithm>
 #include <atomic>
 #include <charconv>
@@ -18,6 +16,8 @@
 #include <tuple>
 
 #include "thaw/archive/maintain_plan.h"
+#include "thaw/archive/row_avro.h"
+#include "thaw/archive/row_value.h"
 #include "thaw/common/log.h"
 #include "thaw/iceberg/manifest.h"
 #include "thaw/iceberg/manifest_writer.h"
@@ -293,8 +293,7 @@ class Archiver {
       return Status::Invalid(
           "table '{}' holds Avro values of another writer schema{} ({} / {}): archive into it without "
           "--value-schema, or into a new table (--create)",
-          name, table_id ? fmt::format(" (schema id {})", *table_id) : std::string(), kAvroSchemaKey,
-          kAvroSchemaIdKey);
+          name, table_id ? fmt::format(" (schema id {})", *table_id) : std::string(), kAvroSchemaKey, kAvroSchemaIdKey);
     }
     avro_ = *table_avro;
     avro_schema_id_ = table_id;
@@ -350,8 +349,8 @@ class Archiver {
       if (format == "avro") {
         RETURN_NOT_OK(CheckAvroTable(md, *value->type));
       } else if (format != "json") {
-        return Status::Unsupported("table '{}' holds {} values ({}={}): archive writes json and avro row tables",
-                                   name, format, kValueFormatKey, format);
+        return Status::Unsupported("table '{}' holds {} values ({}={}): archive writes json and avro row tables", name,
+                                   format, kValueFormatKey, format);
       } else if (avro_) {
         return Status::Invalid(
             "table '{}' holds JSON values ({}=json): --value-schema is for a new table of Avro values (--create "
@@ -364,10 +363,9 @@ class Archiver {
         if (!codec.ok()) return codec.status().WithContext(fmt::format("table '{}'", name));
       }
     }
-    ASSIGN_OR_RAISE(auto canonical,
-                    iceberg::Schema::FromJson(nlohmann::json::parse(
-                        row ? RowSchemaJson(has_topic_column_, *value_type_)
-                            : parquet::CanonicalSchemaJson(has_topic_column_))));
+    ASSIGN_OR_RAISE(auto canonical, iceberg::Schema::FromJson(
+                                        nlohmann::json::parse(row ? RowSchemaJson(has_topic_column_, *value_type_)
+                                                                  : parquet::CanonicalSchemaJson(has_topic_column_))));
     for (const auto& want : canonical.fields()) {
       if (want.id == kValueFieldId) continue;  // the table's own value type
       const iceberg::NestedField* got = schema.FindById(want.id);
@@ -646,8 +644,8 @@ class Archiver {
         kept_raw += w->row_decoder->kept_raw();
         undecodable += w->row_decoder->undecodable();
       }
-      log::Info("table {}: {} values decoded into columns, {} kept in value_raw ({} {})", o_.table.ToString(),
-                decoded, kept_raw, undecodable, avro_ ? "not datums of the Avro schema" : "not JSON objects");
+      log::Info("table {}: {} values decoded into columns, {} kept in value_raw ({} {})", o_.table.ToString(), decoded,
+                kept_raw, undecodable, avro_ ? "not datums of the Avro schema" : "not JSON objects");
     }
     return Status::OK();
   }
@@ -769,11 +767,11 @@ class Archiver {
         st = f->writer->Append(batch, i, j);
       }
       if (!st.ok()) {
-        return Status(st.code(), fmt::format("table '{}': writing {} records of topic {} partition {} (offsets "
-                                             "{}..{}) to {}: {}",
-                                             o_.table.ToString(), j - i, t.key.topic, t.key.partition,
-                                             batch.records[i].offset, batch.records[j - 1].offset, f->location,
-                                             st.message()));
+        return Status(st.code(),
+                      fmt::format("table '{}': writing {} records of topic {} partition {} (offsets "
+                                  "{}..{}) to {}: {}",
+                                  o_.table.ToString(), j - i, t.key.topic, t.key.partition, batch.records[i].offset,
+                                  batch.records[j - 1].offset, f->location, st.message()));
       }
       if (f->writer->written_bytes() != f->last_written) {
         f->last_written = f->writer->written_bytes();
@@ -884,8 +882,8 @@ class Archiver {
     if (has_topic_column_) wo.topic = topic;
     auto made = parquet::DataFileWriter::Make(*io_, f.location, *schema_, spec_.spec_id, std::move(tuple), wo);
     if (!made.ok()) {
-      return Status(made.status().code(), fmt::format("table '{}': cannot write data file {}: {}",
-                                                      o_.table.ToString(), f.location, made.status().message()));
+      return Status(made.status().code(), fmt::format("table '{}': cannot write data file {}: {}", o_.table.ToString(),
+                                                      f.location, made.status().message()));
     }
     f.writer = std::move(*made);
     return &w.open.emplace(key, std::move(f)).first->second;
@@ -976,9 +974,8 @@ class Archiver {
       w->finished.clear();
     }
     // A deterministic order for the manifest, whichever writer finished first.
-    std::stable_sort(files.begin(), files.end(), [](const iceberg::DataFile& a, const iceberg::DataFile& b) {
-      return a.path < b.path;
-    });
+    std::stable_sort(files.begin(), files.end(),
+                     [](const iceberg::DataFile& a, const iceberg::DataFile& b) { return a.path < b.path; });
     uncommitted_records_ = 0;
 
     const std::string name = o_.table.ToString();
@@ -1144,9 +1141,9 @@ class Archiver {
   std::mutex mu_;
   std::condition_variable idle_;  // a task finished
   bool quit_ = false;
-  int64_t in_flight_ = 0;  // bytes handed to writers, not yet appended
-  int64_t pending_ = 0;    // tasks queued or running
-  Status write_error_;     // the first error of any writer
+  int64_t in_flight_ = 0;                   // bytes handed to writers, not yet appended
+  int64_t pending_ = 0;                     // tasks queued or running
+  Status write_error_;                      // the first error of any writer
   std::atomic<int64_t> buffered_total_{0};  // appended to open files, not yet in written row groups
   int64_t uncommitted_records_ = 0;
   // Where the loop's thread spent its time (--verbose).
@@ -1154,9 +1151,9 @@ class Archiver {
     Clock::duration poll{}, backpressure{}, drain{}, commit{};
     int64_t forced_commits = 0;
   } times_;
-  iceberg::TypePtr value_type_;                            // row layout: the value struct's type
-  std::shared_ptr<const records::AvroValueSchema> avro_;  // row layout with Avro values
-  std::optional<int32_t> avro_schema_id_;                 // their Confluent schema id, when framed
+  iceberg::TypePtr value_type_;                                         // row layout: the value struct's type
+  std::shared_ptr<const records::AvroValueSchema> avro_;                // row layout with Avro values
+  std::optional<int32_t> avro_schema_id_;                               // their Confluent schema id, when framed
   std::vector<std::pair<std::string, records::RecordBatch>> inferred_;  // polled while inferring
 };
 

@@ -363,6 +363,7 @@ Status WriteGroup(const std::shared_ptr<const Table>& table, int64_t snapshot_id
   opt.order = records::ReadOrder::kPartitionMajor;
   opt.only_files.emplace();
   for (const auto& in : task->inputs) opt.only_files->insert(in.path);
+  if (task->topic) opt.source_topic = *task->topic;  // a several-topic table is read one topic at a time
   ASSIGN_OR_RAISE(auto reader, records::RecordReader::Make(table, opt));
   const std::string where = fmt::format("{}{} partition {} offsets {}-{}", table->name,
                                         task->topic ? " topic " + *task->topic : std::string(), task->partition,

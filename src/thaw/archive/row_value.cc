@@ -36,7 +36,7 @@ struct Shape {
   enum Kind { kNone, kBool, kLong, kDouble, kString, kObject, kArray, kConflict };
   Kind kind = kNone;
   std::vector<std::pair<std::string, std::unique_ptr<Shape>>> fields;  // objects, first-seen order
-  std::unique_ptr<Shape> element;                                       // arrays
+  std::unique_ptr<Shape> element;                                      // arrays
 
   void Combine(Kind k) {
     if (kind == kNone || kind == k) {
@@ -73,7 +73,7 @@ struct Shape {
         return Combine(kLong);
       case Json::value_t::number_unsigned:
         return Combine(v.get<uint64_t>() > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()) ? kDouble
-                                                                                                       : kLong);
+                                                                                                      : kLong);
       case Json::value_t::number_float:
         return Combine(kDouble);
       case Json::value_t::string:
@@ -105,9 +105,12 @@ TypePtr Primitive(TypeId id) {
 
 TypePtr ToType(const Shape& s, int32_t* next_id) {
   switch (s.kind) {
-    case Shape::kBool: return Primitive(TypeId::kBoolean);
-    case Shape::kLong: return Primitive(TypeId::kLong);
-    case Shape::kDouble: return Primitive(TypeId::kDouble);
+    case Shape::kBool:
+      return Primitive(TypeId::kBoolean);
+    case Shape::kLong:
+      return Primitive(TypeId::kLong);
+    case Shape::kDouble:
+      return Primitive(TypeId::kDouble);
     case Shape::kObject: {
       if (s.fields.empty()) return Primitive(TypeId::kString);  // Parquet has no empty groups
       auto t = std::make_shared<Type>();
@@ -193,8 +196,8 @@ Status AppendJson(const Type& t, const Json* v, arrow::ArrayBuilder* b) {
       RETURN_NOT_OK(FromArrow(sb->Append()));
       for (size_t k = 0; k < t.fields.size(); ++k) {
         auto it = v->find(t.fields[k].name);
-        RETURN_NOT_OK(AppendJson(*t.fields[k].type, it == v->end() ? nullptr : &*it,
-                                 sb->field_builder(static_cast<int>(k))));
+        RETURN_NOT_OK(
+            AppendJson(*t.fields[k].type, it == v->end() ? nullptr : &*it, sb->field_builder(static_cast<int>(k))));
       }
       return Status::OK();
     }

@@ -32,9 +32,9 @@ class StructBuilder;
 namespace thaw::archive {
 
 // Field ids of the row layout beyond the canonical ones.
-inline constexpr int32_t kValueRawFieldId = 6;   // binary, optional: the original bytes when needed
-inline constexpr int32_t kValueFieldId = 12;     // struct, optional: the decoded value
-inline constexpr int32_t kFirstValueFieldId = 100;  // the value struct's fields: 100 upward, depth-first
+inline constexpr int32_t kValueRawFieldId = 6;           // binary, optional: the original bytes when needed
+inline constexpr int32_t kValueFieldId = 12;             // struct, optional: the decoded value
+inline constexpr int32_t kFirstValueFieldId = 100;       // the value struct's fields: 100 upward, depth-first
 inline constexpr char kRowLayoutValue[] = "thaw-row/1";  // table property thaw.layout
 inline constexpr char kValueFormatKey[] = "thaw.row.value-format";  // json | avro
 // JSON: the schema is inferred from at most this many first non-null values.

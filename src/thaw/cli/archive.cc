@@ -204,7 +204,8 @@ void RegisterArchive(CLI::App* app, int* exit_code) {
   cmd->add_option("--partitions", a->partitions, "Only these partitions, e.g. 0,3-5")->check(PartitionListValidator());
   cmd->add_option("--from-offset", a->from_offset,
                   "Where a partition the table has no offset for starts: earliest (default), latest or N");
-  cmd->add_option("--layout", a->layout, "thaw (canonical, default) or row (JSON values also as typed columns; docs/layouts.md)");
+  cmd->add_option("--layout", a->layout,
+                  "thaw (canonical, default) or row (JSON values also as typed columns; docs/layouts.md)");
   cmd->add_option("--value-schema", a->value_schema,
                   "With --layout row: the values are Avro datums of this writer schema (default: JSON values)")
       ->type_name("FILE.avsc");

@@ -7,7 +7,6 @@
 
 #include <cstdio>
 #include <map>
-
 #include <nlohmann/json.hpp>
 
 #include "thaw/cli/table_args.h"
@@ -88,14 +87,30 @@ std::string FormatRecord(const std::string& fmt_str, const std::string& topic, c
     }
     char t = fmt_str[++i];
     switch (t) {
-      case 't': out += r.topic ? std::string(*r.topic) : topic; break;
-      case 'p': out += std::to_string(r.partition); break;
-      case 'o': out += std::to_string(r.offset); break;
-      case 'T': out += std::to_string(r.timestamp_ms); break;
-      case 'k': out += r.key ? std::string(*r.key) : ""; break;
-      case 's': out += r.value ? std::string(*r.value) : ""; break;
-      case 'K': out += r.key ? std::to_string(r.key->size()) : "-1"; break;
-      case 'S': out += r.value ? std::to_string(r.value->size()) : "-1"; break;
+      case 't':
+        out += r.topic ? std::string(*r.topic) : topic;
+        break;
+      case 'p':
+        out += std::to_string(r.partition);
+        break;
+      case 'o':
+        out += std::to_string(r.offset);
+        break;
+      case 'T':
+        out += std::to_string(r.timestamp_ms);
+        break;
+      case 'k':
+        out += r.key ? std::string(*r.key) : "";
+        break;
+      case 's':
+        out += r.value ? std::string(*r.value) : "";
+        break;
+      case 'K':
+        out += r.key ? std::to_string(r.key->size()) : "-1";
+        break;
+      case 'S':
+        out += r.value ? std::to_string(r.value->size()) : "-1";
+        break;
       case 'h': {
         bool first = true;
         for (const auto& h : b.HeadersOf(r)) {
@@ -105,8 +120,12 @@ std::string FormatRecord(const std::string& fmt_str, const std::string& topic, c
         }
         break;
       }
-      case '%': out += '%'; break;
-      default: out += '%'; out += t;
+      case '%':
+        out += '%';
+        break;
+      default:
+        out += '%';
+        out += t;
     }
   }
   return out;
@@ -133,8 +152,12 @@ Status RunInspect(const InspectArgs& a) {
   if (!a.partitions.empty()) opt.partitions = std::set<int32_t>(a.partitions.begin(), a.partitions.end());
   opt.from_offset = a.from_offset;
   if (a.to_offset) opt.to_offset = *a.to_offset;
-  if (!a.from_time.empty()) { ASSIGN_OR_RAISE(opt.from_time_ms, ParseTimeMs(a.from_time, "--from-time")); }
-  if (!a.to_time.empty()) { ASSIGN_OR_RAISE(opt.to_time_ms, ParseTimeMs(a.to_time, "--to-time")); }
+  if (!a.from_time.empty()) {
+    ASSIGN_OR_RAISE(opt.from_time_ms, ParseTimeMs(a.from_time, "--from-time"));
+  }
+  if (!a.to_time.empty()) {
+    ASSIGN_OR_RAISE(opt.to_time_ms, ParseTimeMs(a.to_time, "--to-time"));
+  }
   if (a.limit && *a.limit < 0) return Status::Invalid("--limit must be >= 0");
   std::shared_ptr<records::RecordFilter> filter;
   if (a.where) {
@@ -272,7 +295,8 @@ Status RunInspect(const InspectArgs& a) {
   if (!layout.value_json.empty()) {
     std::string cols;
     for (const auto& c : layout.value_json) cols += (cols.empty() ? "" : ", ") + c.dotted();
-    out += fmt::format("  {:<15}{} (as JSON{})\n", "value (json)", cols, layout.value ? ", when the raw value is null" : "");
+    out += fmt::format("  {:<15}{} (as JSON{})\n", "value (json)", cols,
+                       layout.value ? ", when the raw value is null" : "");
   }
   col("headers", layout.headers);
   for (const auto& n : layout.notes) out += fmt::format("note       {}\n", n);
@@ -290,9 +314,10 @@ Status RunInspect(const InspectArgs& a) {
     out += fmt::format("topic      {} (--source-topic)\n", *opt.source_topic);
   }
   if (dups.duplicates > 0) {
-    out += fmt::format("duplicates {} duplicate offsets dropped, {} with different contents (kept: the row of "
-                       "the highest data sequence number, then the newest file; docs/layouts.md)\n",
-                       dups.duplicates, dups.differing);
+    out += fmt::format(
+        "duplicates {} duplicate offsets dropped, {} with different contents (kept: the row of "
+        "the highest data sequence number, then the newest file; docs/layouts.md)\n",
+        dups.duplicates, dups.differing);
   } else {
     out += "duplicates 0\n";
   }
@@ -335,16 +360,20 @@ void RegisterInspect(CLI::App* app, int* exit_code) {
           [](std::string& f) -> std::string {
             if (f == "text" || f == "json") return "";
             if (f.find('%') == std::string::npos) {
-              return fmt::format("unknown format '{}': give text, json, or a kcat-style string with %-tokens "
-                                 "(%t %p %o %k %s %T %h %K %S %%)", f);
+              return fmt::format(
+                  "unknown format '{}': give text, json, or a kcat-style string with %-tokens "
+                  "(%t %p %o %k %s %T %h %K %S %%)",
+                  f);
             }
             for (size_t i = 0; i < f.size(); ++i) {
               if (f[i] == '\\') {
                 ++i;
               } else if (f[i] == '%') {
                 if (i + 1 == f.size() || std::string_view("tpoksThKS%").find(f[i + 1]) == std::string_view::npos) {
-                  return fmt::format("unknown token '{}' in format '{}': the tokens are %t %p %o %k %s %T %h %K %S "
-                                     "and %% for a literal %", f.substr(i, 2), f);
+                  return fmt::format(
+                      "unknown token '{}' in format '{}': the tokens are %t %p %o %k %s %T %h %K %S "
+                      "and %% for a literal %",
+                      f.substr(i, 2), f);
                 }
                 ++i;
               }
@@ -359,8 +388,11 @@ void RegisterInspect(CLI::App* app, int* exit_code) {
     if (a.limit || (a.format != "text")) a.records = true;
     if (a.records && a.json) {  // --records --json: one JSON object per record
       if (a.format != "text" && a.format != "json") {
-        return ReportError("inspect", Status::Invalid("--json prints records as JSON; it cannot be combined with "
-                                                      "--format '{}'", a.format), exit_code);
+        return ReportError("inspect",
+                           Status::Invalid("--json prints records as JSON; it cannot be combined with "
+                                           "--format '{}'",
+                                           a.format),
+                           exit_code);
       }
       a.format = "json";
     }

@@ -71,7 +71,8 @@ void TableArgs::Register(CLI::App* app) {
   app->add_option("--as-of", as_of, "Read the snapshot current at this time (ISO-8601 or epoch ms; docs/cli.md#times)")
       ->check(TimeValidator())
       ->type_name("TIME");
-  app->add_option("--layout", layout, "Force a layout: thaw, redpanda, bufstream, aiven, automq, kafka-connect, plain, thaw-row");
+  app->add_option("--layout", layout,
+                  "Force a layout: thaw, redpanda, bufstream, aiven, automq, kafka-connect, plain, thaw-row");
   app->add_option("--column", columns, "Override a column: FIELD=COLUMN (e.g. offset=kafka.offset); repeatable");
   app->add_option("--source-topic", source_topic,
                   "Read only the records of this source topic, for a table that holds several (a kafka_topic or "

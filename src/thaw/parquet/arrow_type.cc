@@ -21,20 +21,34 @@ Result<std::shared_ptr<arrow::Field>> ArrowFieldOf(const iceberg::NestedField& f
 
 Result<std::shared_ptr<arrow::DataType>> ArrowTypeOf(const iceberg::Type& type) {
   switch (type.id) {
-    case TypeId::kBoolean: return arrow::boolean();
-    case TypeId::kInt: return arrow::int32();
-    case TypeId::kLong: return arrow::int64();
-    case TypeId::kFloat: return arrow::float32();
-    case TypeId::kDouble: return arrow::float64();
-    case TypeId::kDecimal: return arrow::decimal128(type.precision, type.scale);
-    case TypeId::kDate: return arrow::date32();
-    case TypeId::kTime: return arrow::time64(arrow::TimeUnit::MICRO);
-    case TypeId::kTimestamp: return arrow::timestamp(arrow::TimeUnit::MICRO);
-    case TypeId::kTimestampTz: return arrow::timestamp(arrow::TimeUnit::MICRO, "UTC");
-    case TypeId::kString: return arrow::utf8();
-    case TypeId::kUuid: return arrow::fixed_size_binary(16);
-    case TypeId::kFixed: return arrow::fixed_size_binary(type.length);
-    case TypeId::kBinary: return arrow::binary();
+    case TypeId::kBoolean:
+      return arrow::boolean();
+    case TypeId::kInt:
+      return arrow::int32();
+    case TypeId::kLong:
+      return arrow::int64();
+    case TypeId::kFloat:
+      return arrow::float32();
+    case TypeId::kDouble:
+      return arrow::float64();
+    case TypeId::kDecimal:
+      return arrow::decimal128(type.precision, type.scale);
+    case TypeId::kDate:
+      return arrow::date32();
+    case TypeId::kTime:
+      return arrow::time64(arrow::TimeUnit::MICRO);
+    case TypeId::kTimestamp:
+      return arrow::timestamp(arrow::TimeUnit::MICRO);
+    case TypeId::kTimestampTz:
+      return arrow::timestamp(arrow::TimeUnit::MICRO, "UTC");
+    case TypeId::kString:
+      return arrow::utf8();
+    case TypeId::kUuid:
+      return arrow::fixed_size_binary(16);
+    case TypeId::kFixed:
+      return arrow::fixed_size_binary(type.length);
+    case TypeId::kBinary:
+      return arrow::binary();
     case TypeId::kStruct: {
       if (type.fields.empty()) {
         return Status::Invalid("an empty struct cannot be written to Parquet (a group needs at least one field)");
@@ -49,8 +63,8 @@ Result<std::shared_ptr<arrow::DataType>> ArrowTypeOf(const iceberg::Type& type) 
     case TypeId::kList: {
       if (type.fields.size() != 1) return Status::Invalid("list type without its element field");
       ASSIGN_OR_RAISE(auto element, ArrowTypeOf(*type.fields[0].type));
-      return arrow::list(arrow::field("element", std::move(element), !type.fields[0].required,
-                                      FieldIdMetadata(type.fields[0].id)));
+      return arrow::list(
+          arrow::field("element", std::move(element), !type.fields[0].required, FieldIdMetadata(type.fields[0].id)));
     }
     case TypeId::kMap: {
       if (type.fields.size() != 2) return Status::Invalid("map type without its key and value fields");

@@ -41,7 +41,7 @@ constexpr int32_t kHeaderElementId = 8;
 constexpr int32_t kHeaderKeyId = 9;
 constexpr int32_t kHeaderValueId = 10;
 constexpr int32_t kTopicId = 11;
-constexpr int32_t kValueStructId = 12;  // the row layout's decoded value (docs/layouts.md, thaw-row)
+constexpr int32_t kValueStructId = 12;             // the row layout's decoded value (docs/layouts.md, thaw-row)
 constexpr int32_t kRowIdId = 2147483540;           // _row_id (v3 row lineage)
 constexpr int32_t kLastUpdatedSeqId = 2147483539;  // _last_updated_sequence_number
 

@@ -791,8 +791,7 @@ Status CheckSame(const iceberg::Type& want, const iceberg::Type& got, const std:
     return Status::Invalid("the value column '{}' is {} where the Avro schema gives {} ({} differs)",
                            path.empty() ? "value" : path, got.ToString(), want.ToString(), what);
   };
-  if (want.id != got.id || want.precision != got.precision || want.scale != got.scale ||
-      want.length != got.length) {
+  if (want.id != got.id || want.precision != got.precision || want.scale != got.scale || want.length != got.length) {
     return differs("type");
   }
   if (want.fields.size() != got.fields.size()) return differs("field count");

@@ -29,13 +29,12 @@ std::vector<int32_t> Layout::TopLevelIds() const {
 }
 
 const std::vector<std::string>& LayoutNames() {
-  static const std::vector<std::string> kNames = {"thaw", "redpanda", "bufstream", "aiven", "automq",
-                                                  "kafka-connect", "plain", "thaw-row"};
+  static const std::vector<std::string> kNames = {"thaw",   "redpanda",      "bufstream", "aiven",
+                                                  "automq", "kafka-connect", "plain",     "thaw-row"};
   return kNames;
 }
 
 namespace {
-
 
 // Resolves a dotted name path against the schema.
 std::optional<ColumnPath> Find(const Schema& schema, const std::string& dotted) {
@@ -95,10 +94,12 @@ std::string DetectName(const iceberg::TableMetadata& md, const Schema& s) {
   }
   if (Find(s, "redpanda.offset")) return "redpanda";
   if (Find(s, "kafka.offset") && Find(s, "kafka.event_timestamp")) return "bufstream";
-  if (Find(s, "kafka.offset") && (Find(s, "key_raw") || Find(s, "value_raw") || Find(s, "kafka.batch_timestamp_type"))) {
+  if (Find(s, "kafka.offset") &&
+      (Find(s, "key_raw") || Find(s, "value_raw") || Find(s, "kafka.batch_timestamp_type"))) {
     return "aiven";
   }
-  if (Find(s, "_kafka_metadata.offset") && (Find(s, "_kafka_key") || Find(s, "_kafka_value") || Find(s, "_kafka_header"))) {
+  if (Find(s, "_kafka_metadata.offset") &&
+      (Find(s, "_kafka_key") || Find(s, "_kafka_value") || Find(s, "_kafka_header"))) {
     return "automq";
   }
   if (Find(s, "_kafka_metadata_offset") || Find(s, "_kafka_metadata.offset")) return "kafka-connect";
@@ -145,7 +146,8 @@ Result<Layout> Build(const std::string& name, const Schema& s) {
       l.value = v;
     } else {
       l.value_json = RowColumns(s, {"redpanda"});
-      l.notes.push_back("value is stored decoded (schema mode): replayed values are the row as JSON, not the original bytes");
+      l.notes.push_back(
+          "value is stored decoded (schema mode): replayed values are the row as JSON, not the original bytes");
     }
     if (l.key && l.key->type->id != TypeId::kBinary) {
       l.notes.push_back("redpanda.key is stored decoded: keys are its text, not the original bytes");
@@ -162,7 +164,9 @@ Result<Layout> Build(const std::string& name, const Schema& s) {
       ColumnPath decoded = *vs;
       l.value_json = {decoded};
       l.value_json_unwrap = true;
-      l.notes.push_back("rows without value.__raw__ are replayed as their decoded value struct in JSON, not the original Protobuf bytes");
+      l.notes.push_back(
+          "rows without value.__raw__ are replayed as their decoded value struct in JSON, not the original Protobuf "
+          "bytes");
     }
   } else if (name == "aiven") {
     l.partition = Find(s, "kafka.partition");
@@ -175,7 +179,8 @@ Result<Layout> Build(const std::string& name, const Schema& s) {
     if (auto vs = Find(s, "value"); vs && vs->type->id == TypeId::kStruct) {
       l.value_json = {*vs};
       l.value_json_unwrap = true;
-      l.notes.push_back("rows without value_raw are replayed as their decoded Avro value in JSON, not the original bytes");
+      l.notes.push_back(
+          "rows without value_raw are replayed as their decoded Avro value in JSON, not the original bytes");
     }
   } else if (name == "automq") {
     l.partition = Find(s, "_kafka_metadata.partition");
@@ -200,10 +205,13 @@ Result<Layout> Build(const std::string& name, const Schema& s) {
     l.timestamp = FindFirst(s, {"_kafka_metadata_timestamp", "_kafka_metadata.timestamp"});
     l.topic = FindFirst(s, {"_kafka_metadata_topic", "_kafka_metadata.topic"});
     l.value_json = RowColumns(s, {"_kafka_metadata"});
-    l.notes.push_back("Kafka Connect's sink keeps no key, headers or raw value: values are the row as JSON, keys are null");
+    l.notes.push_back(
+        "Kafka Connect's sink keeps no key, headers or raw value: values are the row as JSON, keys are null");
   } else if (name == "plain") {
     l.value_json = RowColumns(s, {});
-    l.notes.push_back("plain row table: one partition (0), offsets are row positions in scan order (see docs/layouts.md), values are rows as JSON");
+    l.notes.push_back(
+        "plain row table: one partition (0), offsets are row positions in scan order (see docs/layouts.md), values are "
+        "rows as JSON");
   } else {
     std::string names;
     for (const auto& n : LayoutNames()) names += (names.empty() ? "" : ", ") + n;
@@ -222,8 +230,10 @@ Status ParseColumnOverride(const std::string& text, std::map<std::string, std::s
   std::string field = text.substr(0, eq);
   const auto names = Layout().KafkaColumns();
   if (std::none_of(names.begin(), names.end(), [&](const auto& n) { return field == n.first; })) {
-    return Status::Invalid("--column '{}': unknown Kafka field '{}' (use partition, offset, timestamp, "
-                           "timestamp_type, key, value, headers or topic)", text, field);
+    return Status::Invalid(
+        "--column '{}': unknown Kafka field '{}' (use partition, offset, timestamp, "
+        "timestamp_type, key, value, headers or topic)",
+        text, field);
   }
   (*out)[field] = text.substr(eq + 1);
   return Status::OK();
@@ -272,16 +282,17 @@ Result<Layout> ResolveLayout(const iceberg::TableMetadata& md, const Schema& sch
   // Every Kafka layout but `plain` needs an offset column: without it there
   // is no link to the source position.
   if (l.name != "plain" && !l.offset) {
-    return Status::NotFound("table has no usable offset column for layout '{}' (expected {}): name it with "
-                            "--column offset=COLUMN, or use --layout plain to number rows in scan order",
-                            l.name,
-                            (l.name == "thaw" || l.name == "thaw-row") ? "'kafka_offset'" : "the layout's offset column");
+    return Status::NotFound(
+        "table has no usable offset column for layout '{}' (expected {}): name it with "
+        "--column offset=COLUMN, or use --layout plain to number rows in scan order",
+        l.name, (l.name == "thaw" || l.name == "thaw-row") ? "'kafka_offset'" : "the layout's offset column");
   }
   auto check_int = [&](const std::optional<ColumnPath>& c, const char* what) -> Status {
     if (!c) return Status::OK();
     auto id = c->type->id;
     if (id != TypeId::kInt && id != TypeId::kLong) {
-      return Status::Invalid("{} column '{}' has type {}, expected int or long", what, c->dotted(), c->type->ToString());
+      return Status::Invalid("{} column '{}' has type {}, expected int or long", what, c->dotted(),
+                             c->type->ToString());
     }
     return Status::OK();
   };
@@ -290,8 +301,8 @@ Result<Layout> ResolveLayout(const iceberg::TableMetadata& md, const Schema& sch
   RETURN_NOT_OK(check_int(l.timestamp_type, "timestamp_type"));
   if (l.timestamp) {
     auto id = l.timestamp->type->id;
-    if (id != TypeId::kLong && id != TypeId::kTimestamp && id != TypeId::kTimestampTz &&
-        id != TypeId::kTimestampNs && id != TypeId::kTimestampTzNs) {
+    if (id != TypeId::kLong && id != TypeId::kTimestamp && id != TypeId::kTimestampTz && id != TypeId::kTimestampNs &&
+        id != TypeId::kTimestampTzNs) {
       return Status::Invalid("timestamp column '{}' has type {}, expected long (ms) or a timestamp",
                              l.timestamp->dotted(), l.timestamp->type->ToString());
     }
@@ -306,7 +317,8 @@ Result<Layout> ResolveLayout(const iceberg::TableMetadata& md, const Schema& sch
   }
   for (const auto* c : {&l.key, &l.value, &l.topic}) {
     if (*c && !IsBinaryLike(**c)) {
-      return Status::Invalid("column '{}' has type {}, expected binary or string", (*c)->dotted(), (*c)->type->ToString());
+      return Status::Invalid("column '{}' has type {}, expected binary or string", (*c)->dotted(),
+                             (*c)->type->ToString());
     }
   }
   return l;

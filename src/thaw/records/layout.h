@@ -4,11 +4,11 @@
 #pragma once
 
 #include <array>
-#include <type_traits>
 #include <map>
 #include <memory>
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "thaw/common/status.h"
@@ -38,9 +38,9 @@ struct Layout {
   std::optional<ColumnPath> timestamp;
   std::optional<ColumnPath> timestamp_type;
   std::optional<ColumnPath> key;
-  std::optional<ColumnPath> value;           // raw bytes column
-  std::vector<ColumnPath> value_json;        // value = these columns as a JSON object, when `value` is absent/null
-  bool value_json_unwrap = false;            // single struct column: serialise the struct itself
+  std::optional<ColumnPath> value;     // raw bytes column
+  std::vector<ColumnPath> value_json;  // value = these columns as a JSON object, when `value` is absent/null
+  bool value_json_unwrap = false;      // single struct column: serialise the struct itself
   // v3 initial-default (metadata JSON text) of value_json columns that have
   // one, by field id: their value in files written before they existed.
   std::map<int32_t, std::string> value_json_defaults;
@@ -51,21 +51,25 @@ struct Layout {
   std::shared_ptr<const AvroValueSchema> value_avro;
   std::optional<int32_t> value_avro_schema_id;
   std::optional<ColumnPath> headers;
-  std::optional<ColumnPath> topic;           // the source topic per row (Kafka Connect sink); absent: none stored
+  std::optional<ColumnPath> topic;  // the source topic per row (Kafka Connect sink); absent: none stored
   HeaderShape header_shape = HeaderShape::kListOfStructs;
-  std::vector<std::string> notes;            // fidelity caveats shown by `inspect`
+  std::vector<std::string> notes;  // fidelity caveats shown by `inspect`
 
  private:
   template <typename Self>
   static auto ColumnsOf(Self& l) {
     using Column = std::remove_reference_t<decltype((l.partition))>;  // const for a const Layout
-    return Named<Column>{{{"partition", &l.partition}, {"offset", &l.offset}, {"timestamp", &l.timestamp},
-                          {"timestamp_type", &l.timestamp_type}, {"key", &l.key}, {"value", &l.value},
-                          {"headers", &l.headers}, {"topic", &l.topic}}};
+    return Named<Column>{{{"partition", &l.partition},
+                          {"offset", &l.offset},
+                          {"timestamp", &l.timestamp},
+                          {"timestamp_type", &l.timestamp_type},
+                          {"key", &l.key},
+                          {"value", &l.value},
+                          {"headers", &l.headers},
+                          {"topic", &l.topic}}};
   }
 
  public:
-
   // The Kafka fields with their columns, in the documented order
   // (partition, offset, timestamp, timestamp_type, key, value, headers,
   // topic): the one list that --column, `inspect` and projection walk.
@@ -79,7 +83,7 @@ struct Layout {
 };
 
 struct LayoutOptions {
-  std::optional<std::string> forced;                 // --layout
+  std::optional<std::string> forced;                    // --layout
   std::map<std::string, std::string> column_overrides;  // --column field=path
 };
 

@@ -30,9 +30,9 @@
 
 #include "thaw/common/status.h"
 #include "thaw/iceberg/schema.h"
+#include "thaw/iceberg/table.h"
 #include "thaw/iceberg/table_scan.h"
 #include "thaw/records/layout.h"
-#include "thaw/iceberg/table.h"
 
 namespace thaw::records {
 
@@ -42,7 +42,7 @@ struct ReadOptions;
 // its metrics give.
 struct PlannedFile {
   iceberg::FileScanTask task;
-  int64_t off_lo = INT64_MIN, off_hi = INT64_MAX;  // offset column bounds
+  int64_t off_lo = INT64_MIN, off_hi = INT64_MAX;    // offset column bounds
   int32_t part_lo = INT32_MIN, part_hi = INT32_MAX;  // Kafka partitions it may hold
   // With a source topic selected: the file may also hold rows of other
   // topics (its topic is not pinned by a partition value or equal bounds),
@@ -152,8 +152,7 @@ class ReadPlan {
 class ReadPlanCache {
  public:
   explicit ReadPlanCache(size_t capacity = 16) : capacity_(capacity) {}
-  Result<std::shared_ptr<const ReadPlan>> Get(std::shared_ptr<const iceberg::Table> table,
-                                              const ReadOptions& options);
+  Result<std::shared_ptr<const ReadPlan>> Get(std::shared_ptr<const iceberg::Table> table, const ReadOptions& options);
   size_t size() const;
 
  private:

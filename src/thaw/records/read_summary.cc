@@ -12,8 +12,7 @@ std::string FormatPartitionSet(const std::set<int32_t>& partitions) {
     const int32_t first = *it;
     int32_t last = first;
     ++it;
-    while (it != partitions.end() && static_cast<int64_t>(*it) == static_cast<int64_t>(last) + 1)
-      last = *it++;
+    while (it != partitions.end() && static_cast<int64_t>(*it) == static_cast<int64_t>(last) + 1) last = *it++;
     if (!out.empty()) out += ',';
     out += first == last ? std::to_string(first) : fmt::format("{}-{}", first, last);
   }

@@ -29,8 +29,7 @@ std::string FormatPartitionSet(const std::set<int32_t>& partitions);
 // number of excluded offsets and the canonical --where, as one line of text:
 // "source-topic=T partitions=0,3-5 from-offset=10 to-offset=20 from-time=MS to-time=MS
 // exclude=N offsets where=EXPR"; empty for everything.
-std::string CanonicalRange(const ReadOptions& options, size_t exclusions = 0,
-                           std::string_view where = {});
+std::string CanonicalRange(const ReadOptions& options, size_t exclusions = 0, std::string_view where = {});
 
 // One partition's records, as a read yields them.
 struct PartitionSummary {

@@ -17,7 +17,6 @@
 
 #include "thaw/common/civil_time.h"
 #include "thaw/common/thread_pool.h"
-#include "thaw/storage/object_store.h"
 #include "thaw/iceberg/deletion_vector.h"
 #include "thaw/parquet/arrow_status.h"
 #include "thaw/parquet/parquet_file.h"
@@ -27,6 +26,7 @@
 #include "thaw/records/read_plan.h"
 #include "thaw/records/record_merge.h"
 #include "thaw/records/spill.h"
+#include "thaw/storage/object_store.h"
 
 namespace thaw::records {
 
@@ -1270,8 +1270,7 @@ Status RecordReader::Impl::ReadAhead() {
   }
   // Footers of the next files (after those already planned), in the order
   // they will be read: the rest of this group's, then the next groups'.
-  if (opt.files_ahead == 0 ||
-      (opt.prefetch == ReadOptions::Prefetch::kAuto && !storage::IsObjectStore(*table->io))) {
+  if (opt.files_ahead == 0 || (opt.prefetch == ReadOptions::Prefetch::kAuto && !storage::IsObjectStore(*table->io))) {
     return Status::OK();
   }
   std::vector<size_t> upcoming;

@@ -39,12 +39,12 @@
 
 #include "thaw/common/status.h"
 #include "thaw/iceberg/deletion_vector.h"
+#include "thaw/iceberg/table.h"
 #include "thaw/iceberg/table_scan.h"
 #include "thaw/records/layout.h"
 #include "thaw/records/read_plan.h"
 #include "thaw/records/record.h"
 #include "thaw/records/record_merge.h"
-#include "thaw/iceberg/table.h"
 
 namespace thaw::records {
 
@@ -65,9 +65,9 @@ enum class ReadOrder {
 struct ReadOptions {
   iceberg::SnapshotSelector snapshot;
   std::optional<std::set<int32_t>> partitions;  // none = all
-  std::vector<int32_t> extra_columns;            // top-level field ids to project besides the layout's
-  std::optional<int64_t> from_offset;            // inclusive
-  std::optional<int64_t> to_offset;              // exclusive
+  std::vector<int32_t> extra_columns;           // top-level field ids to project besides the layout's
+  std::optional<int64_t> from_offset;           // inclusive
+  std::optional<int64_t> to_offset;             // exclusive
   // Per-partition first offset (resuming a job): records of partition p
   // below start_offsets[p] are skipped, and planning prunes with it.
   std::map<int32_t, int64_t> start_offsets;
@@ -76,8 +76,8 @@ struct ReadOptions {
   // Only these data files (paths as the manifests name them), with the
   // delete files that apply to them (compaction reads exactly its group).
   std::optional<std::set<std::string>> only_files;
-  std::optional<int64_t> from_time_ms;           // record timestamp >= (inclusive)
-  std::optional<int64_t> to_time_ms;             // record timestamp < (exclusive)
+  std::optional<int64_t> from_time_ms;  // record timestamp >= (inclusive)
+  std::optional<int64_t> to_time_ms;    // record timestamp < (exclusive)
   // Every record wanted has a key starting with this (from --where): data
   // files whose key column bounds rule it out are not planned. Not a
   // filter: records are still checked by the caller.
@@ -125,8 +125,7 @@ struct ReadOptions {
 class RecordReader {
  public:
   // Plans the read (ReadPlan::Make) and reads it.
-  static Result<std::unique_ptr<RecordReader>> Make(std::shared_ptr<const iceberg::Table> table,
-                                                    ReadOptions options);
+  static Result<std::unique_ptr<RecordReader>> Make(std::shared_ptr<const iceberg::Table> table, ReadOptions options);
   // Reads a plan made earlier (shared, e.g. from a ReadPlanCache): the plan's
   // files, narrowed by `options` (partitions, ranges, start offsets; the
   // options' snapshot and layout are the plan's). Files wholly before a

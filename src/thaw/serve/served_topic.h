@@ -56,6 +56,7 @@
 #include <utility>
 #include <vector>
 
+#include "thaw/catalog/catalog.h"
 #include "thaw/common/status.h"
 #include "thaw/kafka/protocol/errors.h"
 #include "thaw/kafka/protocol/record_batch.h"
@@ -63,7 +64,6 @@
 #include "thaw/records/layout.h"
 #include "thaw/records/read_plan.h"
 #include "thaw/serve/batch_cache.h"
-#include "thaw/catalog/catalog.h"
 
 namespace thaw::serve {
 

@@ -8,10 +8,10 @@
 #include <string_view>
 #include <vector>
 
+#include "thaw/catalog/catalog.h"
 #include "thaw/common/status.h"
 #include "thaw/serve/batch_cache.h"
 #include "thaw/serve/served_topic.h"
-#include "thaw/catalog/catalog.h"
 
 namespace thaw::serve {
 

@@ -9,8 +9,8 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
-#include <functional>
 #include <filesystem>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -71,8 +71,8 @@ TEST(InferJsonValueTypeTest, NoObjectIsAnError) {
 }
 
 TEST(JsonValueCodecTest, RefusesTypesItCannotFill) {
-  auto s = iceberg::Schema::FromJson(nlohmann::json::parse(
-      R"({"type":"struct","fields":[{"id":100,"name":"d","required":false,"type":"date"}]})"));
+  auto s = iceberg::Schema::FromJson(
+      nlohmann::json::parse(R"({"type":"struct","fields":[{"id":100,"name":"d","required":false,"type":"date"}]})"));
   ASSERT_TRUE(s.ok());
   auto c = MakeJsonValueCodec(s->root());
   ASSERT_FALSE(c.ok());
@@ -104,13 +104,13 @@ const std::vector<std::pair<std::optional<std::string>, bool>>& Cases() {
       {R"({"id":2,"name":null,"score":-0.25,"tags":[],"addr":null,"ok":false})", false},
       {R"({ "id": 3, "name": "spaced", "score": 2.0, "tags": null, "addr": null, "ok": null })", true},  // whitespace
       {R"({"id":4,"name":"missing fields"})", true},  // the reader writes the absent ones as null
-      {std::nullopt, false},                           // tombstone: both columns null
-      {"not json at all", true},                       // undecodable: raw only
-      {"[1,2]", true},                                 // JSON, not an object
+      {std::nullopt, false},                          // tombstone: both columns null
+      {"not json at all", true},                      // undecodable: raw only
+      {"[1,2]", true},                                // JSON, not an object
       {R"({"id":"five","name":"wrong type","score":1.0,"tags":[],"addr":null,"ok":true})", true},
       {R"({"id":6,"name":"extra","score":1.0,"tags":[],"addr":null,"ok":true,"new":1})", true},
-      {R"({"id":7,"name":"exp","score":1e3,"tags":[],"addr":null,"ok":true})", true},  // re-encodes as 1000.0
-      {R"({"name":"order","id":8,"score":1.0,"tags":[],"addr":null,"ok":true})", true},  // key order differs
+      {R"({"id":7,"name":"exp","score":1e3,"tags":[],"addr":null,"ok":true})", true},        // re-encodes as 1000.0
+      {R"({"name":"order","id":8,"score":1.0,"tags":[],"addr":null,"ok":true})", true},      // key order differs
       {R"({"id":9,"name":"caf\u00e9","score":1.0,"tags":[],"addr":null,"ok":true})", true},  // escape re-encodes as é
       {R"({"id":10,"name":"café \"q\"\n","score":0.001,"tags":["a"],"addr":{"city":null,"zip":1},"ok":true})", false},
   };

@@ -2,10 +2,10 @@
 // same one) and the per-partition summary of a read.
 #include "thaw/records/read_summary.h"
 
+#include <gtest/gtest.h>
+
 #include <cstdint>
 #include <limits>
-
-#include <gtest/gtest.h>
 
 namespace thaw::records {
 namespace {
@@ -55,8 +55,8 @@ Record At(int32_t p, int64_t o, int64_t ts) {
 TEST(ReadSummary, CountsRecordsBoundsAndGapsPerPartitionWhateverTheInterleaving) {
   ReadSummary s;
   // Partitions interleaved, each in offset order (as a reader yields them).
-  for (const auto& r : {At(1, 5, 50), At(0, 0, 9), At(1, 6, 40), At(0, 1, 10), At(0, 4, 7),
-                        At(1, 9, 60), At(0, 5, 11), At(0, 9, 12)}) {
+  for (const auto& r :
+       {At(1, 5, 50), At(0, 0, 9), At(1, 6, 40), At(0, 1, 10), At(0, 4, 7), At(1, 9, 60), At(0, 5, 11), At(0, 9, 12)}) {
     s.Add(r);
   }
   EXPECT_EQ(s.records(), 8);
@@ -78,8 +78,7 @@ TEST(ReadSummary, CountsRecordsBoundsAndGapsPerPartitionWhateverTheInterleaving)
 
 TEST(ReadSummary, KeepsTheFirstGapsAndCountsAll) {
   ReadSummary s;
-  for (int64_t o = 0; o < 2 * static_cast<int64_t>(ReadSummary::kMaxGaps) + 10; ++o)
-    s.Add(At(0, 2 * o, 0));
+  for (int64_t o = 0; o < 2 * static_cast<int64_t>(ReadSummary::kMaxGaps) + 10; ++o) s.Add(At(0, 2 * o, 0));
   const auto& p = s.partitions().at(0);
   EXPECT_EQ(p.gaps.size(), ReadSummary::kMaxGaps);
   EXPECT_EQ(p.gap_count, 2 * static_cast<int64_t>(ReadSummary::kMaxGaps) + 9);

@@ -18,9 +18,9 @@
 #include <tuple>
 #include <vector>
 
+#include "thaw/catalog/catalog.h"
 #include "thaw/records/read_plan.h"
 #include "thaw/records/read_summary.h"
-#include "thaw/catalog/catalog.h"
 
 namespace thaw::records {
 namespace {
@@ -53,8 +53,7 @@ class ReaderFixture : public ::testing::Test {
       fs::remove_all(dir_, ec);
     });
     const fs::path script = fs::path(THAW_SOURCE_DIR) / "tests/unit/records/make_reader_fixture.py";
-    const std::string cmd =
-        std::string("'") + python + "' '" + script.string() + "' '" + dir_.string() + "'";
+    const std::string cmd = std::string("'") + python + "' '" + script.string() + "' '" + dir_.string() + "'";
     FILE* pipe = popen(cmd.c_str(), "r");
     ASSERT_NE(pipe, nullptr);
     std::string out;
@@ -81,8 +80,7 @@ class ReaderFixture : public ::testing::Test {
   }
 
   // Reads everything; `reader` (if given) receives the finished reader.
-  static std::vector<Row> ReadAll(const char* which, ReadOptions opt,
-                                  RecordReader::DecodeStats* stats = nullptr,
+  static std::vector<Row> ReadAll(const char* which, ReadOptions opt, RecordReader::DecodeStats* stats = nullptr,
                                   RecordReader::PrefetchStats* prefetch = nullptr) {
     opt.batch_size = 7;  // batches that end inside clusters and partitions
     auto reader = RecordReader::Make(Load(which), opt);
@@ -99,9 +97,8 @@ class ReaderFixture : public ::testing::Test {
         if (r.key) row.key = std::string(*r.key);
         if (r.value) row.value = std::string(*r.value);
         for (const auto& h : b.HeadersOf(r)) {
-          row.headers.emplace_back(
-              std::string(h.key),
-              h.value ? std::optional<std::string>(std::string(*h.value)) : std::nullopt);
+          row.headers.emplace_back(std::string(h.key),
+                                   h.value ? std::optional<std::string>(std::string(*h.value)) : std::nullopt);
         }
         rows.push_back(std::move(row));
       }
@@ -149,8 +146,7 @@ TEST_F(ReaderFixture, DecodesEachRowGroupOnceHoweverManyPartitionsItHolds) {
   EXPECT_EQ(ByPartition(unpart), ByPartition(part));
   // The partitioned table still reads partition by partition.
   for (size_t i = 1; i < part.size(); ++i) {
-    ASSERT_TRUE(std::tie(part[i - 1].partition, part[i - 1].offset) <
-                std::tie(part[i].partition, part[i].offset));
+    ASSERT_TRUE(std::tie(part[i - 1].partition, part[i - 1].offset) < std::tie(part[i].partition, part[i].offset));
   }
   // Contents: the rows the fixture wrote.
   const auto by_partition = ByPartition(unpart);
@@ -162,8 +158,7 @@ TEST_F(ReaderFixture, DecodesEachRowGroupOnceHoweverManyPartitionsItHolds) {
   EXPECT_EQ(r.key, "k2-17");
   ASSERT_TRUE(r.value.has_value());
   EXPECT_EQ(r.value->substr(0, 14), "p2o17:p2o17:p2");
-  EXPECT_EQ(r.headers,
-            (std::vector<std::pair<std::string, std::optional<std::string>>>{{"h", "2:17"}}));
+  EXPECT_EQ(r.headers, (std::vector<std::pair<std::string, std::optional<std::string>>>{{"h", "2:17"}}));
 }
 
 TEST_F(ReaderFixture, ReadAheadKeepsTheRecordsAndTheirOrderWithinItsBounds) {
@@ -218,13 +213,10 @@ TEST_F(ReaderFixture, PartitionMajorOrderReadsAllOfOnePartitionFirst) {
   auto rows = ReadAll("unpart", opt, &stats);
   ASSERT_EQ(static_cast<int64_t>(rows.size()), info_["records"].get<int64_t>());
   for (size_t i = 1; i < rows.size(); ++i) {
-    ASSERT_TRUE(std::tie(rows[i - 1].partition, rows[i - 1].offset) <
-                std::tie(rows[i].partition, rows[i].offset))
-        << i;
+    ASSERT_TRUE(std::tie(rows[i - 1].partition, rows[i - 1].offset) < std::tie(rows[i].partition, rows[i].offset)) << i;
   }
   // The price of that order: each row group once per partition it holds.
-  EXPECT_EQ(stats.row_groups,
-            info_["row_groups"]["unpart"].get<int64_t>() * info_["partitions"].get<int64_t>());
+  EXPECT_EQ(stats.row_groups, info_["row_groups"]["unpart"].get<int64_t>() * info_["partitions"].get<int64_t>());
   EXPECT_EQ(ByPartition(rows), ByPartition(ReadAll("unpart", {})));
 }
 
@@ -262,8 +254,7 @@ TEST_F(ReaderFixture, MetadataOnlyReadsNoKeysValuesOrHeaders) {
   const int64_t value_bytes = info_["value_bytes"].get<int64_t>();
   EXPECT_GE(full.bytes, value_bytes);
   // Partition, offset, timestamp, timestamp type: ~24 bytes a row.
-  EXPECT_LT(meta.bytes, value_bytes / 20)
-      << "metadata-only read decoded " << meta.bytes << " bytes";
+  EXPECT_LT(meta.bytes, value_bytes / 20) << "metadata-only read decoded " << meta.bytes << " bytes";
 }
 
 TEST_F(ReaderFixture, ClustersTooBigForTheBudgetMergeOnePartitionAtATime) {
@@ -281,8 +272,7 @@ TEST_F(ReaderFixture, ClustersTooBigForTheBudgetMergeOnePartitionAtATime) {
     ASSERT_TRUE(more.ok()) << more.status().ToString();
     if (!*more) break;
     for (const auto& r : b.records)
-      merged.push_back(Row{
-          r.partition, r.offset, r.timestamp_ms, std::string(*r.key), std::string(*r.value), {}});
+      merged.push_back(Row{r.partition, r.offset, r.timestamp_ms, std::string(*r.key), std::string(*r.value), {}});
   }
   EXPECT_GT((*reader)->merge_stats().merged_clusters, 0);
   ExpectOffsetOrderPerPartition(merged);
@@ -306,9 +296,8 @@ TEST_F(ReaderFixture, SummarizeReadsOnlyMetadataAndMatchesTheRecords) {
   EXPECT_EQ(parts.at(2).min_timestamp_ms, 1'700'000'000'000 + 2);
   EXPECT_EQ(parts.at(2).max_timestamp_ms, 1'700'000'000'000 + 2990 + 2);
   // A filter that looks at values: the values are read, the summary follows it.
-  auto big = Summarize(Load("unpart"), {}, [](const RecordBatch&, const Record& r) {
-    return r.value && r.value->substr(0, 3) == "p0o";
-  });
+  auto big = Summarize(Load("unpart"), {},
+                       [](const RecordBatch&, const Record& r) { return r.value && r.value->substr(0, 3) == "p0o"; });
   ASSERT_TRUE(big.ok()) << big.status().ToString();
   EXPECT_EQ(big->summary.records(), 300);
   EXPECT_EQ(big->summary.partitions().count(1), 0u);
@@ -383,9 +372,7 @@ class ReadPlanIndex : public ReaderFixture {
   }
 };
 
-TEST_F(ReadPlanIndex, FindsEveryOffsetAndTimestampInAPartitionedTable) {
-  ExpectIndexFindsEveryRecord("part", true);
-}
+TEST_F(ReadPlanIndex, FindsEveryOffsetAndTimestampInAPartitionedTable) { ExpectIndexFindsEveryRecord("part", true); }
 
 TEST_F(ReadPlanIndex, FindsEveryOffsetAndTimestampWhenRowGroupsHoldAllPartitions) {
   // Row groups overlap by an offset where one offset's rows of the four
@@ -402,15 +389,9 @@ TEST_F(ReadPlanIndex, RowGroupsComeFromTheParquetStatistics) {
   ASSERT_TRUE(rgs.ok());
   std::vector<std::pair<int64_t, int64_t>> ranges;
   for (const auto& r : **rgs) ranges.emplace_back(r.first_offset, r.last_offset);
-  EXPECT_EQ(ranges, (std::vector<std::pair<int64_t, int64_t>>{{0, 42},
-                                                              {43, 82},
-                                                              {83, 99},
-                                                              {100, 139},
-                                                              {140, 179},
-                                                              {180, 199},
-                                                              {200, 239},
-                                                              {240, 279},
-                                                              {280, 299}}));
+  EXPECT_EQ(ranges,
+            (std::vector<std::pair<int64_t, int64_t>>{
+                {0, 42}, {43, 82}, {83, 99}, {100, 139}, {140, 179}, {180, 199}, {200, 239}, {240, 279}, {280, 299}}));
   auto at = plan->Locate(1, 150);
   ASSERT_TRUE(at.ok() && at->has_value());
   EXPECT_EQ((*at)->first_offset, 140);
@@ -444,12 +425,7 @@ TEST_F(ReadPlanIndex, ReadersStartAnywhereAndShareOnePlan) {
         ASSERT_TRUE(more.ok()) << more.status().ToString();
         if (!*more) break;
         for (const auto& r : b.records) {
-          got[i].push_back(Row{r.partition,
-                               r.offset,
-                               r.timestamp_ms,
-                               std::string(*r.key),
-                               std::string(*r.value),
-                               {}});
+          got[i].push_back(Row{r.partition, r.offset, r.timestamp_ms, std::string(*r.key), std::string(*r.value), {}});
         }
       }
       stats[i] = (*reader)->decode_stats();

@@ -6,7 +6,6 @@
 // kValuesPerByte).
 
 #include "thaw/iceberg/avro/avro.h"
-#include "thaw/iceberg/avro/binary.h"
 
 #include <snappy.h>
 #include <zlib.h>
@@ -20,6 +19,8 @@
 #include <nlohmann/json.hpp>
 #include <set>
 #include <utility>
+
+#include "thaw/iceberg/avro/binary.h"
 
 namespace thaw::avro {
 
@@ -99,8 +100,7 @@ bool IsNamed(Type t) { return t == Type::kRecord || t == Type::kEnum || t == Typ
 
 class SchemaParser {
  public:
-  Result<SchemaPtr> Parse(const Json& j, const std::string& ns, const std::string& path,
-                          int depth) {
+  Result<SchemaPtr> Parse(const Json& j, const std::string& ns, const std::string& path, int depth) {
     if (depth > kMaxSchemaDepth) {
       return Error(path, fmt::format("nested deeper than {} levels", kMaxSchemaDepth));
     }
@@ -134,16 +134,13 @@ class SchemaParser {
     return Status::Corrupt("invalid Avro schema at {}: {}", path, msg);
   }
 
-  static Result<std::optional<int32_t>> ReadId(const Json& j, const char* key,
-                                               const std::string& path) {
+  static Result<std::optional<int32_t>> ReadId(const Json& j, const char* key, const std::string& path) {
     auto it = j.find(key);
     if (it == j.end() || it->is_null()) return std::optional<int32_t>();
     if (!it->is_number_integer()) {
       return Error(path, fmt::format("\"{}\" must be an integer", key));
     }
-    int64_t id = it->is_number_unsigned() && it->get<uint64_t>() > uint64_t{INT64_MAX}
-                     ? INT64_MAX
-                     : it->get<int64_t>();
+    int64_t id = it->is_number_unsigned() && it->get<uint64_t>() > uint64_t{INT64_MAX} ? INT64_MAX : it->get<int64_t>();
     if (id < std::numeric_limits<int32_t>::min() || id > std::numeric_limits<int32_t>::max()) {
       return Error(path, fmt::format("\"{}\" {} is out of range", key, id));
     }
@@ -174,8 +171,7 @@ class SchemaParser {
     return Status::OK();
   }
 
-  Result<std::string> FullName(const Json& j, const std::string& ns, const std::string& path,
-                               std::string* type_ns) {
+  Result<std::string> FullName(const Json& j, const std::string& ns, const std::string& path, std::string* type_ns) {
     ASSIGN_OR_RAISE(std::string name, ReadString(j, "name", path));
     if (name.empty()) return Error(path, "empty \"name\"");
     std::string full;
@@ -199,8 +195,7 @@ class SchemaParser {
     return full;
   }
 
-  Result<SchemaPtr> ParseName(const std::string& name, const std::string& ns,
-                              const std::string& path) {
+  Result<SchemaPtr> ParseName(const std::string& name, const std::string& ns, const std::string& path) {
     if (auto prim = PrimitiveType(name)) {
       auto s = std::make_shared<Schema>();
       s->type = *prim;
@@ -215,15 +210,13 @@ class SchemaParser {
       if (c.empty()) continue;
       if (auto it = named_.find(c); it != named_.end()) return it->second;
       if (defining_.count(c)) {
-        return Status::Unsupported(
-            "invalid Avro schema at {}: recursive type '{}' is not supported", path, c);
+        return Status::Unsupported("invalid Avro schema at {}: recursive type '{}' is not supported", path, c);
       }
     }
     return Error(path, fmt::format("unknown type '{}'", name));
   }
 
-  Result<SchemaPtr> ParseUnion(const Json& j, const std::string& ns, const std::string& path,
-                               int depth) {
+  Result<SchemaPtr> ParseUnion(const Json& j, const std::string& ns, const std::string& path, int depth) {
     auto s = std::make_shared<Schema>();
     s->type = Type::kUnion;
     s->branches.reserve(j.size());
@@ -232,8 +225,7 @@ class SchemaParser {
       ASSIGN_OR_RAISE(SchemaPtr branch, Parse(j[i], ns, sub, depth + 1));
       if (branch->type == Type::kUnion) return Error(sub, "a union cannot contain a union");
       for (const SchemaPtr& other : s->branches) {
-        bool same =
-            other->type == branch->type && (!IsNamed(branch->type) || other->name == branch->name);
+        bool same = other->type == branch->type && (!IsNamed(branch->type) || other->name == branch->name);
         if (same) {
           return Error(sub, fmt::format("duplicate {} branch in union", TypeName(branch->type)));
         }
@@ -244,8 +236,7 @@ class SchemaParser {
     return SchemaPtr(std::move(s));
   }
 
-  Result<SchemaPtr> ParseRecord(const Json& j, const std::string& ns, const std::string& path,
-                                int depth) {
+  Result<SchemaPtr> ParseRecord(const Json& j, const std::string& ns, const std::string& path, int depth) {
     auto s = std::make_shared<Schema>();
     s->type = Type::kRecord;
     std::string type_ns;
@@ -310,9 +301,8 @@ class SchemaParser {
     if (size == j.end() || !size->is_number_integer()) {
       return Error(path, fmt::format("fixed '{}' needs an integer \"size\"", s->name));
     }
-    if (size->is_number_unsigned()
-            ? size->get<uint64_t>() > uint64_t{INT32_MAX}
-            : (size->get<int64_t>() < 0 || size->get<int64_t>() > INT32_MAX)) {
+    if (size->is_number_unsigned() ? size->get<uint64_t>() > uint64_t{INT32_MAX}
+                                   : (size->get<int64_t>() < 0 || size->get<int64_t>() > INT32_MAX)) {
       return Error(path, fmt::format("fixed '{}' has invalid size {}", s->name, size->dump()));
     }
     s->fixed_size = static_cast<int32_t>(size->get<int64_t>());
@@ -320,8 +310,7 @@ class SchemaParser {
     return SchemaPtr(std::move(s));
   }
 
-  Result<SchemaPtr> ParseArray(const Json& j, const std::string& ns, const std::string& path,
-                               int depth) {
+  Result<SchemaPtr> ParseArray(const Json& j, const std::string& ns, const std::string& path, int depth) {
     auto s = std::make_shared<Schema>();
     s->type = Type::kArray;
     RETURN_NOT_OK(ReadCommon(j, s.get(), path, {"type", "items"}));
@@ -341,8 +330,7 @@ class SchemaParser {
     return SchemaPtr(std::move(s));
   }
 
-  Result<SchemaPtr> ParseMap(const Json& j, const std::string& ns, const std::string& path,
-                             int depth) {
+  Result<SchemaPtr> ParseMap(const Json& j, const std::string& ns, const std::string& path, int depth) {
     auto s = std::make_shared<Schema>();
     s->type = Type::kMap;
     RETURN_NOT_OK(ReadCommon(j, s.get(), path, {"type", "values"}));
@@ -410,8 +398,8 @@ class SchemaWriter {
           jf["name"] = f.name;
           jf["type"] = f.schema ? Write(*f.schema, child_ns) : OrderedJson("null");
           // Optional fields default to null, as Iceberg's Java writer emits.
-          if (f.schema && f.schema->type == Type::kUnion && !f.schema->branches.empty() &&
-              f.schema->branches[0] && f.schema->branches[0]->type == Type::kNull) {
+          if (f.schema && f.schema->type == Type::kUnion && !f.schema->branches.empty() && f.schema->branches[0] &&
+              f.schema->branches[0]->type == Type::kNull) {
             jf["default"] = nullptr;
           }
           if (f.field_id) jf["field-id"] = *f.field_id;
@@ -464,29 +452,37 @@ class DatumReader {
   // it decoded before this datum.
   DatumReader(Decoder* in, const SchemaPtr& root, int64_t* values_created, int64_t bytes_before,
               const std::vector<int32_t>* skip_ids = nullptr)
-      : in_(*in), root_(root), values_created_(*values_created), bytes_before_(bytes_before),
-        skip_ids_(skip_ids) {}
+      : in_(*in), root_(root), values_created_(*values_created), bytes_before_(bytes_before), skip_ids_(skip_ids) {}
 
   // Decodes past a value without materialising it (projection). Same
   // bounds as Read: counts are checked and every value counts against the
   // allowance.
   Status Skip(const Schema& s) {
     if (Allowance() <= 0) {
-      return Status::Corrupt(
-          "{} values decoded from only {} bytes (zero-length values repeated beyond the limit)",
-          values_created_, bytes_before_ + static_cast<int64_t>(in_.pos()));
+      return Status::Corrupt("{} values decoded from only {} bytes (zero-length values repeated beyond the limit)",
+                             values_created_, bytes_before_ + static_cast<int64_t>(in_.pos()));
     }
     ++values_created_;
     std::string_view raw;
     int64_t n = 0;
     switch (s.type) {
-      case Type::kNull: return Status::OK();
-      case Type::kBoolean: return in_.ReadRaw(1, &raw);
-      case Type::kInt: case Type::kLong: case Type::kEnum: return in_.ReadLong(&n);
-      case Type::kFloat: return in_.ReadRaw(4, &raw);
-      case Type::kDouble: return in_.ReadRaw(8, &raw);
-      case Type::kBytes: case Type::kString: return in_.ReadBytes(&raw);
-      case Type::kFixed: return in_.ReadRaw(static_cast<size_t>(s.fixed_size), &raw);
+      case Type::kNull:
+        return Status::OK();
+      case Type::kBoolean:
+        return in_.ReadRaw(1, &raw);
+      case Type::kInt:
+      case Type::kLong:
+      case Type::kEnum:
+        return in_.ReadLong(&n);
+      case Type::kFloat:
+        return in_.ReadRaw(4, &raw);
+      case Type::kDouble:
+        return in_.ReadRaw(8, &raw);
+      case Type::kBytes:
+      case Type::kString:
+        return in_.ReadBytes(&raw);
+      case Type::kFixed:
+        return in_.ReadRaw(static_cast<size_t>(s.fixed_size), &raw);
       case Type::kRecord:
         for (const auto& f : s.fields) RETURN_NOT_OK(Skip(*f.schema));
         return Status::OK();
@@ -494,21 +490,20 @@ class DatumReader {
         size_t start = in_.pos();
         RETURN_NOT_OK(in_.ReadLong(&n));
         if (n < 0 || static_cast<uint64_t>(n) >= s.branches.size()) {
-          return Status::Corrupt("union branch {} out of range (union has {}) at byte {}", n,
-                                 s.branches.size(), start);
+          return Status::Corrupt("union branch {} out of range (union has {}) at byte {}", n, s.branches.size(), start);
         }
         return Skip(*s.branches[static_cast<size_t>(n)]);
       }
-      case Type::kArray: case Type::kMap:
+      case Type::kArray:
+      case Type::kMap:
         for (;;) {
           size_t start = in_.pos();
           int64_t count;
           RETURN_NOT_OK(in_.ReadBlockCount(&count));
           if (count == 0) return Status::OK();
           if (static_cast<uint64_t>(count) > in_.remaining() && count > Allowance()) {
-            return Status::Corrupt(
-                "{} count {} at byte {} exceeds the {} bytes remaining (file truncated or corrupt)",
-                s.type == Type::kArray ? "array" : "map", count, start, in_.remaining());
+            return Status::Corrupt("{} count {} at byte {} exceeds the {} bytes remaining (file truncated or corrupt)",
+                                   s.type == Type::kArray ? "array" : "map", count, start, in_.remaining());
           }
           for (int64_t i = 0; i < count; ++i) {
             if (s.type == Type::kMap) RETURN_NOT_OK(in_.ReadBytes(&raw, "map key"));
@@ -521,9 +516,8 @@ class DatumReader {
 
   Status Read(const Schema& s, Value* v) {
     if (Allowance() <= 0) {
-      return Status::Corrupt(
-          "{} values decoded from only {} bytes (zero-length values repeated beyond the limit)",
-          values_created_, bytes_before_ + static_cast<int64_t>(in_.pos()));
+      return Status::Corrupt("{} values decoded from only {} bytes (zero-length values repeated beyond the limit)",
+                             values_created_, bytes_before_ + static_cast<int64_t>(in_.pos()));
     }
     ++values_created_;
     v->type = s.type;
@@ -535,8 +529,8 @@ class DatumReader {
         std::string_view raw;
         RETURN_NOT_OK(in_.ReadRaw(1, &raw));
         if (raw[0] != 0 && raw[0] != 1) {
-          return Status::Corrupt("invalid boolean byte {} at byte {}",
-                                 static_cast<int>(static_cast<uint8_t>(raw[0])), in_.pos() - 1);
+          return Status::Corrupt("invalid boolean byte {} at byte {}", static_cast<int>(static_cast<uint8_t>(raw[0])),
+                                 in_.pos() - 1);
         }
         v->boolean = raw[0] == 1;
         return Status::OK();
@@ -570,8 +564,7 @@ class DatumReader {
         size_t start = in_.pos();
         RETURN_NOT_OK(in_.ReadLong(&v->integer));
         if (v->integer < 0 || static_cast<uint64_t>(v->integer) >= s.symbols.size()) {
-          return Status::Corrupt("enum index {} out of range for '{}' at byte {}", v->integer,
-                                 s.name, start);
+          return Status::Corrupt("enum index {} out of range for '{}' at byte {}", v->integer, s.name, start);
         }
         return Status::OK();
       }
@@ -598,8 +591,8 @@ class DatumReader {
         int64_t index;
         RETURN_NOT_OK(in_.ReadLong(&index));
         if (index < 0 || static_cast<uint64_t>(index) >= s.branches.size()) {
-          return Status::Corrupt("union branch {} out of range (union has {}) at byte {}", index,
-                                 s.branches.size(), start);
+          return Status::Corrupt("union branch {} out of range (union has {}) at byte {}", index, s.branches.size(),
+                                 start);
         }
         return Read(*s.branches[static_cast<size_t>(index)], v);
       }
@@ -608,9 +601,7 @@ class DatumReader {
   }
 
  private:
-  int64_t Allowance() const {
-    return ValueAllowance(values_created_, bytes_before_ + static_cast<int64_t>(in_.pos()));
-  }
+  int64_t Allowance() const { return ValueAllowance(values_created_, bytes_before_ + static_cast<int64_t>(in_.pos())); }
 
   Status ReadArray(const Schema& s, Value* v) {
     const Schema& item = *s.items;
@@ -626,9 +617,8 @@ class DatumReader {
       // Items of at least one byte must fit the remaining bytes; zero-byte
       // items must fit the value allowance. Fail early if neither holds.
       if (static_cast<uint64_t>(count) > in_.remaining() && count > Allowance()) {
-        return Status::Corrupt(
-            "array count {} at byte {} exceeds the {} bytes remaining (file truncated or corrupt)",
-            count, start, in_.remaining());
+        return Status::Corrupt("array count {} at byte {} exceeds the {} bytes remaining (file truncated or corrupt)",
+                               count, start, in_.remaining());
       }
       size_t n = static_cast<size_t>(count);
       // Reserve for the first block only: later blocks grow geometrically,
@@ -656,9 +646,8 @@ class DatumReader {
       }
       // Every entry has at least a one-byte key length.
       if (static_cast<uint64_t>(count) > in_.remaining()) {
-        return Status::Corrupt(
-            "map count {} at byte {} exceeds the {} bytes remaining (file truncated or corrupt)",
-            count, start, in_.remaining());
+        return Status::Corrupt("map count {} at byte {} exceeds the {} bytes remaining (file truncated or corrupt)",
+                               count, start, in_.remaining());
       }
       size_t n = static_cast<size_t>(count);
       if (used == 0 && v->items.capacity() < n) {
@@ -717,8 +706,7 @@ bool MatchesLoosely(const Schema& s, const Value& v) {
     case Type::kString:
       return IsBlob(v.type) || v.type == Type::kFixed;
     case Type::kFixed:
-      return (IsBlob(v.type) || v.type == Type::kFixed) &&
-             v.bytes.size() == static_cast<size_t>(s.fixed_size);
+      return (IsBlob(v.type) || v.type == Type::kFixed) && v.bytes.size() == static_cast<size_t>(s.fixed_size);
     case Type::kEnum:
       return v.type == Type::kString || v.type == Type::kEnum;
     default:
@@ -741,8 +729,7 @@ Status Encode(const Schema& s, const Value& v, std::string* out) {
       return Status::OK();
     case Type::kInt:
       if (!IsInteger(v.type)) return Mismatch(s, v);
-      if (v.integer < std::numeric_limits<int32_t>::min() ||
-          v.integer > std::numeric_limits<int32_t>::max()) {
+      if (v.integer < std::numeric_limits<int32_t>::min() || v.integer > std::numeric_limits<int32_t>::max()) {
         return Status::Invalid("value {} does not fit an Avro int", v.integer);
       }
       WriteLong(v.integer, out);
@@ -777,8 +764,7 @@ Status Encode(const Schema& s, const Value& v, std::string* out) {
     case Type::kFixed:
       if (!IsBlob(v.type) && v.type != Type::kFixed) return Mismatch(s, v);
       if (v.bytes.size() != static_cast<size_t>(s.fixed_size)) {
-        return Status::Invalid("fixed '{}' needs {} bytes, got {}", s.name, s.fixed_size,
-                               v.bytes.size());
+        return Status::Invalid("fixed '{}' needs {} bytes, got {}", s.name, s.fixed_size, v.bytes.size());
       }
       out->append(v.bytes);
       return Status::OK();
@@ -828,8 +814,7 @@ Status Encode(const Schema& s, const Value& v, std::string* out) {
     case Type::kRecord:
       if (v.type != Type::kRecord) return Mismatch(s, v);
       if (v.items.size() != s.fields.size()) {
-        return Status::Invalid("record '{}' has {} fields, value has {}", s.name, s.fields.size(),
-                               v.items.size());
+        return Status::Invalid("record '{}' has {} fields, value has {}", s.name, s.fields.size(), v.items.size());
       }
       for (size_t i = 0; i < s.fields.size(); ++i) {
         Status st = Encode(*s.fields[i].schema, v.items[i], out);
@@ -901,8 +886,7 @@ Status Inflate(std::string_view in, std::string* out) {
         inflateEnd(&zs);
         return Status::Corrupt("deflate block expands beyond {} bytes", kMaxBlockBytes);
       }
-      out->resize(
-          std::min(kMaxBlockBytes, std::max<size_t>(out->size() * 2, in.size() * 4 + 1024)));
+      out->resize(std::min(kMaxBlockBytes, std::max<size_t>(out->size() * 2, in.size() * 4 + 1024)));
     }
     zs.next_out = reinterpret_cast<Bytef*>(out->data() + produced);
     zs.avail_out = static_cast<uInt>(std::min<size_t>(out->size() - produced, 1u << 30));
@@ -969,8 +953,7 @@ Status SnappyUncompress(std::string_view in, std::string* out) {
     return Status::Corrupt("invalid snappy data");
   }
   const auto* c = reinterpret_cast<const uint8_t*>(in.data() + body.size());
-  uint32_t expected =
-      (uint32_t{c[0]} << 24) | (uint32_t{c[1]} << 16) | (uint32_t{c[2]} << 8) | c[3];
+  uint32_t expected = (uint32_t{c[0]} << 24) | (uint32_t{c[1]} << 16) | (uint32_t{c[2]} << 8) | c[3];
   if (Crc32(*out) != expected) return Status::Corrupt("snappy block fails its CRC32 check");
   return Status::OK();
 }
@@ -1025,8 +1008,7 @@ Status ZstdUncompress(std::string_view in, std::string* out) {
       return Status::Corrupt("invalid zstandard data: {}", ZSTD_getErrorName(pending));
     }
     produced += output.pos;
-    if (pending != 0 && input.pos == input.size && output.pos == 0 && in_before == input.pos &&
-        output.size > 0) {
+    if (pending != 0 && input.pos == input.size && output.pos == 0 && in_before == input.pos && output.size > 0) {
       return Status::Corrupt("zstandard data is truncated");
     }
   }
@@ -1217,8 +1199,8 @@ Result<std::unique_ptr<OcfReader>> OcfReader::Open(std::string data, std::string
   const std::string& bytes = r->data_;
 
   if (bytes.size() < kMagic.size() || std::string_view(bytes).substr(0, 4) != kMagic) {
-    return r->Fail(Status::Corrupt("not an Avro file (magic {}, expected 4f626a01)",
-                                   Hex(std::string_view(bytes).substr(0, 4))));
+    return r->Fail(
+        Status::Corrupt("not an Avro file (magic {}, expected 4f626a01)", Hex(std::string_view(bytes).substr(0, 4))));
   }
   Decoder in(std::string_view(bytes).substr(4), 4);
   // Header metadata: an Avro map<bytes>, possibly in several blocks.
@@ -1279,16 +1261,14 @@ Status OcfReader::LoadBlock() {
   if (st.ok() && size < 0) st = Status::Corrupt("negative block size {}", size);
   if (!st.ok()) return Fail(st.WithContext(fmt::format("block {}", block_index_)));
   if (static_cast<uint64_t>(size) > in.remaining()) {
-    return Fail(Status::Corrupt(
-        "block {} at byte {} declares {} bytes but only {} remain (file truncated or corrupt)",
-        block_index_, pos_, size, in.remaining()));
+    return Fail(Status::Corrupt("block {} at byte {} declares {} bytes but only {} remain (file truncated or corrupt)",
+                                block_index_, pos_, size, in.remaining()));
   }
   std::string_view raw, sync;
   st = in.ReadRaw(static_cast<size_t>(size), &raw);
   if (st.ok()) st = in.ReadRaw(kSyncSize, &sync);
   if (!st.ok() || sync != sync_) {
-    return Fail(Status::Corrupt("bad sync marker after block {} (file truncated or corrupt)",
-                                block_index_));
+    return Fail(Status::Corrupt("bad sync marker after block {} (file truncated or corrupt)", block_index_));
   }
   pos_ += in.pos();
 
@@ -1312,16 +1292,14 @@ Status OcfReader::LoadBlock() {
 
   // As for arrays: objects of at least one byte must fit the block, and
   // zero-byte ones the value allowance.
-  if (static_cast<uint64_t>(count) > block_view_.size() &&
-      count > ValueAllowance(values_created_, bytes_decoded_)) {
-    return Fail(Status::Corrupt("block {} claims {} objects but holds only {} bytes", block_index_,
-                                count, block_view_.size()));
+  if (static_cast<uint64_t>(count) > block_view_.size() && count > ValueAllowance(values_created_, bytes_decoded_)) {
+    return Fail(
+        Status::Corrupt("block {} claims {} objects but holds only {} bytes", block_index_, count, block_view_.size()));
   }
   block_objects_ = count;
   block_remaining_ = count;
   if (count == 0 && !block_view_.empty()) {
-    return Fail(
-        Status::Corrupt("block {} has no objects but {} bytes", block_index_, block_view_.size()));
+    return Fail(Status::Corrupt("block {} has no objects but {} bytes", block_index_, block_view_.size()));
   }
   return Status::OK();
 }
@@ -1337,8 +1315,7 @@ Result<bool> OcfReader::Next(Value* out) {
   DatumReader reader(&in, schema_, &values_created_, bytes_decoded_, skip_ids_.empty() ? nullptr : &skip_ids_);
   Status st = reader.Read(*schema_, out);
   if (!st.ok()) {
-    return Fail(st.WithContext(
-        fmt::format("block {} object {}", block_index_, block_objects_ - block_remaining_)));
+    return Fail(st.WithContext(fmt::format("block {} object {}", block_index_, block_objects_ - block_remaining_)));
   }
   out->schema_owner = schema_;
   block_pos_ += in.pos();
@@ -1371,8 +1348,7 @@ Result<std::vector<Value>> OcfReader::ReadAll() {
 
 OcfWriter::~OcfWriter() = default;
 
-Result<std::unique_ptr<OcfWriter>> OcfWriter::Make(SchemaPtr schema,
-                                                   std::map<std::string, std::string> metadata,
+Result<std::unique_ptr<OcfWriter>> OcfWriter::Make(SchemaPtr schema, std::map<std::string, std::string> metadata,
                                                    Codec codec) {
   if (!schema) return Status::Invalid("OcfWriter: null schema");
   std::set<const Schema*> seen;
