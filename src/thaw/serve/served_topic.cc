@@ -4,6 +4,7 @@
 #include <atomic>
 #include <limits>
 
+#include "thaw/records/avro_value.h"
 #include "thaw/records/record_reader.h"
 #include "thaw/serve/segment_reader.h"
 #include "thaw/serve/topic_registry.h"
@@ -78,6 +79,11 @@ std::string LayoutSignature(const records::Layout& l) {
   }
   s += l.value_json_unwrap ? "|unwrap" : "|wrap";
   for (const auto& [id, text] : l.value_json_defaults) s += fmt::format("|d{}={}", id, text);
+  // Row tables of Avro values re-encode the struct as the datum (and its framing).
+  if (l.value_avro) {
+    s += fmt::format("|avro{}|{}", l.value_avro_schema_id ? std::to_string(*l.value_avro_schema_id) : std::string("-"),
+                     l.value_avro->schema_json());
+  }
   return s;
 }
 
