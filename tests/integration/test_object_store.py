@@ -141,7 +141,8 @@ def test_missing_objects_are_named(thaw_bin, s3_store, tables):
 
 
 def test_requests_per_data_file(thaw_bin, s3_store, tables):
-    """Counted by the server: HEAD + footer + column chunks per data file, and each metadata file read once."""
+    """Counted by the server: HEAD + footer + column chunks per data file, each metadata file read once, and each
+    manifest in one GET."""
     _, remote, records, _ = tables
     env = aws_env(s3_store.endpoint, s3_store.access_key, s3_store.secret_key)
     log = s3_store.log
@@ -170,6 +171,9 @@ def test_requests_per_data_file(thaw_bin, s3_store, tables):
         assert 1 <= methods.count("GET") <= 3, (key, methods)
     for key, methods in meta.items():
         assert methods.count("GET") == 1, (key, methods)  # manifests and metadata cached after the first read
+        # A manifest's length is in the manifest list: read with no HEAD for its size (as Iceberg Java does).
+        if not key.rsplit("/", 1)[-1].startswith("snap-") and key.endswith(".avro"):
+            assert methods == ["GET"], (key, methods)
 
 
 class AuthS3Store(lakehouse.S3Store):

@@ -303,7 +303,7 @@ Result<std::vector<ManifestFile>> ReadManifestList(storage::FileIO& io, const Ta
 Result<std::vector<ManifestEntry>> ReadManifest(storage::FileIO& io, const TableMetadata& md,
                                                 const ManifestFile& manifest, const std::vector<int32_t>* metric_ids) {
   const std::string source = "manifest " + manifest.path;
-  auto data = io.ReadAll(manifest.path);
+  auto data = manifest.length > 0 ? io.ReadAllWithLength(manifest.path, manifest.length) : io.ReadAll(manifest.path);
   if (!data.ok()) return data.status();
   ASSIGN_OR_RAISE(auto reader, avro::OcfReader::Open(std::move(*data), source));
   // Planning prunes by bounds only: column_sizes, value_counts,

@@ -18,6 +18,10 @@ Result<std::string> FileIO::ReadAll(const std::string& location) {
   return data;
 }
 
+Result<std::string> FileIO::ReadAllWithLength(const std::string& location, int64_t /*length*/) {
+  return ReadAll(location);
+}
+
 Result<std::unique_ptr<OutputFile>> FileIO::Create(const std::string& location) {
   return Status::Unsupported("{}: this storage does not support writing files", location);
 }

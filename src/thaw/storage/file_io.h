@@ -71,6 +71,10 @@ class FileIO {
   virtual Result<std::unique_ptr<RandomAccessFile>> Open(const std::string& location) = 0;
   // Whole-file read, for metadata, manifests and delete files.
   virtual Result<std::string> ReadAll(const std::string& location);
+  // The same for a file whose length its writer recorded (a manifest list's
+  // manifest_length): an object store can then read it with no request for
+  // its size. A wrong length costs requests, never bytes. Default: ReadAll.
+  virtual Result<std::string> ReadAllWithLength(const std::string& location, int64_t length);
   virtual Result<bool> Exists(const std::string& location) = 0;
   // A new file at `location`, replacing any file there when closed.
   virtual Result<std::unique_ptr<OutputFile>> Create(const std::string& location);

@@ -455,13 +455,29 @@ Result<std::unique_ptr<RandomAccessFile>> ArrowFileIO::Open(const std::string& l
   return std::unique_ptr<RandomAccessFile>(new ArrowBackedFile(std::move(f), *size, location, this));
 }
 
-Result<std::string> ArrowFileIO::ReadAll(const std::string& location) {
+Result<std::string> ArrowFileIO::ReadAll(const std::string& location) { return ReadWhole(location, -1); }
+
+Result<std::string> ArrowFileIO::ReadAllWithLength(const std::string& location, int64_t length) {
+  return ReadWhole(location, length);
+}
+
+Result<std::string> ArrowFileIO::ReadWhole(const std::string& location, int64_t length) {
   const bool cacheable = Cacheable(location);
   const std::string key = fmt::format("{}\x1f{}", id_, location);
   if (cacheable) {
     if (auto hit = ReadAllCache().Get(key)) return **hit;
   }
-  ASSIGN_OR_RAISE(auto f, OpenArrowFile(location));
+  // Arrow's files need their size: a HEAD request, unless the writer recorded
+  // it (a manifest's length in the manifest list). Metadata files, manifest
+  // lists and manifests are read one after the other before the first data
+  // byte, so each request saved is a round trip off the critical path. Iceberg
+  // Java trusts the recorded length the same way (newInputFile(path, length)).
+  std::shared_ptr<arrow::io::RandomAccessFile> f;
+  if (length >= 0) {
+    ASSIGN_OR_RAISE(f, OpenArrowFile(location, length));
+  } else {
+    ASSIGN_OR_RAISE(f, OpenArrowFile(location));
+  }
   auto size = f->GetSize();
   if (!size.ok()) return ErrorStatus(size.status(), location, "size");
   auto data = std::make_shared<std::string>(static_cast<size_t>(*size), '\0');

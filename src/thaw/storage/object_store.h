@@ -34,6 +34,8 @@ class ArrowFileIO : public FileIO {
   // Small immutable files (metadata, manifest lists, manifests, delete files) are
   // cached per process (64 MiB LRU), so a second read costs no request.
   Result<std::string> ReadAll(const std::string& location) override;
+  // One GET, no HEAD: the length is trusted, as Iceberg Java's FileIO does.
+  Result<std::string> ReadAllWithLength(const std::string& location, int64_t length) override;
   Result<bool> Exists(const std::string& location) override;
   // An output stream (multipart upload for large objects); the object appears on Close().
   Result<std::unique_ptr<OutputFile>> Create(const std::string& location) override;
@@ -61,6 +63,7 @@ class ArrowFileIO : public FileIO {
  private:
   ArrowFileIO() = default;
   Result<std::string> PathOf(const std::string& location) const;
+  Result<std::string> ReadWhole(const std::string& location, int64_t length);
 
   StoreKind kind_ = StoreKind::kS3;
   std::string account_;  // ADLS
