@@ -3,14 +3,21 @@
 The same table (OBJSTORE_BENCH_RECORDS records x 1 KiB incompressible values, 4 Kafka partitions, partitioned
 by kafka_partition, 20,000-row row groups; ~310 MB of Parquet in 4 data files by default), written by pyiceberg
 with the same rows in the same order into a local warehouse (SQLite catalog, file://) and into each S3-compatible
-store on loopback (SQLite catalog, s3://): moto's server (the test suite's store: one Python process) and
-s3proxy 2.6.0 (Java, jclouds' filesystem backend: objects are files in a directory; scripts/deps/
-install-s3proxy.sh). Each run measures, for every source:
+store on loopback (SQLite catalog, s3://):
+
+  gofakes3   gofakes3 v1.2.0 (Go, in-memory backend; scripts/deps/install-gofakes3.sh): answers a range GET
+             with one write of the object's bytes, the cheapest store per byte of the three
+  s3proxy    s3proxy 2.6.0 (Java, jclouds' filesystem backend: objects are files in a directory;
+             scripts/deps/install-s3proxy.sh)
+  moto       moto's server (the test suite's store: one Python process)
+
+Each run measures, for every source:
 
   local                the local warehouse
-  STORE                the store directly (no proxy): the store's own ceiling on this machine
-  STORE+proxy          behind tests/integration/fault_proxy.py with no injected latency: + the proxy's own cost
-  STORE+proxy+20ms     behind the proxy adding 20 ms to every request (the issue's target case: >= 0.8x local)
+  STORE                the store directly (no relay): the store's own ceiling on this machine
+  STORE+relay          behind bench/latency_relay.py with no injected latency: + the relay's own cost (a second
+                       loopback hop; the relay splices response bytes, never copying them into Python)
+  STORE+relay+20ms     behind the relay adding 20 ms to every request (the issue's target case: >= 0.8x local)
 
 two operations:
 
@@ -21,8 +28,15 @@ two operations:
              one short line printed per record (the lines are counted); MB/s = the replay's record bytes over
              the process's wall time
 
-and, through the proxy, the HTTP requests per data file (HEAD/GET on each data file's object), the CPU seconds
-of thaw, of the store's process and of this process (which runs the proxy's threads), and the load average.
+and, through the relay, the HTTP requests per data file (HEAD/GET on each data file's object), the CPU seconds
+of thaw, of the store's process and of this process (which runs the relay's threads), and the load average.
+
+Placement (--placement): "shared" runs everything on all cores, as the processes fall. "split" pins thaw to
+CPU 0 and the store, the relay (this process) and the broker's clients to CPU 1, for every source, local
+included: a store on another machine, simulated on one 2-core machine. On 2 cores a full read is CPU-bound in
+thaw locally, so in "shared" every CPU second the store and the relay spend is taken from thaw's decoding; the
+ratio then measures the store as much as thaw. "split" charges thaw only what a client of a remote store pays
+(its own HTTP and TCP receive work).
 
 Thaw reads the S3 copies with `--catalog sqlite:///… --catalog-property s3.endpoint=… (keys, region,
 path-style)`: the SQL catalog with S3 storage, so no REST catalog is involved in the figures.
@@ -47,8 +61,9 @@ import pyarrow as pa
 from pyarrow import fs as pafs
 
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "tests" / "integration"))
-from fault_proxy import FaultProxy  # noqa: E402
+sys.path.insert(0, str(REPO / "tests" / "integration"))   # fixtures (the table's schema)
+sys.path.insert(0, str(REPO / "bench"))
+from latency_relay import LatencyRelay  # noqa: E402
 
 PARTS = 4
 CHUNK = 25_000        # rows per partition per append (one append => one data file per partition)
@@ -57,10 +72,15 @@ VALUE = 1024
 ACCESS_KEY, SECRET_KEY, REGION, BUCKET = "bench", "bench-secret", "us-east-1", "bench"
 # The AWS SDK (in pyarrow's and thaw's Arrow) sends flexible checksums by default: uploads signed as aws-chunked
 # with a CRC trailer, which s3proxy 2.6.0 refuses (400 XAmzContentSHA256Mismatch), and GETs asking for checksum
-# validation (x-amz-checksum-mode), which it answers with 501 NotImplemented. For s3proxy only: checksums where
-# the operation requires them (the SDK's documented switches; real S3, MinIO and moto need neither).
+# validation (x-amz-checksum-mode), which it answers with 501 NotImplemented; gofakes3 v1.2.0 refuses the chunked
+# uploads (411 MissingContentLength). For s3proxy and gofakes3: checksums where the operation requires them (the
+# SDK's documented switches; real S3, MinIO and moto need neither).
 SDK_CHECKSUMS_WHEN_REQUIRED = {"AWS_REQUEST_CHECKSUM_CALCULATION": "WHEN_REQUIRED",
                                "AWS_RESPONSE_CHECKSUM_VALIDATION": "WHEN_REQUIRED"}
+
+
+STORE_LABELS = {"gofakes3": "gofakes3 v1.2.0 (in memory)", "s3proxy": "s3proxy 2.6.0 (filesystem backend)",
+                "moto": "moto (server mode)"}
 
 
 def log(*a):
@@ -137,6 +157,30 @@ def start_moto(logdir: Path):
         proc.kill()
         proc.wait()
     raise SystemExit("moto_server did not start; see " + str(logdir / "moto.log"))
+
+
+def start_gofakes3(exe: Path, logdir: Path):
+    """gofakes3 (Go, in-memory backend) with the bench's bucket, on a free loopback port."""
+    for _ in range(10):
+        port = free_port()
+        proc = subprocess.Popen([str(exe), "-backend", "memory", "-initialbucket", BUCKET, "-host",
+                                 f"127.0.0.1:{port}", "-quiet"],
+                                stdout=subprocess.DEVNULL, stderr=open(logdir / "gofakes3.log", "ab"))
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and proc.poll() is None:
+            try:
+                with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+                    return proc, f"http://127.0.0.1:{port}"
+            except OSError:
+                time.sleep(0.1)
+        proc.kill()
+        proc.wait()
+    raise SystemExit("gofakes3 did not start; see " + str(logdir / "gofakes3.log"))
+
+
+def pin(pid: int, cpu: int) -> None:
+    """Pins every thread of process `pid` (and the threads it starts later) to one CPU."""
+    subprocess.run(["taskset", "-a", "-c", "-p", str(cpu), str(pid)], check=True, stdout=subprocess.DEVNULL)
 
 
 def start_s3proxy(lib: Path, basedir: Path, logdir: Path):
@@ -240,14 +284,23 @@ def main():
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--records", type=int, default=300_000)
     ap.add_argument("--latency-ms", type=float, default=20)
-    ap.add_argument("--stores", default="moto,s3proxy", help="S3-compatible stores to measure (moto, s3proxy)")
+    ap.add_argument("--stores", default="gofakes3,s3proxy,moto",
+                    help="S3-compatible stores to measure (gofakes3, s3proxy, moto)")
+    ap.add_argument("--placement", choices=("shared", "split"), default="shared",
+                    help="shared: every process on every core; split: thaw on CPU 0, the rest on CPU 1")
     ap.add_argument("--s3proxy-lib", default=str(REPO / ".deps" / "s3proxy" / "lib"))
+    ap.add_argument("--gofakes3", default=str(REPO / ".deps" / "bin" / "gofakes3"))
     ap.add_argument("--ops", default="replay,read")
     a = ap.parse_args()
     work = Path(a.work)
     work.mkdir(parents=True, exist_ok=True)
     stores = [x for x in a.stores.split(",") if x]
     ops = [x for x in a.ops.split(",") if x]
+    split = a.placement == "split"
+    if split:
+        if (os.cpu_count() or 1) < 2:
+            raise SystemExit("--placement split needs 2 CPUs")
+        pin(os.getpid(), 1)       # this process: the relay's threads and the replay's topic checks
     from pyiceberg.catalog.sql import SqlCatalog
 
     # Local copy (cached between runs of the benchmark).
@@ -271,12 +324,29 @@ def main():
         sources = {"local": (local_uri, [], None, None, None)}
 
         def add_store(name, url, uri, proc, env=None):
-            plain = FaultProxy(url).start()
-            slow = FaultProxy(url, latency_ms=a.latency_ms).start()
+            if split:
+                pin(proc.pid, 1)
+            plain = LatencyRelay(url).start()
+            slow = LatencyRelay(url, latency_ms=a.latency_ms).start()
             proxies.extend([plain, slow])
             sources[name] = (uri, s3_props(url), None, proc, env)
-            sources[f"{name}+proxy"] = (uri, s3_props(plain.url), plain, proc, env)
-            sources[f"{name}+proxy+{a.latency_ms:g}ms"] = (uri, s3_props(slow.url), slow, proc, env)
+            sources[f"{name}+relay"] = (uri, s3_props(plain.url), plain, proc, env)
+            sources[f"{name}+relay+{a.latency_ms:g}ms"] = (uri, s3_props(slow.url), slow, proc, env)
+
+        if "gofakes3" in stores:
+            # In memory, like moto: written again every time.
+            gf, gf_url = start_gofakes3(Path(a.gofakes3), work)
+            procs.append(gf)
+            os.environ.update(SDK_CHECKSUMS_WHEN_REQUIRED)
+            gf_wh = work / f"gofakes3cat-{uuid.uuid4().hex[:8]}"
+            gf_wh.mkdir()
+            log(f"writing the same table into gofakes3 at {gf_url}")
+            cat = SqlCatalog("default", uri=f"sqlite:///{gf_wh}/catalog.db", warehouse=f"s3://{BUCKET}/wh",
+                             **s3_props(gf_url))
+            write_table(cat, f"s3://{BUCKET}/wh/bench/obj", a.records)
+            for k in SDK_CHECKSUMS_WHEN_REQUIRED:
+                os.environ.pop(k, None)
+            add_store("gofakes3", gf_url, f"sqlite:///{gf_wh}/catalog.db", gf, SDK_CHECKSUMS_WHEN_REQUIRED)
 
         if "moto" in stores:
             # moto is in-memory: its copy is written again every time.
@@ -318,6 +388,7 @@ def main():
 
         count, delete = kafka_admin(a.bootstrap) if "replay" in ops else (None, None)
         results = []
+        taskset = ["taskset", "-c", "0"] if split else []
         for i in range(1, a.runs + 1):
             for name, (uri, props, proxy, store, env) in sources.items():
                 cat_args = ["--catalog", uri, "--table", "bench.obj"]
@@ -333,13 +404,13 @@ def main():
                     load = os.getloadavg()[0]
                     if op == "replay":
                         topic = f"objstore-{name.replace('+', '-')}-{i}-{uuid.uuid4().hex[:6]}"
-                        out, _, wall, cpu = run([a.thaw, "replay", *cat_args, "--brokers", a.bootstrap, "--topic",
+                        out, _, wall, cpu = run([*taskset, a.thaw, "replay", *cat_args, "--brokers", a.bootstrap, "--topic",
                                                  topic, "--create-topic", "--quiet", "--json"], env=env)
                         j = json.loads(out.decode().strip().splitlines()[-1])
                         seconds, n, nbytes = j["seconds"], j["records"], j["bytes"]
                         replay_bytes = nbytes
                     else:
-                        out, _, wall, cpu = run([a.thaw, "inspect", *cat_args, "--records", "--format", "%p %o\\n"],
+                        out, _, wall, cpu = run([*taskset, a.thaw, "inspect", *cat_args, "--records", "--format", "%p %o\\n"],
                                                 env=env)
                         seconds, n, nbytes = wall, out.count(b"\n"), replay_bytes or _record_bytes(a.records)
                     r = {"source": name, "op": op, "run": i, "records": n, "bytes": nbytes, "seconds": seconds,
@@ -347,7 +418,7 @@ def main():
                     if store:
                         r["cpu"]["store"] = round(proc_cpu(store.pid) - store_cpu0, 2)
                     if proxy:
-                        r["cpu"]["proxy"] = round(sum(os.times()[:2]) - self0, 2)
+                        r["cpu"]["relay"] = round(sum(os.times()[:2]) - self0, 2)
                         r["proxy"] = _proxy_summary(proxy.stats())
                     if op == "replay":
                         got = count(topic)
@@ -393,10 +464,14 @@ def summarize(results, a, file_bytes, n_files, ops):
     sources = list(dict.fromkeys(r["source"] for r in results))
     loads = [r["load"] for r in results]
     print()
+    STORE_LABELS["moto"] = f"moto {_moto_version()} (server mode)"
+    placement = ("split: thaw on CPU 0, the stores and the relay on CPU 1 (a remote store, simulated)"
+                 if a.placement == "split" else "shared: every process on both cores")
     print(f"object store: {a.records:,} records x 1 KiB in {n_files} data files ({file_bytes / 1e6:.0f} MB of "
-          f"Parquet, {ROW_GROUP:,}-row row groups), 4 partitions; moto {_moto_version()} and s3proxy 2.6.0 "
-          f"(filesystem backend) on loopback; medians of {a.runs} interleaved runs; load average "
-          f"{min(loads):.1f}-{max(loads):.1f} (1 min, at each run's start)")
+          f"Parquet, {ROW_GROUP:,}-row row groups), 4 partitions; stores on loopback: "
+          f"{', '.join(STORE_LABELS[x] for x in a.stores.split(',') if x)}; "
+          f"medians of {a.runs} interleaved runs; load average "
+          f"{min(loads):.1f}-{max(loads):.1f} (1 min, at each run's start); placement {placement}")
     labels = {"replay": "thaw replay into a local broker", "read": "full read (thaw inspect --records)"}
     for op in ops:
         base = med([r for r in results if r["op"] == op and r["source"] == "local"])
@@ -414,15 +489,15 @@ def summarize(results, a, file_bytes, n_files, ops):
                          f"(HEAD {px['per_data_file_by_method']['HEAD']}, GET {px['per_data_file_by_method']['GET']})")
             print(line + f"   all runs {[round(r['seconds'], 2) for r in rs]} s")
         for s in sources:
-            if s.endswith(f"+proxy+{a.latency_ms:g}ms"):
+            if s.endswith(f"+relay+{a.latency_ms:g}ms"):
                 m = med([r for r in results if r["op"] == op and r["source"] == s])
                 ratio = base["seconds"] / m["seconds"]
                 print(f"    target {s}: {ratio:.2f}x local ({'met' if ratio >= 0.8 else 'NOT met'}: >= 0.8x)")
     print("  MB = 10^6 bytes of records (key + value + headers) as replay counts them; read time is the inspect "
           "process's wall time (start-up and planning included); replay time is replay's own clock. CPU s: "
-          "thaw = the thaw process, store = the S3 server process, proxy = the bench process that runs the "
-          "proxy threads. "
-          f"Target: +proxy+{a.latency_ms:g}ms >= 0.8x local.")
+          "thaw = the thaw process, store = the S3 server process, relay = the bench process that runs the "
+          "relay threads. "
+          f"Target: +relay+{a.latency_ms:g}ms >= 0.8x local.")
 
 
 def _moto_version():

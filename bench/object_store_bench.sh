@@ -1,20 +1,23 @@
 #!/usr/bin/env bash
 # Object-store benchmark (issue 9): the same table read from local files and
-# from two S3-compatible stores on loopback -- moto's server (the test suite's
-# store, one Python process) and s3proxy 2.6.0 (Java, jclouds filesystem
-# backend; installed for the benchmark only by scripts/deps/install-s3proxy.sh)
-# -- with 20 ms of latency injected into every request by
-# tests/integration/fault_proxy.py, in the same run:
+# from three S3-compatible stores on loopback -- gofakes3 v1.2.0 (Go, in
+# memory; scripts/deps/install-gofakes3.sh), s3proxy 2.6.0 (Java, jclouds
+# filesystem backend; scripts/deps/install-s3proxy.sh), both installed for the
+# benchmark only, and moto's server (the test suite's store, one Python
+# process) -- with 20 ms of latency injected into every request by
+# bench/latency_relay.py, in the same run:
 #   * thaw replay into a fresh topic of a local single-node broker, and
 #   * a full read: thaw inspect --records (every record decoded, one short line
 #     printed per record),
 # each from seven sources, interleaved run by run: local, and for each store:
-# the store directly (its own ceiling), behind the proxy with no added latency
-# (the proxy's cost), and behind the proxy with 20 ms per request (the target
-# case: >= 0.8x local; the ratios are printed). The proxy's per-path counts
+# the store directly (its own ceiling), behind the relay with no added latency
+# (the relay's cost), and behind the relay with 20 ms per request (the target
+# case: >= 0.8x local; the ratios are printed). The relay's per-path counts
 # give the HTTP requests made for each data file (target: the footer and the
-# column chunks, nothing more); CPU seconds of thaw, the store and the proxy
-# are printed per row. Details in bench/object_store_bench.py.
+# column chunks, nothing more); CPU seconds of thaw, the store and the relay
+# are printed per row. Each placement is a run of its own: "shared" (every
+# process on both cores) and "split" (thaw on CPU 0, stores and relay on CPU 1:
+# a remote store, simulated). Details in bench/object_store_bench.py.
 #
 #   bench/object_store_bench.sh          (also run by scripts/bench.sh)
 #
@@ -26,7 +29,9 @@
 #                            (in memory)
 #   OBJSTORE_BENCH_RUNS      interleaved runs; medians are reported (default 3)
 #   OBJSTORE_BENCH_LATENCY   injected latency per request, ms (default 20)
-#   OBJSTORE_BENCH_STORES    stores measured (default moto,s3proxy)
+#   OBJSTORE_BENCH_STORES    stores measured (default gofakes3,s3proxy,moto)
+#   OBJSTORE_BENCH_PLACEMENTS  placements run, in order (default "shared split")
+#   OBJSTORE_BENCH_OPS       operations (default replay,read)
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 # shellcheck source=bench/lib.sh
@@ -36,8 +41,9 @@ thaw="$root/build/bin/thaw"
 work="$root/bench/.work/objstore"
 
 ninja -C "$root/build" -j2 thaw >/dev/null
-stores="${OBJSTORE_BENCH_STORES:-moto,s3proxy}"
+stores="${OBJSTORE_BENCH_STORES:-gofakes3,s3proxy,moto}"
 if [[ ",$stores," == *,s3proxy,* ]]; then "$root/scripts/deps/install-s3proxy.sh"; fi
+if [[ ",$stores," == *,gofakes3,* ]]; then "$root/scripts/deps/install-gofakes3.sh"; fi
 mkdir -p "$work"
 kdir="$root/bench/.work/kafka-objstore-$$"
 tmp="$(mktemp -d "${TMPDIR:-/tmp}/thaw-objstore-bench.XXXXXX")"
@@ -51,7 +57,10 @@ load_before="$(cut -d' ' -f1 /proc/loadavg)"
 bench_start_broker objstore-bench "$kdir" "$tmp/start.out" "log.segment.delete.delay.ms=1000" || exit 1
 bootstrap="$(sed -n 's/^BOOTSTRAP=//p' "$tmp/start.out")"
 
-"$py" "$root/bench/object_store_bench.py" --thaw "$thaw" --bootstrap "$bootstrap" --work "$work" \
-  --records "${OBJSTORE_BENCH_RECORDS:-300000}" --runs "${OBJSTORE_BENCH_RUNS:-3}" \
-  --latency-ms "${OBJSTORE_BENCH_LATENCY:-20}" --stores "$stores" | grep -v '^RESULT '
+for placement in ${OBJSTORE_BENCH_PLACEMENTS:-shared split}; do
+  "$py" "$root/bench/object_store_bench.py" --thaw "$thaw" --bootstrap "$bootstrap" --work "$work" \
+    --records "${OBJSTORE_BENCH_RECORDS:-300000}" --runs "${OBJSTORE_BENCH_RUNS:-3}" \
+    --latency-ms "${OBJSTORE_BENCH_LATENCY:-20}" --stores "$stores" --placement "$placement" \
+    --ops "${OBJSTORE_BENCH_OPS:-replay,read}" | grep -v '^RESULT '
+done
 echo "  load average ${load_before} before, $(cut -d' ' -f1 /proc/loadavg) after (the machine is not isolated)"
