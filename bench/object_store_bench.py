@@ -98,8 +98,32 @@ def arrow_schema():
     return reader_tables.ARROW_SCHEMA
 
 
-def batches(n_total: int):
-    """The appends, in order: each holds CHUNK rows of every partition (random, incompressible values)."""
+WORDS = ("alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo lima mike november oscar papa "
+         "quebec romeo sierra tango uniform victor whiskey xray yankee zulu").split()
+STATUSES = ("created", "paid", "packed", "shipped", "delivered", "returned")
+
+
+def json_value(rng: random.Random, o: int) -> bytes:
+    """An order event of about 1 KiB, JSON, shaped like what real topics carry: the same field names in every
+    record, ids, amounts, timestamps and a short free text (0.65-1.1 KiB, 0.9 on average); zstd compresses them about 6x."""
+    items = [{"sku": f"SKU-{rng.randrange(100000):05d}", "qty": rng.randrange(1, 9),
+              "unit_price": round(rng.uniform(1, 500), 2), "currency": "EUR",
+              "warehouse": f"{rng.choice(WORDS)}-{rng.randrange(40)}"} for _ in range(rng.randrange(4, 9))]
+    doc = {"order_id": 10_000_000 + o, "status": rng.choice(STATUSES),
+           "created_at": f"2026-11-{1 + o % 28:02d}T{o % 24:02d}:{o % 60:02d}:{(o * 7) % 60:02d}.{o % 1000:03d}Z",
+           "customer": {"id": rng.randrange(1_000_000), "name": f"{rng.choice(WORDS).title()} {rng.choice(WORDS).title()}",
+                        "email": f"{rng.choice(WORDS)}.{rng.randrange(10000)}@example.com", "tier": rng.choice(("gold", "silver", "bronze"))},
+           "shipping": {"street": f"{rng.randrange(1, 300)} {rng.choice(WORDS).title()} Street",
+                        "city": rng.choice(WORDS).title(), "country": rng.choice(("DE", "FR", "NL", "SE", "IT")),
+                        "postcode": f"{rng.randrange(10000, 99999)}"},
+           "items": items, "total": round(sum(i["qty"] * i["unit_price"] for i in items), 2),
+           "note": " ".join(rng.choice(WORDS) for _ in range(rng.randrange(4, 16)))}
+    return json.dumps(doc, separators=(",", ":")).encode()
+
+
+def batches(n_total: int, values: str = "random"):
+    """The appends, in order: each holds CHUNK rows of every partition (values: "random" = incompressible 1 KiB
+    bytes, "json" = order events of about 1 KiB, see json_value)."""
     rng = random.Random(9)
     per = n_total // PARTS
     for start in range(0, per, CHUNK):
@@ -114,14 +138,15 @@ def batches(n_total: int):
                                             pa.timestamp("us", tz="UTC")),
                 "kafka_timestamp_type": pa.array([0] * n, pa.int32()),
                 "key": pa.array([f"key-{o % 1000}".encode() for o in offs], pa.binary()),
-                "value": pa.array([rng.randbytes(VALUE) for _ in offs], pa.binary()),
+                "value": pa.array([rng.randbytes(VALUE) if values == "random" else json_value(rng, o) for o in offs],
+                                  pa.binary()),
                 "headers": pa.array([[{"key": "source", "value": b"bench"}]] * n,
                                     arrow_schema().field("headers").type),
             }, schema=arrow_schema()))
         yield pa.concat_tables(parts)
 
 
-def write_table(catalog, location: str, n_total: int):
+def write_table(catalog, location: str, n_total: int, values: str = "random"):
     from pyiceberg.partitioning import PartitionField, PartitionSpec
     from pyiceberg.transforms import IdentityTransform
     spec = PartitionSpec(PartitionField(source_id=1, field_id=1000, transform=IdentityTransform(),
@@ -131,7 +156,7 @@ def write_table(catalog, location: str, n_total: int):
                              properties={"thaw.layout": "thaw/1", "write.parquet.row-group-limit": str(ROW_GROUP),
                                          "write.target-file-size-bytes": str(1 << 40)})
     # One append of all rows: one data file per partition.
-    t.append(pa.concat_tables(list(batches(n_total))))
+    t.append(pa.concat_tables(list(batches(n_total, values))))
     return t
 
 
@@ -291,6 +316,8 @@ def main():
     ap.add_argument("--s3proxy-lib", default=str(REPO / ".deps" / "s3proxy" / "lib"))
     ap.add_argument("--gofakes3", default=str(REPO / ".deps" / "bin" / "gofakes3"))
     ap.add_argument("--ops", default="replay,read")
+    ap.add_argument("--values", choices=("random", "json"), default="random",
+                    help="random: incompressible 1 KiB values; json: ~0.9 KiB JSON order events (zstd: ~6x)")
     a = ap.parse_args()
     work = Path(a.work)
     work.mkdir(parents=True, exist_ok=True)
@@ -304,7 +331,8 @@ def main():
     from pyiceberg.catalog.sql import SqlCatalog
 
     # Local copy (cached between runs of the benchmark).
-    local_wh = work / f"local-{a.records}"
+    suffix = "" if a.values == "random" else f"-{a.values}"
+    local_wh = work / f"local-{a.records}{suffix}"
     if not (local_wh / "done").exists():
         log(f"writing the local table ({a.records:,} records) into {local_wh}")
         if local_wh.exists():
@@ -312,7 +340,7 @@ def main():
             shutil.rmtree(local_wh)
         local_wh.mkdir(parents=True)
         cat = SqlCatalog("default", uri=f"sqlite:///{local_wh}/catalog.db", warehouse=f"file://{local_wh}")
-        write_table(cat, f"file://{local_wh}/bench/obj", a.records)
+        write_table(cat, f"file://{local_wh}/bench/obj", a.records, a.values)
         (local_wh / "done").write_text("ok")
     local_uri = f"sqlite:///{local_wh}/catalog.db"
     local_files = sorted((local_wh / "bench" / "obj" / "data").rglob("*.parquet"))
@@ -343,7 +371,7 @@ def main():
             log(f"writing the same table into gofakes3 at {gf_url}")
             cat = SqlCatalog("default", uri=f"sqlite:///{gf_wh}/catalog.db", warehouse=f"s3://{BUCKET}/wh",
                              **s3_props(gf_url))
-            write_table(cat, f"s3://{BUCKET}/wh/bench/obj", a.records)
+            write_table(cat, f"s3://{BUCKET}/wh/bench/obj", a.records, a.values)
             for k in SDK_CHECKSUMS_WHEN_REQUIRED:
                 os.environ.pop(k, None)
             add_store("gofakes3", gf_url, f"sqlite:///{gf_wh}/catalog.db", gf, SDK_CHECKSUMS_WHEN_REQUIRED)
@@ -360,11 +388,11 @@ def main():
             log(f"writing the same table into moto at {moto_url}")
             cat = SqlCatalog("default", uri=f"sqlite:///{s3_wh}/catalog.db", warehouse=f"s3://{BUCKET}/wh",
                              **s3_props(moto_url))
-            write_table(cat, f"s3://{BUCKET}/wh/bench/obj", a.records)
+            write_table(cat, f"s3://{BUCKET}/wh/bench/obj", a.records, a.values)
             add_store("moto", moto_url, f"sqlite:///{s3_wh}/catalog.db", moto)
         if "s3proxy" in stores:
             # s3proxy keeps its objects in a directory: that copy is cached like the local one.
-            base = work / f"s3proxy-{a.records}"
+            base = work / f"s3proxy-{a.records}{suffix}"
             fresh = not (base / "done").exists()
             if fresh and base.exists():
                 import shutil
@@ -380,13 +408,14 @@ def main():
                 log(f"writing the same table into s3proxy at {sp_url} (basedir {base / 'blobs'})")
                 cat = SqlCatalog("default", uri=f"sqlite:///{base}/catalog.db", warehouse=f"s3://{BUCKET}/wh",
                                  **s3_props(sp_url))
-                write_table(cat, f"s3://{BUCKET}/wh/bench/obj", a.records)
+                write_table(cat, f"s3://{BUCKET}/wh/bench/obj", a.records, a.values)
                 for k in SDK_CHECKSUMS_WHEN_REQUIRED:
                     os.environ.pop(k, None)
                 (base / "done").write_text("ok")
             add_store("s3proxy", sp_url, f"sqlite:///{base}/catalog.db", sp, SDK_CHECKSUMS_WHEN_REQUIRED)
 
         count, delete = kafka_admin(a.bootstrap) if "replay" in ops else (None, None)
+        record_bytes = _record_bytes(a.records, a.values)
         results = []
         taskset = ["taskset", "-c", "0"] if split else []
         for i in range(1, a.runs + 1):
@@ -412,7 +441,7 @@ def main():
                     else:
                         out, _, wall, cpu = run([*taskset, a.thaw, "inspect", *cat_args, "--records", "--format", "%p %o\\n"],
                                                 env=env)
-                        seconds, n, nbytes = wall, out.count(b"\n"), replay_bytes or _record_bytes(a.records)
+                        seconds, n, nbytes = wall, out.count(b"\n"), replay_bytes or record_bytes
                     r = {"source": name, "op": op, "run": i, "records": n, "bytes": nbytes, "seconds": seconds,
                          "wall": wall, "load": load, "cpu": {"thaw": round(cpu, 2)}}
                     if store:
@@ -439,8 +468,11 @@ def main():
             p.wait(10)
 
 
-def _record_bytes(records: int) -> int:
+def _record_bytes(records: int, values: str) -> int:
     """Record bytes (key + value + headers, as replay counts them) when replay was not run."""
+    if values != "random":
+        return sum(t.column("key").nbytes - 4 * (t.num_rows + 1) + t.column("value").nbytes - 4 * (t.num_rows + 1)
+                   for t in batches(records, values)) + records * (len("source") + len("bench"))
     key = sum(len(f"key-{o % 1000}") for o in range(records // PARTS)) * PARTS
     return key + records * (VALUE + len("source") + len("bench"))
 
@@ -467,7 +499,8 @@ def summarize(results, a, file_bytes, n_files, ops):
     STORE_LABELS["moto"] = f"moto {_moto_version()} (server mode)"
     placement = ("split: thaw on CPU 0, the stores and the relay on CPU 1 (a remote store, simulated)"
                  if a.placement == "split" else "shared: every process on both cores")
-    print(f"object store: {a.records:,} records x 1 KiB in {n_files} data files ({file_bytes / 1e6:.0f} MB of "
+    kind = "incompressible 1 KiB values" if a.values == "random" else "~0.9 KiB JSON values"
+    print(f"object store: {a.records:,} records ({kind}) in {n_files} data files ({file_bytes / 1e6:.0f} MB of "
           f"Parquet, {ROW_GROUP:,}-row row groups), 4 partitions; stores on loopback: "
           f"{', '.join(STORE_LABELS[x] for x in a.stores.split(',') if x)}; "
           f"medians of {a.runs} interleaved runs; load average "
