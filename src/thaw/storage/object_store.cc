@@ -8,10 +8,13 @@
 #include <arrow/io/interfaces.h>
 #include <arrow/util/future.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
+#include <cstring>
 #include <mutex>
+#include <optional>
 #include <random>
 
 #include "thaw/common/log.h"
@@ -467,27 +470,59 @@ Result<std::string> ArrowFileIO::ReadWhole(const std::string& location, int64_t 
   if (cacheable) {
     if (auto hit = ReadAllCache().Get(key)) return **hit;
   }
-  // Arrow's files need their size: a HEAD request, unless the writer recorded
-  // it (a manifest's length in the manifest list). Metadata files, manifest
-  // lists and manifests are read one after the other before the first data
-  // byte, so each request saved is a round trip off the critical path. Iceberg
-  // Java trusts the recorded length the same way (newInputFile(path, length)).
+  // Metadata files, manifest lists and manifests are read one after the other
+  // before the first data byte, so each round trip saved here is one off the
+  // critical path. Arrow's files need their size:
+  // - a manifest's is recorded in the manifest list: one GET, no HEAD (Iceberg
+  //   Java trusts that length the same way, newInputFile(path, length));
+  // - otherwise a HEAD, and on S3 a GET of the first kOverlapBytes at the same
+  //   time: S3 answers a range that runs past the end with the bytes there
+  //   are, and the HEAD says how many of them are the file, so a file that
+  //   small costs one round trip instead of two (a larger one reads the rest).
   std::shared_ptr<arrow::io::RandomAccessFile> f;
+  std::optional<arrow::Future<std::shared_ptr<arrow::Buffer>>> first_bytes;
   if (length >= 0) {
     ASSIGN_OR_RAISE(f, OpenArrowFile(location, length));
   } else {
+    if (kind_ == StoreKind::kS3) first_bytes = ReadFirstBytes(location);
     ASSIGN_OR_RAISE(f, OpenArrowFile(location));
   }
   auto size = f->GetSize();
   if (!size.ok()) return ErrorStatus(size.status(), location, "size");
   auto data = std::make_shared<std::string>(static_cast<size_t>(*size), '\0');
-  auto n = f->ReadAt(0, *size, data->data());
-  if (!n.ok()) return ErrorStatus(n.status(), location, "read");
-  if (*n != *size) return Status::Corrupt("{}: short read: {} of {} bytes", location, *n, *size);
+  int64_t have = 0;
+  if (first_bytes) {
+    // A failed early GET (an empty object's 416, retries exhausted) is only
+    // a lost head start: the plain read below asks again and names any error.
+    auto got = first_bytes->result();
+    counters_->Read(got.ok() ? std::min<int64_t>(*size, (*got)->size()) : 0);
+    if (got.ok() && ((*got)->size() >= *size || (*got)->size() == kOverlapBytes)) {
+      have = std::min<int64_t>(*size, (*got)->size());
+      std::memcpy(data->data(), (*got)->data(), static_cast<size_t>(have));
+    }
+  }
+  if (have < *size) {
+    auto n = f->ReadAt(have, *size - have, data->data() + have);
+    if (!n.ok()) return ErrorStatus(n.status(), location, "read");
+    if (*n != *size - have) return Status::Corrupt("{}: short read: {} of {} bytes", location, have + *n, *size);
+  }
   if (cacheable && *size <= kReadAllMaxFileBytes) {
     ReadAllCache().Put(key, std::shared_ptr<const std::string>(data), *size);
   }
   return *data;  // a copy: the cache keeps the shared string
+}
+
+// The first kOverlapBytes of an object whose size is not known yet, fetched on
+// Arrow's IO thread pool (see ReadWhole). Not counted until used.
+std::optional<arrow::Future<std::shared_ptr<arrow::Buffer>>> ArrowFileIO::ReadFirstBytes(
+    const std::string& location) {
+  auto path = PathOf(location);
+  if (!path.ok()) return std::nullopt;
+  arrow::fs::FileInfo info(*path, arrow::fs::FileType::File);
+  info.set_size(kOverlapBytes);
+  auto file = fs_->OpenInputFile(info);  // no request: the size is given
+  if (!file.ok()) return std::nullopt;
+  return (*file)->ReadAsync(arrow::io::default_io_context(), 0, kOverlapBytes);
 }
 
 Result<bool> ArrowFileIO::Exists(const std::string& location) {

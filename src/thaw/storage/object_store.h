@@ -9,9 +9,11 @@
 
 #include <arrow/filesystem/type_fwd.h>
 #include <arrow/io/type_fwd.h>
+#include <arrow/util/future.h>
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -64,6 +66,8 @@ class ArrowFileIO : public FileIO {
   ArrowFileIO() = default;
   Result<std::string> PathOf(const std::string& location) const;
   Result<std::string> ReadWhole(const std::string& location, int64_t length);
+  static constexpr int64_t kOverlapBytes = int64_t{1} << 20;
+  std::optional<arrow::Future<std::shared_ptr<arrow::Buffer>>> ReadFirstBytes(const std::string& location);
 
   StoreKind kind_ = StoreKind::kS3;
   std::string account_;  // ADLS
