@@ -168,13 +168,15 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def start_moto(logdir: Path):
-    exe = Path(sys.executable).with_name("moto_server")
-    for _ in range(20):
+def start_server(name: str, argv_for_port, log: Path, tries: int = 10, wait_s: float = 30, stdout_too=False):
+    """Starts the server `argv_for_port(port)` builds on a free loopback port and waits until it accepts
+    connections; another port if it exits (the port was taken in between). Its stderr (and stdout with
+    `stdout_too`) is appended to `log`. Returns (process, URL)."""
+    for _ in range(tries):
         port = free_port()
-        proc = subprocess.Popen([str(exe), "-H", "127.0.0.1", "-p", str(port)], stdout=subprocess.DEVNULL,
-                                stderr=open(logdir / "moto.log", "ab"))
-        deadline = time.monotonic() + 30
+        err = open(log, "ab")
+        proc = subprocess.Popen(argv_for_port(port), stdout=err if stdout_too else subprocess.DEVNULL, stderr=err)
+        deadline = time.monotonic() + wait_s
         while time.monotonic() < deadline and proc.poll() is None:
             try:
                 with socket.create_connection(("127.0.0.1", port), timeout=0.5):
@@ -183,26 +185,20 @@ def start_moto(logdir: Path):
                 time.sleep(0.1)
         proc.kill()
         proc.wait()
-    raise SystemExit("moto_server did not start; see " + str(logdir / "moto.log"))
+    raise SystemExit(f"{name} did not start; see {log}")
+
+
+def start_moto(logdir: Path):
+    exe = Path(sys.executable).with_name("moto_server")
+    return start_server("moto_server", lambda port: [str(exe), "-H", "127.0.0.1", "-p", str(port)],
+                        logdir / "moto.log", tries=20)
 
 
 def start_gofakes3(exe: Path, logdir: Path):
     """gofakes3 (Go, in-memory backend) with the bench's bucket, on a free loopback port."""
-    for _ in range(10):
-        port = free_port()
-        proc = subprocess.Popen([str(exe), "-backend", "memory", "-initialbucket", BUCKET, "-host",
-                                 f"127.0.0.1:{port}", "-quiet"],
-                                stdout=subprocess.DEVNULL, stderr=open(logdir / "gofakes3.log", "ab"))
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline and proc.poll() is None:
-            try:
-                with socket.create_connection(("127.0.0.1", port), timeout=0.5):
-                    return proc, f"http://127.0.0.1:{port}"
-            except OSError:
-                time.sleep(0.1)
-        proc.kill()
-        proc.wait()
-    raise SystemExit("gofakes3 did not start; see " + str(logdir / "gofakes3.log"))
+    return start_server("gofakes3", lambda port: [str(exe), "-backend", "memory", "-initialbucket", BUCKET,
+                                                  "-host", f"127.0.0.1:{port}", "-quiet"],
+                        logdir / "gofakes3.log")
 
 
 def pin(pid: int, cpu: int) -> None:
@@ -213,8 +209,13 @@ def pin(pid: int, cpu: int) -> None:
 def start_s3proxy(lib: Path, basedir: Path, logdir: Path):
     """s3proxy (Java, jclouds filesystem backend) serving `basedir` on a free loopback port."""
     java = os.path.join(os.environ["JAVA_HOME"], "bin", "java") if os.environ.get("JAVA_HOME") else "java"
-    for _ in range(10):
-        port = free_port()
+    # The Maven artifact has no logback.xml, and logback's default logs every 8 KiB of every body at DEBUG.
+    logback = logdir / "s3proxy-logback.xml"
+    logback.write_text('<configuration><appender name="E" class="ch.qos.logback.core.ConsoleAppender"><encoder>'
+                       '<pattern>%d %level %logger: %msg%n</pattern></encoder></appender>'
+                       '<root level="WARN"><appender-ref ref="E"/></root></configuration>\n')
+
+    def argv(port: int) -> list:
         props = logdir / f"s3proxy-{port}.properties"
         props.write_text("\n".join([
             f"s3proxy.endpoint=http://127.0.0.1:{port}",
@@ -225,24 +226,10 @@ def start_s3proxy(lib: Path, basedir: Path, logdir: Path):
             f"jclouds.filesystem.basedir={basedir}",
             "",
         ]))
-        # The Maven artifact has no logback.xml, and logback's default logs every 8 KiB of every body at DEBUG.
-        logback = logdir / "s3proxy-logback.xml"
-        logback.write_text('<configuration><appender name="E" class="ch.qos.logback.core.ConsoleAppender"><encoder>'
-                           '<pattern>%d %level %logger: %msg%n</pattern></encoder></appender>'
-                           '<root level="WARN"><appender-ref ref="E"/></root></configuration>\n')
-        proc = subprocess.Popen([java, "-Xmx1g", f"-Dlogback.configurationFile={logback}", "-cp", f"{lib}/*",
-                                 "org.gaul.s3proxy.Main", "--properties", str(props)],
-                                stdout=open(logdir / "s3proxy.log", "ab"), stderr=subprocess.STDOUT)
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline and proc.poll() is None:
-            try:
-                with socket.create_connection(("127.0.0.1", port), timeout=0.5):
-                    return proc, f"http://127.0.0.1:{port}"
-            except OSError:
-                time.sleep(0.2)
-        proc.kill()
-        proc.wait()
-    raise SystemExit("s3proxy did not start; see " + str(logdir / "s3proxy.log"))
+        return [java, "-Xmx1g", f"-Dlogback.configurationFile={logback}", "-cp", f"{lib}/*",
+                "org.gaul.s3proxy.Main", "--properties", str(props)]
+
+    return start_server("s3proxy", argv, logdir / "s3proxy.log", wait_s=60, stdout_too=True)
 
 
 def proc_cpu(pid: int) -> float:
