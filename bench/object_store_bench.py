@@ -52,7 +52,6 @@ import argparse
 import json
 import os
 import random
-import socket
 import subprocess
 import sys
 import time
@@ -66,6 +65,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests" / "integration"))   # fixtures (the table's schema)
 sys.path.insert(0, str(REPO / "bench"))
 from latency_relay import LatencyRelay  # noqa: E402
+from serve_harness import free_port, wait_port  # noqa: E402
 
 PARTS = 4
 CHUNK = 25_000        # rows per partition per append (one append => one data file per partition)
@@ -162,29 +162,20 @@ def write_table(catalog, location: str, n_total: int, values: str = "random"):
     return t
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def start_server(name: str, argv_for_port, log: Path, tries: int = 10, wait_s: float = 30, stdout_too=False):
     """Starts the server `argv_for_port(port)` builds on a free loopback port and waits until it accepts
     connections; another port if it exits (the port was taken in between). Its stderr (and stdout with
     `stdout_too`) is appended to `log`. Returns (process, URL)."""
     for _ in range(tries):
         port = free_port()
-        err = open(log, "ab")
-        proc = subprocess.Popen(argv_for_port(port), stdout=err if stdout_too else subprocess.DEVNULL, stderr=err)
-        deadline = time.monotonic() + wait_s
-        while time.monotonic() < deadline and proc.poll() is None:
-            try:
-                with socket.create_connection(("127.0.0.1", port), timeout=0.5):
-                    return proc, f"http://127.0.0.1:{port}"
-            except OSError:
-                time.sleep(0.1)
-        proc.kill()
-        proc.wait()
+        with open(log, "ab") as out:
+            proc = subprocess.Popen(argv_for_port(port), stdout=out if stdout_too else subprocess.DEVNULL, stderr=out)
+        try:
+            wait_port(port, proc, wait_s, name)
+            return proc, f"http://127.0.0.1:{port}"
+        except (RuntimeError, TimeoutError):
+            proc.kill()
+            proc.wait()
     raise SystemExit(f"{name} did not start; see {log}")
 
 
