@@ -321,6 +321,8 @@ def parse_objstore(log: str) -> list[dict]:
     """bench/object_store_bench.sh's summaries (one per value kind and placement)."""
     cases = []  # (op, store, kind, placement, ratio, streaming, thaw MB/s, local MB/s)
     reqs = []   # (source, HEAD counts, GET counts, expected GETs per file)
+    peer = []   # issue 19: {"key", "qualifier", "ratio", "thaw", "peer", "desc"}: the peers, serve, the latency
+    duckdb_missing = None
     blk = op = None
     mbs = {}
     for line in log.splitlines():
@@ -343,7 +345,22 @@ def parse_objstore(log: str) -> list[dict]:
         if line.startswith("  full read"):
             op, mbs = "read", {}
             continue
-        if op is None:
+        # Issue 19's blocks: the read's peers, thaw serve, the targets against them and the latency's cost.
+        for head, o in (("  peer: pyarrow", "pyarrow"), ("  peer: DuckDB", "duckdb"), ("  thaw serve, cold", "serve"),
+                        ("  targets against the peers", "peers"), ("  targets, the latency's cost", "latency")):
+            if line.startswith(head):
+                op = o
+                break
+        else:
+            o = None
+        if o:
+            continue
+        if op in ("serve", "peers", "latency"):
+            _objstore_peer_line(line, op, blk, peer)
+            if m := re.match(r"^    target thaw/duckdb from the stores: not measured \((.*)\)$", line):
+                duckdb_missing = m.group(1)
+            continue
+        if op not in ("replay", "read"):
             continue
         if m := re.match(r"^    target (\S+?)\+relay\+([\d.]+)ms: ([\d.]+)x local", line):
             st = re.search(r"once streaming ([\d.]+)x", line)
@@ -391,6 +408,64 @@ def parse_objstore(log: str) -> list[dict]:
                         met="no" if extra else ("not measured" if unknown else "yes"),
                         note=("expected 1 footer GET + 1 GET per row group, no HEAD"
                               + (f"; more in {len(extra)} of {len(reqs)} proxied rows" if extra else ""))))
+    out += _objstore_peer_rows(peer)
+    if duckdb_missing and not any(p["key"] == "objstore.read_duckdb" and p["qualifier"] != "local" for p in peer):
+        out.append(dict(key="objstore.read_duckdb", thaw="—", met="not measured",
+                        note=f"DuckDB from the stores not measured: {duckdb_missing}"))
+    return out
+
+
+def _objstore_peer_line(line: str, op: str, blk: dict, peer: list) -> None:
+    """One line of object_store_bench.py's issue 19 target blocks, into `peer`."""
+    desc = f"{blk['mb'] or '?'} MB {blk['kind']}/{blk['placement']}"
+
+    def source(s: str):
+        """(store, variant): variant "" for the store directly, "+N ms" behind the relay with N ms, None else."""
+        if m := re.fullmatch(r"(\S+?)\+relay\+([\d.]+)ms", s):
+            return m.group(1), m.group(2)
+        if s == "local" or s.endswith("+relay"):
+            return None, None
+        return s, ""
+
+    def add(key, qualifier, ratio, thaw, other):
+        peer.append({"key": key, "qualifier": qualifier, "ratio": ratio, "thaw": thaw, "peer": other, "desc": desc})
+
+    if op == "serve" and (m := re.match(r"^    target serve (\S+): ([\d.]+)x local cold.*?; ([\d.]+) MB/s vs "
+                                        r"([\d.]+) MB/s", line)):
+        st, lat = source(m.group(1))
+        if st:
+            add("objstore.serve_cold", st + (f" + {lat} ms per request" if lat else ""), _f(m.group(2)),
+                _f(m.group(3)), _f(m.group(4)))
+    elif op == "peers" and (m := re.match(r"^    target thaw/(pyarrow|duckdb) (\S+): ([\d.]+)x .*?thaw ([\d.]+) MB/s"
+                                          r".*?, (?:pyarrow|duckdb) ([\d.]+) MB/s", line)):
+        st, lat = source(m.group(2))
+        if st:
+            add(f"objstore.read_{m.group(1)}", st + (f" + {lat} ms per request" if lat else ""), _f(m.group(3)),
+                _f(m.group(4)), _f(m.group(5)))
+    elif op == "latency" and (m := re.match(r"^    target latency (\S+) (replay|read|serve): ([\d.]+)x without.*?; "
+                                            r"([\d.]+) MB/s vs ([\d.]+) MB/s", line)):
+        what = {"replay": "thaw replay", "read": "full read", "serve": "thaw serve cold"}[m.group(2)]
+        add("objstore.latency", f"{what} — {m.group(1)}", _f(m.group(3)), _f(m.group(4)), _f(m.group(5)))
+
+
+def _objstore_peer_rows(peer: list) -> list[dict]:
+    """Rows of the issue 19 measures: one per (measure, qualifier), ranges over the cases (tables, placements)."""
+    out = []
+    for key, q in dict.fromkeys((p["key"], p["qualifier"]) for p in peer):
+        cs = [p for p in peer if p["key"] == key and p["qualifier"] == q]
+        lo, hi = min(c["ratio"] for c in cs), max(c["ratio"] for c in cs)
+        check = TARGETS[key].get("check") or {}
+        lim = check.get("limit")
+        missed = [c for c in cs if lim is not None and c["ratio"] < lim] if check.get("op") == ">=" else []
+        rt = (f"{lo:.2f}×" if lo == hi else f"{lo:.2f}–{hi:.2f}×") + (f" ({len(cs)} cases)" if len(cs) > 1 else "")
+        note = None
+        if missed and len(missed) < len(cs):
+            note = (f"met in {len(cs) - len(missed)} of {len(cs)} cases; missed: "
+                    + ", ".join(f"{c['desc']} {c['ratio']:.2f}×" for c in missed))
+        elif len(cs) > 1:
+            note = "cases: " + ", ".join(f"{c['desc']} {c['ratio']:.2f}×" for c in cs)
+        out.append(dict(key=key, qualifier=q, thaw=_span([c["thaw"] for c in cs], "MB/s"),
+                        peer_value=_span([c["peer"] for c in cs], "MB/s"), ratio=lo, ratio_text=rt, note=note))
     return out
 
 
