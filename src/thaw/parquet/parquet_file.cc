@@ -9,6 +9,7 @@
 #include <parquet/arrow/schema.h>
 #include <parquet/file_reader.h>
 #include <parquet/metadata.h>
+#include <parquet/size_statistics.h>
 #include <parquet/statistics.h>
 
 #include "thaw/parquet/arrow_status.h"
@@ -215,9 +216,6 @@ int ParquetFile::num_row_groups() const { return reader_->num_row_groups(); }
 int64_t ParquetFile::row_group_num_rows(int rg) const {
   return reader_->parquet_reader()->metadata()->RowGroup(rg)->num_rows();
 }
-int64_t ParquetFile::row_group_byte_size(int rg) const {
-  return reader_->parquet_reader()->metadata()->RowGroup(rg)->total_byte_size();
-}
 int64_t ParquetFile::num_rows() const { return reader_->parquet_reader()->metadata()->num_rows(); }
 
 int64_t ParquetFile::row_group_fetch_bytes(int rg, const std::vector<int>& top_level) const {
@@ -225,6 +223,63 @@ int64_t ParquetFile::row_group_fetch_bytes(int rg, const std::vector<int>& top_l
   int64_t n = 0;
   for (int leaf : LeavesOf(top_level)) n += md->ColumnChunk(leaf)->total_compressed_size();
   return n;
+}
+
+int64_t ParquetFile::row_group_decoded_bytes(int rg, const std::vector<int>& top_level) const {
+  auto md = reader_->parquet_reader()->metadata()->RowGroup(rg);
+  std::vector<int> leaves;
+  if (top_level.empty()) {
+    for (int c = 0; c < md->num_columns(); ++c) leaves.push_back(c);
+  } else {
+    leaves = LeavesOf(top_level);
+  }
+  int64_t total = 0;
+  for (int leaf : leaves) {
+    auto cc = md->ColumnChunk(leaf);
+    const int64_t n = std::max<int64_t>(cc->num_values(), 0);
+    int64_t bytes = n / 8 + 1;  // validity bitmap
+    switch (cc->type()) {
+      case parquet::Type::BOOLEAN:
+        bytes += n / 8 + 1;
+        break;
+      case parquet::Type::INT32:
+      case parquet::Type::FLOAT:
+        bytes += 4 * n;
+        break;
+      case parquet::Type::INT64:
+      case parquet::Type::DOUBLE:
+        bytes += 8 * n;
+        break;
+      case parquet::Type::INT96:
+        bytes += 12 * n;
+        break;
+      case parquet::Type::FIXED_LEN_BYTE_ARRAY:
+        bytes += static_cast<int64_t>(std::max(md->schema()->Column(leaf)->type_length(), 0)) * n;
+        break;
+      case parquet::Type::BYTE_ARRAY: {
+        bytes += 4 * n;  // offsets
+        std::optional<int64_t> data;
+        if (auto size = cc->size_statistics(); size && size->unencoded_byte_array_data_bytes) {
+          data = *size->unencoded_byte_array_data_bytes;
+        } else if (cc->has_dictionary_page()) {
+          // Dictionary pages store each distinct value once and the data
+          // pages small indices: the uncompressed size says nothing of the
+          // values' length. Their min/max statistics do (about).
+          if (auto st = cc->statistics(); st && st->HasMinMax()) {
+            const int64_t non_null = st->HasNullCount() ? std::max<int64_t>(n - st->null_count(), 0) : n;
+            const auto avg = static_cast<int64_t>(st->EncodeMin().size() + st->EncodeMax().size() + 1) / 2;
+            data = avg * non_null;
+          }
+        }
+        bytes += data.value_or(0);
+        break;
+      }
+      default:
+        break;
+    }
+    total += std::max(bytes, cc->total_uncompressed_size());
+  }
+  return total;
 }
 
 std::vector<int> ParquetFile::LeavesOf(const std::vector<int>& top_level) const {

@@ -50,8 +50,15 @@ class ParquetFile {
   const std::string& location() const { return location_; }
   int num_row_groups() const;
   int64_t row_group_num_rows(int rg) const;
-  // Uncompressed bytes of a row group (all columns), from the footer.
-  int64_t row_group_byte_size(int rg) const;
+  // What decoding these top-level fields of a row group into Arrow arrays
+  // allocates, estimated from the footer: fixed-width values by their width;
+  // byte arrays by their unencoded length (Parquet's size statistics, which
+  // Arrow >= 19 and parquet-java >= 1.14 write), else the length of their
+  // min/max statistics for dictionary-encoded chunks, else the uncompressed
+  // page bytes; offsets and validity bitmaps; never below the uncompressed
+  // size of the pages (which for dictionary- or RLE-encoded columns is far
+  // below what decoding materialises). Empty `top_level` = all fields.
+  int64_t row_group_decoded_bytes(int rg, const std::vector<int>& top_level) const;
   // Bytes a read of these top-level fields of a row group fetches (their
   // column chunks as stored, compressed), from the footer.
   int64_t row_group_fetch_bytes(int rg, const std::vector<int>& top_level) const;

@@ -77,8 +77,12 @@ struct Unit {
   size_t task;
   int rg;
   int64_t lo, hi;
-  int64_t bytes = 0;  // uncompressed (footer), for the memory budget
+  // What decoding it allocates (RecordReader::Impl::DecodedBytes: Arrow
+  // arrays estimated from the footer, corrected by what earlier row groups
+  // really took, plus the Record views), for the memory budget.
+  int64_t bytes = 0;
   int64_t rows = 0;
+  int64_t arrow_estimate = 0;  // the footer's estimate of its Arrow arrays alone
   // Kafka partitions the row group may hold (statistics; all if unknown).
   int64_t part_lo = kMin, part_hi = kMax;
 };
@@ -140,6 +144,11 @@ struct RecordReader::Impl {
   std::unique_ptr<SpillDir> spill;
   RecordReader::MergeStats merge_stats;
   RecordReader::DecodeStats decode_stats;
+  // Decoded Arrow bytes per byte the footer estimate promised, the highest
+  // seen so far (>= 1; guarded by merge_mu): a file without the statistics
+  // the estimate needs (dictionary-encoded values without size statistics
+  // or min/max) is then sized by what its first row groups really took.
+  double decoded_ratio = 1.0;
   DuplicateStats dups;
   // Partitions read together (ascending, disjoint): with
   // ReadOrder::kPerPartition the partitions of files that hold several, so
@@ -214,6 +223,9 @@ struct RecordReader::Impl {
   Status FillPipeline();
   Status LoadCluster(Cluster* c);
   std::vector<int> ProjectedColumns(const pq::ParquetFile& pf, const TaskState& t) const;
+  // What decoding row group `rg` allocates: Unit::bytes.
+  void SizeUnit(const pq::ParquetFile& pf, const TaskState& t, Unit* u);
+  void LearnDecoded(int64_t estimate, int64_t actual);
   Status PrepareMerge(Cluster* c);
   Result<bool> IsSortedByOffset(pq::ParquetFile& pf, const std::vector<int>& rgs, int32_t partition);
   Status SpillRuns(pq::ParquetFile& pf, const TaskState& t, const std::vector<int>& rgs, const Cluster& of,
@@ -629,6 +641,28 @@ std::vector<int> RecordReader::Impl::ProjectedColumns(const pq::ParquetFile& pf,
   return cols;
 }
 
+void RecordReader::Impl::SizeUnit(const pq::ParquetFile& pf, const TaskState& t, Unit* u) {
+  u->arrow_estimate = pf.row_group_decoded_bytes(u->rg, ProjectedColumns(pf, t));
+  double ratio;
+  {
+    std::lock_guard<std::mutex> lock(merge_mu);
+    ratio = decoded_ratio;
+  }
+  int64_t arrow = static_cast<int64_t>(static_cast<double>(u->arrow_estimate) * ratio);
+  // Values re-encoded from columns (JSON text, Avro datums) are held beside
+  // the decoded columns until the cluster is emitted.
+  if (!layout.value_json.empty() && !opt.metadata_only) arrow *= 2;
+  u->bytes = arrow + u->rows * static_cast<int64_t>(sizeof(Record));
+}
+
+void RecordReader::Impl::LearnDecoded(int64_t estimate, int64_t actual) {
+  // Small row groups are mostly buffer padding: they teach nothing.
+  if (estimate <= 0 || actual <= estimate || actual < (int64_t{1} << 20)) return;
+  const double r = std::min(64.0, static_cast<double>(actual) / static_cast<double>(estimate));
+  std::lock_guard<std::mutex> lock(merge_mu);
+  decoded_ratio = std::max(decoded_ratio, r);
+}
+
 // Decodes one cluster (runs on a worker thread: touches only the cluster,
 // read-only reader state, and plain_counter when clusters run one at a time).
 Status RecordReader::Impl::LoadCluster(Cluster* c) {
@@ -651,6 +685,7 @@ Status RecordReader::Impl::LoadCluster(Cluster* c) {
       pos += b->num_rows();
     }
     CountDecoded(1, pos - first, bytes);
+    LearnDecoded(c->units[u].arrow_estimate, bytes);
     c->files[u].reset();  // close the file as soon as it is read
     unit_end.push_back(c->records.size());
   }
@@ -886,7 +921,9 @@ Status RecordReader::Impl::SpillRuns(pq::ParquetFile& pf, const TaskState& t, co
   };
   for (int rg : rgs) {
     const int64_t rg_rows = std::max<int64_t>(1, pf.row_group_num_rows(rg));
-    const int64_t per_row = std::max<int64_t>(1, pf.row_group_byte_size(rg) / rg_rows);
+    Unit sized{0, rg, kMin, kMax, 0, rg_rows};
+    SizeUnit(pf, t, &sized);
+    const int64_t per_row = std::max<int64_t>(1, sized.bytes / rg_rows);
     const int64_t batch_rows = std::clamp<int64_t>(batch_bytes / per_row, 16, kParquetBatchRows);
     ASSIGN_OR_RAISE(auto reader, pf.Read({rg}, cols, batch_rows));
     int64_t pos = pf.row_group_first_row(rg);
@@ -1107,7 +1144,8 @@ Status RecordReader::Impl::PlanMoreClusters() {
       const int off_leaf = leaf_of(*pf, layout.offset), part_leaf = leaf_of(*pf, layout.partition);
       const int ts_leaf = (opt.from_time_ms || opt.to_time_ms) ? leaf_of(*pf, layout.timestamp) : -1;
       for (int rg = 0; rg < pf->num_row_groups(); ++rg) {
-        Unit u{part_tasks[k], rg, kMin, kMax, pf->row_group_byte_size(rg), pf->row_group_num_rows(rg)};
+        Unit u{part_tasks[k], rg, kMin, kMax, 0, pf->row_group_num_rows(rg)};
+        SizeUnit(*pf, t, &u);
         u.part_lo = t.part_lo;
         u.part_hi = t.part_hi;
         if (auto st = pf->IntStats(rg, off_leaf)) {
@@ -1147,11 +1185,11 @@ Status RecordReader::Impl::PlanMoreClusters() {
       }
       int64_t bytes = 0;
       for (size_t k = i; k < j; ++k) bytes += units[k].first.bytes;
-      // Several row groups that overlap and would not fit the budget decoded
-      // at once (with the clusters decoded ahead): merge them as streams,
-      // one partition at a time (the k-way merge orders one partition).
-      const bool merge =
-          layout.offset && j - i > 1 && bytes > opt.memory_budget / static_cast<int64_t>(2 * (max_inflight + 1));
+      // Row groups that overlap (or one row group) and would not fit the
+      // budget decoded at once (with the clusters decoded ahead): merge them
+      // as streams, one partition at a time (the k-way merge orders one
+      // partition), each input a batch at a time.
+      const bool merge = layout.offset && bytes > opt.memory_budget / static_cast<int64_t>(2 * (max_inflight + 1));
       std::vector<std::vector<int32_t>> emit;  // the clusters' partitions
       if (merge && group.size() > 1) {
         for (int32_t p : group) emit.push_back({p});

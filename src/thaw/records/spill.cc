@@ -6,6 +6,7 @@
 #include <arrow/io/file.h>
 #include <arrow/ipc/reader.h>
 #include <arrow/ipc/writer.h>
+#include <arrow/util/compression.h>
 
 #include "thaw/records/spill.h"
 // clang-format on
@@ -48,7 +49,15 @@ std::string SpillDir::NewFileName() { return path_ + "/run-" + std::to_string(ne
 Result<int64_t> WriteRun(const std::string& path, const arrow::Table& table, int64_t batch_rows) {
   const std::string ctx = "spill file " + path;
   ARROW_ASSIGN_OR_RAISE_CTX(auto out, arrow::io::FileOutputStream::Open(path), ctx);
-  ARROW_ASSIGN_OR_RAISE_CTX(auto writer, arrow::ipc::MakeFileWriter(out, table.schema()), ctx);
+  // LZ4 where it saves a tenth: values that decode far beyond their stored
+  // size (dictionary-encoded, repetitive JSON) spill a fraction of it, and
+  // incompressible ones are written as they are.
+  auto options = arrow::ipc::IpcWriteOptions::Defaults();
+  if (auto codec = arrow::util::Codec::Create(arrow::Compression::LZ4_FRAME); codec.ok()) {
+    options.codec = std::move(*codec);
+    options.min_space_savings = 0.1;
+  }
+  ARROW_ASSIGN_OR_RAISE_CTX(auto writer, arrow::ipc::MakeFileWriter(out, table.schema(), options), ctx);
   arrow::TableBatchReader batches(table);
   batches.set_chunksize(std::max<int64_t>(1, batch_rows));
   while (true) {
