@@ -98,6 +98,16 @@ Result<std::shared_ptr<const Segment>> BatchCache::GetOrLoad(const std::string& 
   return out;
 }
 
+bool BatchCache::Has(const std::string& key) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return entries_.count(key) > 0 || flights_.count(key) > 0;
+}
+
+void BatchCache::Put(const std::string& key, std::shared_ptr<const Segment> segment) {
+  std::lock_guard<std::mutex> lock(mu_);
+  InsertLocked(key, std::move(segment));
+}
+
 BatchCache::Stats BatchCache::stats() const {
   std::lock_guard<std::mutex> lock(mu_);
   return stats_;

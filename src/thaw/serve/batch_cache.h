@@ -82,6 +82,12 @@ class BatchCache {
   Result<std::shared_ptr<const Segment>> GetOrLoad(const std::string& key, const std::vector<std::string>& also,
                                                    const Loader& load);
 
+  // Whether `key` is cached or being loaded (no hit counted).
+  bool Has(const std::string& key) const;
+  // Keeps `segment` under `key` (a segment cut as read, whose key is known
+  // only once it is read: streamed_segments.h). Counts as a fill.
+  void Put(const std::string& key, std::shared_ptr<const Segment> segment);
+
   Stats stats() const;
   int64_t capacity() const { return capacity_; }
 

@@ -1,6 +1,7 @@
 #include "thaw/serve/segment_reader.h"
 
 #include <limits>
+#include <optional>
 
 namespace thaw::serve {
 
@@ -126,6 +127,75 @@ Result<SegmentReadResult> ReadSegments(const std::shared_ptr<const records::Read
   }
   out.decode = reader->decode_stats();
   return out;
+}
+
+Result<std::unique_ptr<SegmentCursor>> SegmentCursor::Make(const std::shared_ptr<const records::ReadPlan>& plan,
+                                                           int32_t partition, int64_t from,
+                                                           const SegmentReadOptions& options) {
+  records::ReadOptions ro;
+  ro.partitions = std::set<int32_t>{partition};
+  if (from != kMin) ro.from_offset = from;
+  ro.order = records::ReadOrder::kPerPartition;
+  ro.memory_budget = options.memory_budget;
+  ro.spill_dir = options.spill_dir;
+  ro.read_ahead = 1;
+  std::unique_ptr<SegmentCursor> c(new SegmentCursor());
+  ASSIGN_OR_RAISE(c->reader_, records::RecordReader::Make(plan, ro));
+  c->plan_ = plan;
+  c->partition_ = partition;
+  c->options_ = options;
+  c->next_ = from;
+  return c;
+}
+
+Result<Segment> SegmentCursor::Read(int64_t limit, int64_t target_bytes) {
+  Segment s;
+  s.lo = next_;
+  BatchCutter cutter(options_.cut, options_.batch, &s);
+  int64_t bytes = 0;
+  std::optional<int64_t> last;
+  bool at_limit = false;
+  while (true) {
+    if (pos_ >= pending_.records.size()) {
+      if (done_) break;
+      ASSIGN_OR_RAISE(bool more, reader_->Next(&pending_));
+      pos_ = 0;
+      if (!more) {
+        done_ = true;
+        pending_.Clear();
+        break;
+      }
+    }
+    const auto& recs = pending_.records;
+    size_t j = pos_;
+    const bool full = [&] {
+      for (; j < recs.size() && recs[j].offset < limit; ++j) {
+        if (target_bytes > 0 && bytes >= target_bytes) return true;
+        bytes += RecordWeight(pending_, recs[j]);
+      }
+      return false;
+    }();
+    for (size_t k = pos_; k < j; ++k) {
+      if (recs[k].partition != partition_) {
+        return Status::Internal("serve: the reader returned partition {} of table {}, not asked for", recs[k].partition,
+                                plan_->table()->name);
+      }
+    }
+    RETURN_NOT_OK(cutter.Add(pending_, pos_, j));
+    if (j > pos_) last = recs[j - 1].offset;
+    pos_ = j;
+    if (full) break;  // the rest of the batch starts the next segment
+    if (j < recs.size()) {
+      at_limit = true;
+      break;
+    }
+    if (target_bytes > 0 && bytes >= target_bytes) break;
+  }
+  RETURN_NOT_OK(cutter.Finish());
+  batches_ += cutter.batches();
+  s.hi = at_limit ? limit : last ? *last + 1 : s.lo;
+  next_ = s.hi;
+  return s;
 }
 
 }  // namespace thaw::serve

@@ -42,6 +42,46 @@ Result<SegmentReadResult> ReadSegments(const std::shared_ptr<const records::Read
                                        const std::set<int32_t>& partitions, int64_t lo, int64_t hi,
                                        const SegmentReadOptions& options);
 
+// A RecordReader of one partition kept open between segments, for
+// partitions whose files overlap in offset range so much that a segment
+// cut by row-group statistics would decode most of the partition (files
+// compacted in another column's order, say): there each segment is cut as
+// the cursor reads forward, and a consumer reading on continues the same
+// reader, so a pass over the partition decodes each row group about once.
+class SegmentCursor {
+ public:
+  // Reads `partition` of `plan` from offset `from` on (options.memory_budget
+  // is this reader's own).
+  static Result<std::unique_ptr<SegmentCursor>> Make(const std::shared_ptr<const records::ReadPlan>& plan,
+                                                     int32_t partition, int64_t from,
+                                                     const SegmentReadOptions& options);
+  // The offset the next Read starts at.
+  int64_t next() const { return next_; }
+  int32_t partition() const { return partition_; }
+  const records::ReadPlan* plan() const { return plan_.get(); }
+  // The segment [next(), hi): records below `limit` (INT64_MAX: none), and
+  // when `target_bytes` > 0 no more once the records read reach it (the
+  // rest of the reader's batch is kept for the next Read). hi is `limit` when a record at or past it
+  // was seen, else the last record's offset + 1 (the end of the partition,
+  // or the cut at target_bytes); next() becomes hi. An empty segment with
+  // hi = lo: nothing at or after next().
+  Result<Segment> Read(int64_t limit, int64_t target_bytes);
+  records::RecordReader::DecodeStats decode_stats() const { return reader_->decode_stats(); }
+  int64_t batches() const { return batches_; }
+
+ private:
+  SegmentCursor() = default;
+  std::shared_ptr<const records::ReadPlan> plan_;
+  int32_t partition_ = 0;
+  SegmentReadOptions options_;
+  std::unique_ptr<records::RecordReader> reader_;
+  records::RecordBatch pending_;  // read, not yet cut: pending_.records[pos_..]
+  size_t pos_ = 0;
+  bool done_ = false;
+  int64_t next_ = 0;
+  int64_t batches_ = 0;
+};
+
 // Cuts one partition's records (given in ascending offset order, possibly
 // from many RecordBatches) into batches appended to a Segment. A record is
 // copied as a view (its bytes stay owned by the source batch's keepalive)

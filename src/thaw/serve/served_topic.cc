@@ -6,7 +6,9 @@
 
 #include "thaw/records/avro_value.h"
 #include "thaw/records/record_reader.h"
+#include "thaw/serve/digest.h"
 #include "thaw/serve/segment_reader.h"
+#include "thaw/serve/streamed_segments.h"
 #include "thaw/serve/topic_registry.h"
 
 namespace thaw::serve {
@@ -33,34 +35,16 @@ records::ReadOptions MetadataRead(const ServeOptions& options, int32_t partition
 // whose row groups overlap): beyond it a segment is cut, and the row group
 // straddling the cut is decoded by both segments.
 constexpr int kMaxSegmentRowGroups = 4;
+// A partition where a segment cut by statistics would decode more row
+// groups than this (files that all span most of its offsets) is streamed
+// instead: its segments are cut as read (streamed_segments.h).
+constexpr size_t kMaxRowGroupsPerSegmentRead = 2 * kMaxSegmentRowGroups;
 
 // Catalog implementations are not documented thread-safe (the SQL catalog
 // shares one SQLite connection): their calls are serialized.
 std::mutex& CatalogMutex() {
   static std::mutex mu;
   return mu;
-}
-
-uint64_t Fnv1a(std::string_view s, uint64_t h) {
-  for (unsigned char c : s) {
-    h ^= c;
-    h *= 0x100000001b3ULL;
-  }
-  return h;
-}
-
-uint64_t Mix(uint64_t z) {  // splitmix64's finalizer
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
-}
-
-// A 128-bit digest of `s` as hex (cache keys: collisions are not a concern
-// at this width for the few million segments a server sees).
-std::string Digest(std::string_view s) {
-  uint64_t a = Mix(Fnv1a(s, 0xcbf29ce484222325ULL));
-  uint64_t b = Mix(Fnv1a(s, 0x84222325cbf29ce4ULL) ^ s.size());
-  return fmt::format("{:016x}{:016x}", a, b);
 }
 
 std::string LayoutSignature(const records::Layout& l) {
@@ -125,6 +109,10 @@ struct ServedTopic::State {
     // Files whose row groups contribute to segment i hold these partitions
     // (the candidates for decoding it once for several partitions).
     std::vector<std::pair<int32_t, int32_t>> file_parts;
+    // Fetches read it through StreamedSegments (served_topic.h) instead of
+    // the segments above (still used for its log start and end).
+    bool streamed = false;
+    std::shared_ptr<const std::vector<records::RowGroupRef>> row_groups;
     std::mutex mu;
     std::optional<PartitionOffsets> offsets;
     int64_t hi(size_t i) const { return i + 1 < lo.size() ? lo[i + 1] : kMax; }
@@ -143,6 +131,7 @@ Result<std::shared_ptr<ServedTopic::State::Part>> ServedTopic::State::PartOf(int
   auto part = std::make_shared<Part>();
   if (p <= max_partition) {
     ASSIGN_OR_RAISE(auto rgs, plan->RowGroups(p));
+    part->row_groups = rgs;
     // Segments: runs of row groups whose offset ranges overlap or touch (as
     // the reader clusters them, so each is decoded once), cut after
     // kMaxSegmentRowGroups row groups where the next one starts later.
@@ -183,13 +172,9 @@ Result<std::shared_ptr<ServedTopic::State::Part>> ServedTopic::State::PartOf(int
         const auto& f = files[r->file];
         plo = std::min(plo, f.part_lo);
         phi = std::max(phi, f.part_hi);
-        desc += fmt::format("{}#{}@{}/{}", f.task.file->path, r->row_group, f.task.data_sequence_number,
-                            f.task.file_sequence_number);
-        for (const auto& d : f.task.deletes) {
-          desc += fmt::format("-{}:{}:{}", d->path, d->content_offset.value_or(-1), d->record_count);
-        }
-        desc += '\x1f';
+        desc += RowGroupDescription(f, r->row_group);
       }
+      part->streamed |= contrib.size() > kMaxRowGroupsPerSegmentRead;
       part->digests.push_back(Digest(desc));
       part->keys.push_back(fmt::format("{}\x1fp{}\x1f{}..{}\x1f{}", key_prefix, p, lo, hi, part->digests.back()));
       part->file_parts.emplace_back(plo, phi);
@@ -202,7 +187,7 @@ Result<std::shared_ptr<ServedTopic::State::Part>> ServedTopic::State::PartOf(int
 
 struct ServedTopic::Counters {
   std::atomic<int64_t> segment_reads{0}, segments_filled{0}, row_groups{0}, rows{0}, batches{0}, offset_reads{0},
-      refreshes{0};
+      refreshes{0}, read_aheads{0};
 };
 
 ServedTopic::ServedTopic(std::shared_ptr<catalog::Catalog> catalog, TopicConfig config, ServeOptions options,
@@ -211,9 +196,53 @@ ServedTopic::ServedTopic(std::shared_ptr<catalog::Catalog> catalog, TopicConfig 
       config_(std::move(config)),
       options_(std::move(options)),
       cache_(std::move(cache)),
-      counters_(std::make_unique<Counters>()) {}
+      counters_(std::make_unique<Counters>()) {
+  StreamedSegments::Options so;
+  so.read.cut = {options_.batch_bytes, options_.batch_records};
+  so.read.batch.compression = config_.compression;
+  so.read.batch.level = config_.compression_level;
+  so.read.batch.leader_epoch = kLeaderEpoch;
+  so.read.memory_budget = options_.memory_budget;
+  so.read.spill_dir = options_.spill_dir;
+  streams_ = std::make_unique<StreamedSegments>(std::move(so), cache_);
+  if (options_.read_ahead > 0) ahead_ = std::make_unique<ThreadPool>(static_cast<size_t>(options_.read_ahead));
+}
 
 ServedTopic::~ServedTopic() = default;
+
+void ServedTopic::Ahead(std::function<void()> read) {
+  if (!ahead_) return;
+  if (ahead_running_.fetch_add(1) >= options_.read_ahead) {
+    --ahead_running_;
+    return;
+  }
+  ++counters_->read_aheads;
+  ahead_->Submit([this, read = std::move(read)] {
+    read();
+    --ahead_running_;
+  });
+}
+
+void ServedTopic::ReadAhead(int32_t partition, int64_t offset) {
+  if (!ahead_ || partition < 0 || partition >= partition_count()) return;
+  auto st = state();
+  if (partition > st->max_partition) return;
+  auto part = st->PartOf(partition);
+  if (!part.ok()) return;
+  auto offsets = OffsetsIn(*st, partition);
+  if (!offsets.ok() || offset < offsets->log_start || offset >= offsets->high_watermark) return;
+  if ((*part)->streamed) {
+    Ahead([this, st, sp = StreamedPartition{st->plan, partition, st->key_prefix, (*part)->row_groups}, offset] {
+      (void)streams_->SegmentAt(sp, offset);
+    });
+    return;
+  }
+  const auto& lo = (*part)->lo;
+  auto it = std::upper_bound(lo.begin(), lo.end(), offset);
+  const size_t i = it == lo.begin() ? 0 : static_cast<size_t>(it - lo.begin()) - 1;
+  if (i >= lo.size() || cache_->Has((*part)->keys[i])) return;
+  Ahead([this, st, partition, i] { (void)LoadSegment(*st, partition, i); });
+}
 
 namespace {
 
@@ -305,6 +334,14 @@ ServedTopic::Stats ServedTopic::stats() const {
   s.batches_encoded = counters_->batches;
   s.offset_reads = counters_->offset_reads;
   s.refreshes = counters_->refreshes;
+  const auto streamed = streams_->stats();
+  s.read_aheads = counters_->read_aheads;
+  s.segments_cut = streamed.segments_cut;
+  s.cursors_opened = streamed.cursors_opened;
+  s.cursors_continued = streamed.cursors_continued;
+  s.row_groups_decoded += streamed.decode.row_groups;
+  s.rows_decoded += streamed.decode.rows;
+  s.batches_encoded += streamed.batches;
   return s;
 }
 
@@ -458,19 +495,54 @@ Result<FetchResult> ServedTopic::Fetch(int32_t partition, int64_t fetch_offset, 
   }
   if (fetch_offset == out.offsets.high_watermark) return out;
   ASSIGN_OR_RAISE(auto part, st->PartOf(partition));
+  if (part->streamed) {
+    const StreamedPartition sp{st->plan, partition, st->key_prefix, part->row_groups};
+    int64_t pos = fetch_offset;
+    while (pos < out.offsets.high_watermark) {
+      auto seg = streams_->SegmentAt(sp, pos);
+      if (!seg.ok()) {
+        return seg.status().WithContext(fmt::format("topic '{}' (table {}) partition {} from offset {}", config_.name,
+                                                    st->table->name, partition, pos));
+      }
+      if (!*seg || (*seg)->hi <= pos) break;
+      for (const auto& b : (*seg)->batches) {
+        if (b.last_offset < fetch_offset) continue;
+        const int64_t size = static_cast<int64_t>(b.bytes->size());
+        if (!out.batches.empty() && out.bytes + size > max_bytes) return out;
+        out.batches.push_back(b.bytes);
+        out.bytes += size;
+      }
+      pos = (*seg)->hi;
+      if (!out.batches.empty() && out.bytes >= max_bytes) break;
+    }
+    // The consumer's next cut, read while it takes this one.
+    if (ahead_ && pos < out.offsets.high_watermark) {
+      Ahead([this, st, sp, pos] { (void)streams_->SegmentAt(sp, pos); });
+    }
+    return out;
+  }
   auto it = std::upper_bound(part->lo.begin(), part->lo.end(), fetch_offset);
   size_t i = it == part->lo.begin() ? 0 : static_cast<size_t>(it - part->lo.begin()) - 1;
+  // The segment after the last one returned, read while the consumer takes these.
+  auto read_next = [&](size_t next) {
+    if (!ahead_ || next >= part->lo.size() || cache_->Has(part->keys[next])) return;
+    Ahead([this, st, partition, next] { (void)LoadSegment(*st, partition, next); });
+  };
   for (; i < part->lo.size(); ++i) {
     ASSIGN_OR_RAISE(auto seg, LoadSegment(*st, partition, i));
     for (const auto& b : seg->batches) {
       if (b.last_offset < fetch_offset) continue;  // before the fetch offset: never the one holding it
       const int64_t size = static_cast<int64_t>(b.bytes->size());
-      if (!out.batches.empty() && out.bytes + size > max_bytes) return out;
+      if (!out.batches.empty() && out.bytes + size > max_bytes) {
+        read_next(i + 1);
+        return out;
+      }
       out.batches.push_back(b.bytes);
       out.bytes += size;
     }
     if (!out.batches.empty() && out.bytes >= max_bytes) break;
   }
+  read_next(i + 1);
   return out;
 }
 
@@ -572,6 +644,7 @@ Status ServedTopic::RefreshIfChanged() {
     state_ = std::move(*next);
     partition_count_ = std::max(partition_count_, state_->max_partition + 1);
     ++counters_->refreshes;
+    streams_->Retain(state_->plan.get());
     return Status::OK();
   }();
   std::lock_guard<std::mutex> lock(mu_);

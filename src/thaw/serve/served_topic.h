@@ -37,6 +37,14 @@
 // whose segment has the same range and row groups, and the cache is filled
 // for each.
 //
+// Partitions whose row groups overlap so much that a segment cut this way
+// would decode more than 8 of them (files compacted in another column's
+// order, shuffled writers) are streamed instead: segments of about 4 MiB of
+// records are cut as they are read, by readers kept open between Fetches,
+// so a consumer reading on decodes each row group about once per pass and
+// the cuts are cached for every consumer of the same range
+// (streamed_segments.h).
+//
 // Offsets come from row-group statistics where those are exact (a file
 // holding only the partition, without delete files); otherwise the first
 // and last segments' offset columns are read (no values decoded).
@@ -46,8 +54,10 @@
 // entries of segments the snapshot did not change stay valid.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -58,6 +68,7 @@
 
 #include "thaw/catalog/catalog.h"
 #include "thaw/common/status.h"
+#include "thaw/common/thread_pool.h"
 #include "thaw/kafka/protocol/errors.h"
 #include "thaw/kafka/protocol/record_batch.h"
 #include "thaw/kafka/protocol/wire.h"
@@ -66,6 +77,8 @@
 #include "thaw/serve/batch_cache.h"
 
 namespace thaw::serve {
+
+class StreamedSegments;
 
 inline constexpr int32_t kLeaderEpoch = 0;
 
@@ -95,6 +108,8 @@ struct ServeOptions {
   int64_t batch_bytes = int64_t{256} << 10;
   // ... and at most this many records.
   int32_t batch_records = 16384;
+  // Segments read ahead of consumers at once, per topic (0: none).
+  int read_ahead = 2;
   // Passed to the RecordReader (ReadOptions::memory_budget, spill_dir).
   int64_t memory_budget = int64_t{512} << 20;
   std::string spill_dir;
@@ -152,7 +167,16 @@ class ServedTopic {
   // Whole batches from the one containing fetch_offset (or, if that offset
   // was deleted, the first after it), the first always complete (KIP-74),
   // then more while the total stays <= max_bytes.
+  // A consumer reading on finds the next segment decoded: after each Fetch
+  // the segment that follows what it returned is read ahead in the
+  // background (at most ServeOptions::read_ahead at once per topic).
   Result<FetchResult> Fetch(int32_t partition, int64_t fetch_offset, int64_t max_bytes);
+  // Starts reading the segment holding `offset` in the background (the
+  // Fetch handler asks for every partition of a request but the first, so
+  // they decode in parallel while it fills the first). Returns at once; a
+  // no-op when the segment is cached or being read, or the read-ahead is
+  // full.
+  void ReadAhead(int32_t partition, int64_t offset);
 
   // Reloads the table's metadata through the catalog; a new current
   // snapshot replaces the plan. Concurrent callers share one reload, and a
@@ -170,6 +194,12 @@ class ServedTopic {
     int64_t batches_encoded = 0;
     int64_t offset_reads = 0;  // metadata-only reads of a segment's first and last offsets
     int64_t refreshes = 0;     // new snapshots swapped in
+    // Streamed partitions (above): segments cut as read, readers opened,
+    // and segments read by a reader left where its previous segment ended.
+    int64_t segments_cut = 0;
+    int64_t cursors_opened = 0;
+    int64_t cursors_continued = 0;
+    int64_t read_aheads = 0;  // segment reads started ahead of consumers
   };
   Stats stats() const;
 
@@ -183,6 +213,8 @@ class ServedTopic {
   // Segment i of the partition: cached, or read with every other partition
   // whose segment i' has the same range and row groups (decoded once).
   Result<std::shared_ptr<const Segment>> LoadSegment(State& st, int32_t partition, size_t i);
+  // Runs `read` on the read-ahead pool unless read_ahead reads are running.
+  void Ahead(std::function<void()> read);
 
   std::shared_ptr<catalog::Catalog> catalog_;
   catalog::TableIdentifier id_;
@@ -208,6 +240,9 @@ class ServedTopic {
 
   struct Counters;
   std::unique_ptr<Counters> counters_;
+  std::unique_ptr<StreamedSegments> streams_;
+  std::atomic<int> ahead_running_{0};
+  std::unique_ptr<ThreadPool> ahead_;  // last: joined first, while what its reads use is alive
 };
 
 // The topic id of `table_uuid` (or location) and topic name: exposed for tests.

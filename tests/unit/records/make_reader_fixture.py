@@ -20,6 +20,14 @@ topics have partitions 0 and 1 with offsets 0 .. TOPIC_OFFSETS-1; values
   ns.topics_mixed  unpartitioned: a first append of both topics' rows in one
                    file (its topic bounds differ), then one of topic a only
 
+and a table whose files all overlap (streamed_segments_test.cc):
+
+  ns.shuffled  one partition, offsets 0 .. SHUFFLED_OFFSETS-1 in
+               SHUFFLED_FILES appends, file i holding the offsets = i mod
+               SHUFFLED_FILES in a shuffled order (a compaction sorted on
+               another column), 40-row row groups: every row group spans
+               the whole partition
+
 Partition p holds offsets 0 .. APPENDS*OFFSETS-1 except those in GAPS[p];
 timestamps are 1_700_000_000_000 + 10 * offset + p ms; values are VALUE_SIZE
 bytes. Prints one JSON object:
@@ -41,6 +49,8 @@ ROW_GROUP_ROWS = 40
 VALUE_SIZE = 2048
 GAPS = {1: {5, 6, 7}, 3: {150}}
 TOPIC_OFFSETS = 30
+SHUFFLED_FILES = 12
+SHUFFLED_OFFSETS = 960
 
 
 def main():
@@ -131,6 +141,19 @@ def main():
     topic_tables["topics_part"].append(topic_rows(["a", "b"]))
     topic_tables["topics_mixed"].append(topic_rows(["a", "b"]))
     topic_tables["topics_mixed"].append(topic_rows(["a"]))
+    # Files that all overlap, rows shuffled inside each.
+    import random
+    rng = random.Random(11)
+    shuffled = catalog.create_table("ns.shuffled", schema=schema, location=f"file://{wh}/ns/shuffled",
+                                    properties=props)
+    for i in range(SHUFFLED_FILES):
+        offsets = list(range(i, SHUFFLED_OFFSETS, SHUFFLED_FILES))
+        rng.shuffle(offsets)
+        rows = [{"kafka_partition": 0, "kafka_offset": o, "kafka_timestamp": (1_700_000_000_000 + o) * 1000,
+                 "kafka_timestamp_type": 0, "key": f"k{o}".encode(), "value": (f"v{o}:".encode() * 128)[:512],
+                 "headers": []} for o in offsets]
+        t = pa.Table.from_pylist(rows, schema=arrow_schema)
+        shuffled.append(t.set_column(2, arrow_schema.field(2), t.column(2).cast(pa.timestamp("us", tz="UTC"))))
     row_groups = {}
     for name, tbl in tables.items():
         tbl = tbl.refresh()
@@ -143,6 +166,8 @@ def main():
         "part": tables["part"].refresh().metadata_location.removeprefix("file://"),
         "topics_part": topic_tables["topics_part"].refresh().metadata_location.removeprefix("file://"),
         "topics_mixed": topic_tables["topics_mixed"].refresh().metadata_location.removeprefix("file://"),
+        "shuffled": shuffled.refresh().metadata_location.removeprefix("file://"),
+        "shuffled_offsets": SHUFFLED_OFFSETS,
         "partitions": PARTITIONS,
         "records": records,
         "value_bytes": value_bytes,

@@ -36,6 +36,11 @@ int64_t FetchOnce(std::vector<Slot>& slots, int32_t max_bytes) {
   int64_t budget = max_bytes <= 0 ? INT32_MAX : max_bytes;
   int64_t total = 0;
   bool have_first = false;
+  // Every partition but the first starts decoding now, in the background,
+  // while this thread fills the first.
+  for (size_t i = 1; i < slots.size(); ++i) {
+    if (slots[i].topic) slots[i].topic->ReadAhead(slots[i].request->partition, slots[i].request->fetch_offset);
+  }
   for (Slot& s : slots) {
     Partition& out = *s.out;
     out.records = std::string();
