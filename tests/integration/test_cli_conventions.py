@@ -249,3 +249,31 @@ def test_interrupted_replay_exits_130_and_says_how_to_resume(thaw, table, kafka)
     out, err = p.communicate(timeout=60)
     assert p.returncode == 130, (p.returncode, err.decode())
     assert b"stopped by signal" in out, out
+
+
+# --------------------------------------------------------------------------- sizes (issue 19)
+
+@pytest.mark.parametrize("value", ["512MiB", "2GiB", "64", "1GB"])
+def test_memory_budget_takes_sizes_a_bare_number_is_mib(thaw, table, value):
+    p = thaw("inspect", *tbl(table), "--records", "--limit", "3", "--format", "%o\\n", "--memory-budget", value)
+    assert p.returncode == 0, p.stderr.decode()
+    assert p.stdout.decode().split() == ["0", "1", "2"]
+
+
+@pytest.mark.parametrize("command, args, words", [
+    ("inspect", ["--memory-budget", "lots"], ["--memory-budget", "lots"]),
+    ("inspect", ["--memory-budget", "1KiB"], ["--memory-budget '1KiB' is too small", "1MiB"]),
+    ("replay", ["--brokers", "127.0.0.1:1", "--topic", "t", "--dry-run", "--memory-budget", "0"], ["--memory-budget"]),
+    ("replay", ["--brokers", "127.0.0.1:1", "--topic", "t", "--dry-run", "--checkpoint-bytes", "64Q"],
+     ["--checkpoint-bytes", "64Q"]),
+])
+def test_size_options_refuse_what_is_not_a_size(thaw, table, command, args, words):
+    usage_error(thaw(command, *tbl(table), *args, timeout=60), *words)
+
+
+def test_serve_memory_budget_and_cache_size_are_sizes(thaw, table, tmp_path):
+    for args, words in ((["--memory-budget", "lots"], ["--memory-budget", "lots"]),
+                        (["--cache-size", "1Q"], ["--cache-size", "1Q"])):
+        p = thaw("serve", "--catalog", table, "--topic", f"t={NAME}", "--listen", "127.0.0.1:0",
+                 "--state", str(tmp_path / "state"), *args, timeout=60)
+        usage_error(p, *words)

@@ -15,6 +15,7 @@
 #include "thaw/cli/table_args.h"
 #include "thaw/common/log.h"
 #include "thaw/common/time_parse.h"
+#include "thaw/common/units.h"
 #include "thaw/records/read_summary.h"
 #include "thaw/records/record_filter.h"
 #include "thaw/replay/replay.h"
@@ -38,7 +39,7 @@ struct ReplayArgs {
   std::vector<std::string> topic_configs;
   std::string timestamps = "original";
   double checkpoint_interval = 0;
-  int64_t checkpoint_bytes = 64ll << 20;
+  std::string checkpoint_bytes = "64MiB";
   std::optional<int32_t> target_partitions;
   int parallelism = 1;
   double poll_interval = 2.0;
@@ -248,8 +249,8 @@ Status RunReplayCommand(const ReplayArgs& a) {
   o.checkpoint_every = a.checkpoint_every;
   if (a.checkpoint_interval < 0) return Status::Invalid("--checkpoint-interval must not be negative");
   o.checkpoint_interval_ms = static_cast<int64_t>(a.checkpoint_interval * 1000);
-  if (a.checkpoint_bytes <= 0) return Status::Invalid("--checkpoint-bytes must be positive");
-  o.checkpoint_bytes = a.checkpoint_bytes;
+  ASSIGN_OR_RAISE(o.checkpoint_bytes, ParseByteSize(a.checkpoint_bytes, "--checkpoint-bytes"));
+  if (o.checkpoint_bytes <= 0) return Status::Invalid("--checkpoint-bytes must be positive");
   for (const auto& c : a.topic_configs) {
     auto eq = c.find('=');
     if (eq == std::string::npos || eq == 0) {
@@ -436,7 +437,9 @@ void RegisterReplay(CLI::App* app, int* exit_code) {
                 "in order; with --job on a finished job, only verify");
   cmd->add_option("--checkpoint-interval", a->checkpoint_interval,
                   "Seconds between checkpoints/commits (default: a quarter of transaction.timeout.ms, at most 10)");
-  cmd->add_option("--checkpoint-bytes", a->checkpoint_bytes, "Bytes per checkpoint / transaction (default 64 MiB)");
+  cmd->add_option("--checkpoint-bytes", a->checkpoint_bytes,
+                  "Bytes per checkpoint / transaction: SIZE (64MiB, 1GB; a bare number is bytes; default 64MiB)")
+      ->type_name("SIZE");
   cmd->add_option("--job", a->job, "Resumable job name (progress kept in the target cluster)");
   cmd->add_option("--checkpoint-topic", a->checkpoint_topic, "Topic holding job checkpoints");
   cmd->add_option("--checkpoint-every", a->checkpoint_every, "Records per checkpoint (and per transaction)");

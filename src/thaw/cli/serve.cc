@@ -27,6 +27,8 @@ struct ServeArgs {
   std::string state = "thaw-serve-state";
   std::string refresh = "5s";
   std::string cache_size = "1GiB";
+  std::string memory_budget;
+  std::string spill_dir;
   std::string log_level = "info";
   std::string initial_rebalance_delay = "3s";
   int threads = 4;
@@ -144,6 +146,10 @@ Status RunServeCommand(const ServeArgs& a) {
   if (refresh_ms < 100) return Status::Invalid("--refresh '{}' is too short (at least 100ms)", a.refresh);
   config.serve.refresh = std::chrono::milliseconds(refresh_ms);
   ASSIGN_OR_RAISE(config.serve.cache_bytes, ParseByteSize(a.cache_size, "--cache-size", 1 << 20));
+  if (!a.memory_budget.empty()) {
+    ASSIGN_OR_RAISE(config.serve.memory_budget, ParseMemoryBudget(a.memory_budget));
+  }
+  config.serve.spill_dir = a.spill_dir;
   ASSIGN_OR_RAISE(int64_t delay_ms, ParseDurationMs(a.initial_rebalance_delay, "--group-initial-rebalance-delay"));
   config.initial_rebalance_delay = std::chrono::milliseconds(delay_ms);
   if (a.threads < 1 || a.threads > 256) return Status::Invalid("--threads must be 1..256");
@@ -175,8 +181,19 @@ void RegisterServe(CLI::App* app, int* exit_code) {
                   "Directory of the server's state: committed group offsets, cluster id (default ./thaw-serve-state)");
   cmd->add_option("--refresh", args->refresh, "How often tables are checked for new snapshots (default 5s)");
   cmd->add_option(
-      "--cache-size", args->cache_size,
-      "Memory for encoded record batches (default 1GiB; at least the partitions read at once x a row group's size)");
+         "--cache-size", args->cache_size,
+         "Memory for encoded record batches: SIZE (256MiB, 2GiB; a bare number is MiB; default 1GiB; at least the "
+         "partitions read at once x a row group's size)")
+      ->type_name("SIZE");
+  cmd->add_option("--memory-budget", args->memory_budget,
+                  "Memory for decoding row groups, all reads together: SIZE (512MiB, 2GiB; a bare number is MiB; "
+                  "default 512MiB), counted as decoded; beyond it files that overlap in offset range are merged "
+                  "as streams and sorted through --spill-dir. The server's memory is about --cache-size + this")
+      ->type_name("SIZE");
+  cmd->add_option("--spill-dir", args->spill_dir,
+                  "Directory for sorting files not in offset order (default $TMPDIR or /tmp; private "
+                  "subdirectories, removed when done)")
+      ->type_name("DIR");
   cmd->add_option("--log-level", args->log_level, "debug, info, warn or error (default info)");
   cmd->add_option("--group-initial-rebalance-delay", args->initial_rebalance_delay,
                   "How long a new group waits for more members before its first rebalance (Kafka's "

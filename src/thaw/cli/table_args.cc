@@ -5,6 +5,7 @@
 
 #include "thaw/cli/config_file.h"
 #include "thaw/common/time_parse.h"
+#include "thaw/common/units.h"
 
 namespace thaw::cli {
 
@@ -81,9 +82,11 @@ void TableArgs::Register(CLI::App* app) {
   app->add_option("--spill-dir", spill_dir,
                   "Directory for sorting files not in offset order (default $TMPDIR or /tmp; a private "
                   "subdirectory, removed at exit)");
-  app->add_option("--memory-budget", memory_budget_mib,
-                  "MiB for decoding files that overlap in offset range at once (default 512); above it they are "
-                  "merged as streams and sorted through --spill-dir");
+  app->add_option("--memory-budget", memory_budget,
+                  "Memory for decoding row groups: SIZE (512MiB, 2GiB; a bare number is MiB; default 512MiB), "
+                  "counted as decoded (not as stored); files that overlap in offset range beyond it are merged as "
+                  "streams and sorted through --spill-dir")
+      ->type_name("SIZE");
 }
 
 Result<std::shared_ptr<const iceberg::Table>> TableArgs::Load() const {
@@ -134,9 +137,18 @@ Status TableArgs::Apply(records::ReadOptions* o) const {
   for (const auto& c : columns) RETURN_NOT_OK(records::ParseColumnOverride(c, &o->layout.column_overrides));
   if (!source_topic.empty()) o->source_topic = source_topic;
   if (!spill_dir.empty()) o->spill_dir = spill_dir;
-  if (memory_budget_mib < 0) return Status::Invalid("--memory-budget must be a positive number of MiB");
-  if (memory_budget_mib > 0) o->memory_budget = memory_budget_mib << 20;
+  if (!memory_budget.empty()) {
+    ASSIGN_OR_RAISE(o->memory_budget, ParseMemoryBudget(memory_budget));
+  }
   return Status::OK();
+}
+
+Result<int64_t> ParseMemoryBudget(const std::string& text) {
+  ASSIGN_OR_RAISE(int64_t bytes, ParseByteSize(text, "--memory-budget", int64_t{1} << 20));
+  if (bytes < (int64_t{1} << 20)) {
+    return Status::Invalid("--memory-budget '{}' is too small: give at least 1MiB (e.g. 512MiB, 2GiB)", text);
+  }
+  return bytes;
 }
 
 Result<std::set<int32_t>> ParsePartitions(const std::string& text, std::string_view flag) {

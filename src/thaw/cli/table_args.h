@@ -46,7 +46,7 @@ struct TableArgs {
   std::vector<std::string> columns;
   std::string source_topic;  // --source-topic: one topic of a table that holds several
   std::string spill_dir;
-  int64_t memory_budget_mib = 0;  // 0 = the reader's default
+  std::string memory_budget;  // empty = the reader's default
 
   void Register(CLI::App* app);
   Result<std::shared_ptr<const iceberg::Table>> Load() const;
@@ -57,6 +57,10 @@ struct TableArgs {
 // The one partition-list syntax of every command: "0,3-5" -> {0,3,4,5}.
 // Ranges are inclusive; at most 100,000 partitions in one range. `flag` names
 // the option in errors.
+// --memory-budget (inspect, replay, serve): a size as every size option
+// takes it (512MiB, 2GiB), a bare number MiB; at least 1 MiB.
+Result<int64_t> ParseMemoryBudget(const std::string& text);
+
 Result<std::set<int32_t>> ParsePartitions(const std::string& text, std::string_view flag = "--partitions");
 
 // Adds `names` (e.g. "--partitions,--partition") as a repeatable option in
