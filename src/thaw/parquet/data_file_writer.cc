@@ -186,6 +186,9 @@ class DataFileWriterImpl : public DataFileWriter {
     props.compression(arrow::Compression::ZSTD)
         ->compression_level(options_.zstd_level)
         ->enable_statistics()
+        // Column and offset indexes (Parquet's page index), for readers that
+        // seek to a page rather than decode a whole row group.
+        ->enable_write_page_index()
         ->max_row_group_length(std::numeric_limits<int64_t>::max())
         ->created_by("thaw archive (parquet-cpp-arrow)");
     // Keys and values are mostly unique: a dictionary would be tried and dropped per page.

@@ -8,6 +8,8 @@
 #include <arrow/api.h>
 #include <gtest/gtest.h>
 #include <openssl/evp.h>
+#include <parquet/file_reader.h>
+#include <parquet/page_index.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -249,6 +251,19 @@ TEST_F(DataFileWriterTest, WritesCanonicalFileWithMetrics) {
   }
   EXPECT_FALSE(df->value_counts.count(7));
   EXPECT_FALSE(df->value_counts.count(8));
+  // The page index: an offset index for every column of every row group,
+  // and a column index of the offset column.
+  {
+    auto file = ::parquet::ParquetFileReader::OpenFile(location);
+    auto index = file->GetPageIndexReader();
+    ASSERT_NE(index, nullptr);
+    for (int rg = 0; rg < file->metadata()->num_row_groups(); ++rg) {
+      auto rgi = index->RowGroup(rg);
+      ASSERT_NE(rgi, nullptr) << "row group " << rg;
+      for (int c = 0; c < file->metadata()->num_columns(); ++c) EXPECT_NE(rgi->GetOffsetIndex(c), nullptr) << c;
+      EXPECT_NE(rgi->GetColumnIndex(1), nullptr);  // kafka_offset (leaf 1)
+    }
+  }
 
   // Thaw's own reader: columns by field id, the rows as written.
   {
