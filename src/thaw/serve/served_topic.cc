@@ -39,6 +39,11 @@ constexpr int kMaxSegmentRowGroups = 4;
 // groups than this (files that all span most of its offsets) is streamed
 // instead: its segments are cut as read (streamed_segments.h).
 constexpr size_t kMaxRowGroupsPerSegmentRead = 2 * kMaxSegmentRowGroups;
+// So is a partition with a row group of more rows than this (pyiceberg
+// writes up to 1,048,576 by default): a segment is encoded whole before the
+// first Fetch of it is answered, and one of a million 1 KiB records would
+// hold a GB.
+constexpr int64_t kMaxSegmentRows = 65536;
 
 // Catalog implementations are not documented thread-safe (the SQL catalog
 // shares one SQLite connection): their calls are serialized.
@@ -138,6 +143,7 @@ Result<std::shared_ptr<ServedTopic::State::Part>> ServedTopic::State::PartOf(int
     int64_t max_last = kMin;
     int in_segment = 0;
     for (const auto& r : *rgs) {
+      part->streamed |= r.rows > kMaxSegmentRows;
       const bool overlaps = !part->lo.empty() && r.first_offset <= max_last;
       const bool can_cut = part->lo.empty() || r.first_offset > part->lo.back();
       if (can_cut && (!overlaps || in_segment >= kMaxSegmentRowGroups)) {

@@ -39,7 +39,8 @@
 //
 // Partitions whose row groups overlap so much that a segment cut this way
 // would decode more than 8 of them (files compacted in another column's
-// order, shuffled writers) are streamed instead: segments of about 4 MiB of
+// order, shuffled writers), or that have a row group of more than 65,536
+// rows (a segment is encoded whole), are streamed instead: segments of about 4 MiB of
 // records are cut as they are read, by readers kept open between Fetches,
 // so a consumer reading on decodes each row group about once per pass and
 // the cuts are cached for every consumer of the same range
