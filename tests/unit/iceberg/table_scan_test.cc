@@ -15,6 +15,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "python_fixture.h"
 #include "thaw/catalog/catalog.h"
 
 namespace thaw::iceberg {
@@ -25,23 +26,11 @@ namespace fs = std::filesystem;
 class IncrementalAppendScan : public ::testing::Test {
  protected:
   void SetUp() override {
-    const char* python = std::getenv("THAW_PYTHON");
-    if (python == nullptr || *python == '\0') GTEST_SKIP() << "THAW_PYTHON is not set";
-    char tmpl[] = "/tmp/thaw_follow_fixture_XXXXXX";
-    ASSERT_NE(mkdtemp(tmpl), nullptr);
-    dir_ = tmpl;
-    const fs::path script = fs::path(THAW_SOURCE_DIR) / "tests/unit/iceberg/make_follow_fixture.py";
-    const std::string cmd = std::string("'") + python + "' '" + script.string() + "' '" + dir_.string() + "'";
-    FILE* pipe = popen(cmd.c_str(), "r");
-    ASSERT_NE(pipe, nullptr);
-    std::string out;
-    char buf[4096];
-    while (size_t n = fread(buf, 1, sizeof buf, pipe)) out.append(buf, n);
-    int rc = pclose(pipe);
-    if (WIFEXITED(rc) && WEXITSTATUS(rc) == 77) GTEST_SKIP() << "pyiceberg not available to " << python;
-    ASSERT_TRUE(WIFEXITED(rc) && WEXITSTATUS(rc) == 0) << cmd << "\n" << out;
-    info_ = nlohmann::json::parse(out, nullptr, false);
-    ASSERT_FALSE(info_.is_discarded()) << out;
+    auto f = testing::RunPythonFixture("tests/unit/iceberg/make_follow_fixture.py", "thaw_follow_fixture_");
+    if (!f.skip.empty()) GTEST_SKIP() << f.skip;
+    ASSERT_TRUE(f.error.empty()) << f.error;
+    dir_ = f.dir;
+    info_ = std::move(f.info);
     auto table = catalog::LoadTableFromMetadata(info_["metadata"].get<std::string>());
     ASSERT_TRUE(table.ok()) << table.status().ToString();
     table_ = std::move(*table);

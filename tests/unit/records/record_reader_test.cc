@@ -18,6 +18,7 @@
 #include <tuple>
 #include <vector>
 
+#include "python_fixture.h"
 #include "thaw/catalog/catalog.h"
 #include "thaw/records/read_plan.h"
 #include "thaw/records/read_summary.h"
@@ -40,33 +41,10 @@ class ReaderFixture : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     if (!info_.is_null() || !skip_.empty()) return;  // made once for every suite
-    const char* python = std::getenv("THAW_PYTHON");
-    if (python == nullptr || *python == '\0') {
-      skip_ = "THAW_PYTHON is not set";
-      return;
-    }
-    char tmpl[] = "/tmp/thaw_reader_fixture_XXXXXX";
-    ASSERT_NE(mkdtemp(tmpl), nullptr);
-    dir_ = tmpl;
-    std::atexit([]() {
-      std::error_code ec;
-      fs::remove_all(dir_, ec);
-    });
-    const fs::path script = fs::path(THAW_SOURCE_DIR) / "tests/unit/records/make_reader_fixture.py";
-    const std::string cmd = std::string("'") + python + "' '" + script.string() + "' '" + dir_.string() + "'";
-    FILE* pipe = popen(cmd.c_str(), "r");
-    ASSERT_NE(pipe, nullptr);
-    std::string out;
-    char buf[4096];
-    while (size_t n = fread(buf, 1, sizeof buf, pipe)) out.append(buf, n);
-    int rc = pclose(pipe);
-    if (WIFEXITED(rc) && WEXITSTATUS(rc) == 77) {
-      skip_ = "pyiceberg not available";
-      return;
-    }
-    ASSERT_TRUE(WIFEXITED(rc) && WEXITSTATUS(rc) == 0) << cmd << "\n" << out;
-    info_ = nlohmann::json::parse(out, nullptr, false);
-    ASSERT_FALSE(info_.is_discarded()) << out;
+    auto f = testing::RunPythonFixture("tests/unit/records/make_reader_fixture.py", "thaw_reader_fixture_");
+    skip_ = f.skip;
+    ASSERT_TRUE(f.error.empty()) << f.error;
+    info_ = std::move(f.info);
   }
   void SetUp() override {
     if (!skip_.empty()) GTEST_SKIP() << skip_;
@@ -126,7 +104,6 @@ class ReaderFixture : public ::testing::Test {
     }
   }
 
-  static inline fs::path dir_;
   static inline nlohmann::json info_;
   static inline std::string skip_;
 };

@@ -9,58 +9,28 @@
 #include "thaw/serve/streamed_segments.h"
 
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 
-#include <cstdio>
-#include <cstdlib>
-#include <filesystem>
-#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
+#include "python_fixture.h"
 #include "thaw/catalog/catalog.h"
 #include "thaw/records/read_plan.h"
 
 namespace thaw::serve {
 namespace {
 
-namespace fs = std::filesystem;
-
 class StreamedFixture : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    if (!info_.is_null() || !skip_.empty()) return;
-    const char* python = std::getenv("THAW_PYTHON");
-    if (python == nullptr || *python == '\0') {
-      skip_ = "THAW_PYTHON is not set";
-      return;
-    }
-    char tmpl[] = "/tmp/thaw_streamed_fixture_XXXXXX";
-    ASSERT_NE(mkdtemp(tmpl), nullptr);
-    dir_ = tmpl;
-    std::atexit([]() {
-      std::error_code ec;
-      fs::remove_all(dir_, ec);
-    });
-    const fs::path script = fs::path(THAW_SOURCE_DIR) / "tests/unit/records/make_reader_fixture.py";
-    const std::string cmd = std::string("'") + python + "' '" + script.string() + "' '" + dir_.string() + "'";
-    FILE* pipe = popen(cmd.c_str(), "r");
-    ASSERT_NE(pipe, nullptr);
-    std::string out;
-    char buf[4096];
-    while (size_t n = fread(buf, 1, sizeof buf, pipe)) out.append(buf, n);
-    int rc = pclose(pipe);
-    if (WIFEXITED(rc) && WEXITSTATUS(rc) == 77) {
-      skip_ = "pyiceberg not available";
-      return;
-    }
-    ASSERT_TRUE(WIFEXITED(rc) && WEXITSTATUS(rc) == 0) << cmd << "\n" << out;
-    info_ = nlohmann::json::parse(out, nullptr, false);
-    ASSERT_FALSE(info_.is_discarded()) << out;
+    if (!fixture_.info.is_null() || !fixture_.skip.empty()) return;
+    fixture_ = testing::RunPythonFixture("tests/unit/records/make_reader_fixture.py", "thaw_streamed_fixture_");
+    ASSERT_TRUE(fixture_.error.empty()) << fixture_.error;
   }
   void SetUp() override {
-    if (!skip_.empty()) GTEST_SKIP() << skip_;
-    auto t = catalog::LoadTableFromMetadata(info_["shuffled"].get<std::string>());
+    if (!fixture_.skip.empty()) GTEST_SKIP() << fixture_.skip;
+    ASSERT_TRUE(fixture_.error.empty()) << fixture_.error;
+    auto t = catalog::LoadTableFromMetadata(fixture_.info["shuffled"].get<std::string>());
     ASSERT_TRUE(t.ok()) << t.status().ToString();
     auto plan = records::ReadPlan::Make(std::make_shared<const iceberg::Table>(std::move(*t)), {});
     ASSERT_TRUE(plan.ok()) << plan.status().ToString();
@@ -70,7 +40,7 @@ class StreamedFixture : public ::testing::Test {
     auto rgs = (*plan)->RowGroups(0);
     ASSERT_TRUE(rgs.ok()) << rgs.status().ToString();
     part_.row_groups = *rgs;
-    offsets_ = info_["shuffled_offsets"].get<int64_t>();
+    offsets_ = fixture_.info["shuffled_offsets"].get<int64_t>();
   }
 
   static StreamedSegments::Options Small() {
@@ -105,9 +75,7 @@ class StreamedFixture : public ::testing::Test {
     return cuts;
   }
 
-  static inline fs::path dir_;
-  static inline nlohmann::json info_;
-  static inline std::string skip_;
+  static inline testing::PythonFixture fixture_;
   StreamedPartition part_;
   int64_t offsets_ = 0;
 };
