@@ -282,6 +282,21 @@ int64_t ParquetFile::row_group_decoded_bytes(int rg, const std::vector<int>& top
   return total;
 }
 
+int64_t ParquetFile::row_group_dictionary_bytes(int rg, const std::vector<int>& top_level) const {
+  auto md = reader_->parquet_reader()->metadata()->RowGroup(rg);
+  int64_t total = 0;
+  for (int leaf : LeavesOf(top_level)) {
+    auto cc = md->ColumnChunk(leaf);
+    if (!cc->has_dictionary_page()) continue;
+    const int64_t stored = cc->data_page_offset() - cc->dictionary_page_offset();
+    if (stored <= 0) continue;
+    const double ratio = static_cast<double>(std::max<int64_t>(cc->total_uncompressed_size(), 1)) /
+                         static_cast<double>(std::max<int64_t>(cc->total_compressed_size(), 1));
+    total += static_cast<int64_t>(2.0 * static_cast<double>(stored) * std::max(ratio, 1.0));
+  }
+  return total;
+}
+
 std::vector<int> ParquetFile::LeavesOf(const std::vector<int>& top_level) const {
   std::vector<int> leaves;
   const auto& fields = reader_->manifest().schema_fields;

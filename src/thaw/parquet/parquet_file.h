@@ -59,6 +59,11 @@ class ParquetFile {
   // size of the pages (which for dictionary- or RLE-encoded columns is far
   // below what decoding materialises). Empty `top_level` = all fields.
   int64_t row_group_decoded_bytes(int rg, const std::vector<int>& top_level) const;
+  // What a reader of these fields of a row group holds for its dictionary
+  // pages while it reads (each page decompressed, and its values decoded):
+  // a cost per open reader, whatever its batch size. Estimated from the
+  // stored size of the page and the column chunk's compression ratio.
+  int64_t row_group_dictionary_bytes(int rg, const std::vector<int>& top_level) const;
   // Bytes a read of these top-level fields of a row group fetches (their
   // column chunks as stored, compressed), from the footer.
   int64_t row_group_fetch_bytes(int rg, const std::vector<int>& top_level) const;

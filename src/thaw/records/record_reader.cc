@@ -83,6 +83,7 @@ struct Unit {
   int64_t bytes = 0;
   int64_t rows = 0;
   int64_t arrow_estimate = 0;  // the footer's estimate of its Arrow arrays alone
+  int64_t dictionary = 0;      // held by a reader while it reads it (dictionary pages)
   // Kafka partitions the row group may hold (statistics; all if unknown).
   int64_t part_lo = kMin, part_hi = kMax;
 };
@@ -653,6 +654,7 @@ void RecordReader::Impl::SizeUnit(const pq::ParquetFile& pf, const TaskState& t,
   // the decoded columns until the cluster is emitted.
   if (!layout.value_json.empty() && !opt.metadata_only) arrow *= 2;
   u->bytes = arrow + u->rows * static_cast<int64_t>(sizeof(Record));
+  u->dictionary = opt.metadata_only ? 0 : pf.row_group_dictionary_bytes(u->rg, ProjectedColumns(pf, t));
 }
 
 void RecordReader::Impl::LearnDecoded(int64_t estimate, int64_t actual) {
@@ -962,6 +964,7 @@ Status RecordReader::Impl::PrepareMerge(Cluster* c) {
     size_t task;
     std::vector<int> rgs;  // ascending offset lower bound
     int64_t bytes = 0, rows = 0;
+    int64_t dictionary = 0;  // the most a reader of its row groups holds for dictionary pages
     bool sorted = false;
   };
   std::vector<FileUnits> files;
@@ -975,15 +978,39 @@ Status RecordReader::Impl::PrepareMerge(Cluster* c) {
     it->rgs.push_back(c->units[u].rg);
     it->bytes += c->units[u].bytes;
     it->rows += c->units[u].rows;
+    it->dictionary = std::max(it->dictionary, c->units[u].dictionary);
   }
   int64_t inputs = 0;
   for (auto& f : files) {
     ASSIGN_OR_RAISE(f.sorted, IsSortedByOffset(*c->files[f.file], f.rgs, c->partition));
+  }
+  // Sorted files stream into the merge all open at once, each reader holding
+  // its dictionary pages (a fixed cost per input: files of distinct values
+  // written with dictionaries that overflowed hold megabytes each). When
+  // those would take more than the merge's budget, the files with the
+  // largest are sorted into spilled runs instead, one file open at a time;
+  // what they leave of it is what the inputs' batches get.
+  int64_t dictionaries = 0;
+  {
+    for (const auto& f : files) dictionaries += f.sorted ? f.dictionary : 0;
+    std::vector<FileUnits*> by_size;
+    for (auto& f : files) {
+      if (f.sorted && f.dictionary > 0) by_size.push_back(&f);
+    }
+    std::sort(by_size.begin(), by_size.end(), [](auto* a, auto* b) { return a->dictionary > b->dictionary; });
+    for (auto* f : by_size) {
+      if (dictionaries <= budget) break;
+      f->sorted = false;
+      dictionaries -= f->dictionary;
+    }
+  }
+  for (auto& f : files) {
     inputs += f.sorted ? 1 : (f.bytes + run_budget - 1) / run_budget;
     CountDecoded(static_cast<int64_t>(f.rgs.size()), 0, 0);  // each decoded once below, streamed or spilled
   }
   // Each input holds about one batch of this size while merging.
-  const int64_t batch_bytes = std::clamp<int64_t>(budget / (2 * std::max<int64_t>(inputs, 1)), 64 << 10, 16 << 20);
+  const int64_t batch_bytes =
+      std::clamp<int64_t>((budget - dictionaries) / (2 * std::max<int64_t>(inputs, 1)), 64 << 10, 16 << 20);
   std::vector<KWayMerger::Input> merge_inputs;
   std::vector<std::pair<size_t, std::vector<std::string>>> spilled;  // task, its runs
   size_t total_runs = 0;
