@@ -11,10 +11,9 @@ Prints the measured peak RSS and time (pytest -s shows them)."""
 from __future__ import annotations
 
 import os
-import resource
-import subprocess
 import time
 
+import peak_rss
 import reader_tables as rt
 
 FILES = 16
@@ -36,15 +35,13 @@ def test_overlapping_multi_gb_partition_reads_in_order_within_1_gib(tmp_path, th
     spill = tmp_path / "spill"
     spill.mkdir()
     out_path = tmp_path / "offsets.txt"
-    t1 = time.monotonic()
-    with open(out_path, "wb") as out, open(tmp_path / "stderr.txt", "wb") as err:
-        p = subprocess.Popen([str(thaw_bin), "inspect", "--catalog", f"sqlite:///{wh}/catalog.db", "--table", name,
-                              "--records", "--format", "%o\\n", "--spill-dir", str(spill)], stdout=out, stderr=err)
-        _, status, usage = os.wait4(p.pid, 0)
-    read_seconds = time.monotonic() - t1
-    p.returncode = os.waitstatus_to_exitcode(status)
-    assert p.returncode == 0, (tmp_path / "stderr.txt").read_text()[:4000]
-    peak = usage.ru_maxrss * 1024  # KiB on Linux
+    # Started through peak_rss (a small Python of its own): a child forked from pytest would report
+    # pytest's own high-water mark as its ru_maxrss.
+    with open(out_path, "wb") as out:
+        rc, peak, read_seconds, killed = peak_rss.run_measured(
+            [str(thaw_bin), "inspect", "--catalog", f"sqlite:///{wh}/catalog.db", "--table", name, "--records",
+             "--format", "%o\\n", "--spill-dir", str(spill)], out, tmp_path / "stderr.txt", timeout=600)
+    assert killed is None and rc == 0, (killed, rc, (tmp_path / "stderr.txt").read_text()[:4000])
     print(f"\n[reader memory] {RECORDS:,} records, {data_bytes / 2**30:.2f} GiB in {FILES} overlapping files "
           f"(written in {written:.1f} s); thaw inspect --records read them in {read_seconds:.1f} s, "
           f"peak RSS {peak / 2**20:.0f} MiB")
