@@ -48,8 +48,8 @@ stopped early (the test fails with the figure).
 partition 0 of the shuffled table, each from its own offset spread over the
 partition, 100,000 records each with consecutive offsets, all within 300 s;
 server (--cache-size 512MiB) peak RSS against the target --cache-size +
---memory-budget + 256 MiB (printed; not met yet: 1709 MiB measured) and
-asserted within TEN_CONSUMERS_RSS_BOUND.
+--memory-budget + 256 MiB (printed: 1214 MiB measured, met) and asserted
+within TEN_CONSUMERS_RSS_BOUND (the target + 256 MiB).
 
 Prints the figures (records, seconds, peak RSS; pytest -s shows them)."""
 
@@ -89,7 +89,7 @@ INSPECT_SECONDS = 600
 REPLAY_SECONDS = 900
 TEN_CONSUMERS_SECONDS = 300
 TEN_CONSUMERS_RECORDS = 100_000
-TEN_CONSUMERS_RSS_BOUND = 2304 * MiB  # see test_serve_ten_consumers_on_shuffled_table
+TEN_CONSUMERS_RSS_BOUND = 1536 * MiB  # see test_serve_ten_consumers_on_shuffled_table
 # A thaw process past this RSS is stopped (the test fails with the figure) before it takes the machine.
 ABORT_RSS = 4 << 30
 
@@ -553,11 +553,11 @@ def test_serve_ten_consumers_on_shuffled_table(shuffled, thaw_bin, tmp_path):
         peak = vm_hwm(srv.proc.pid)
         read = sum(r.read for r in readers)
         want = sum(r.wanted for r in readers)
-        # The issue's target is --cache-size + --memory-budget + a fixed overhead (1280 MiB here); ten
-        # readers of a partition of unsorted overlapping files each sort it through their own spilled runs,
-        # and merging a thousand runs a batch each holds more than a reader's share of the budget: measured
-        # 1709 MiB (2026-12-02, issue 19 note). Until the runs are shared between readers this asserts the
-        # bound it meets, so that a regression past it fails; the target is printed beside the figure.
+        # The issue's target is --cache-size + --memory-budget + a fixed overhead (1280 MiB here). Ten
+        # readers of a partition of unsorted overlapping files each sort it through spilled runs of their
+        # own, with a share of the budget each: 1709 MiB before runs were sized by the square root of what
+        # they sort, 1214 MiB after (2026-12-02, one run). The figure depends on how the ten readers' passes
+        # overlap in time, so this asserts the target + 256 MiB and prints whether the target was met.
         target = CACHE_SIZE + MEMORY_BUDGET + SERVE_OVERHEAD
         limit = TEN_CONSUMERS_RSS_BOUND
         print(f"\n[reader memory encodings] ten consumers: target {target / MiB:.0f} MiB "

@@ -7,6 +7,7 @@
 #include <arrow/util/byte_size.h>
 
 #include <algorithm>
+#include <cmath>
 #include <deque>
 #include <functional>
 #include <future>
@@ -43,6 +44,8 @@ constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
 constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
 // Rows per Arrow batch decoded from Parquet (output batches use ReadOptions::batch_size).
 constexpr int64_t kParquetBatchRows = 65536;
+// The smallest batch a merge input reads at once.
+constexpr int64_t kMinMergeBatchBytes = 64 << 10;
 // Spilled runs a merge keeps open at once (each holds a file descriptor).
 constexpr size_t kMaxOpenRuns = 256;
 
@@ -958,7 +961,6 @@ Status RecordReader::Impl::SpillRuns(pq::ParquetFile& pf, const TaskState& t, co
 // sorted into spilled runs first.
 Status RecordReader::Impl::PrepareMerge(Cluster* c) {
   const int64_t budget = std::max<int64_t>(opt.memory_budget / 2, 1 << 20);
-  const int64_t run_budget = std::max<int64_t>(budget / 4, 256 << 10);
   struct FileUnits {
     size_t file;  // index into c->files
     size_t task;
@@ -1004,13 +1006,21 @@ Status RecordReader::Impl::PrepareMerge(Cluster* c) {
       dictionaries -= f->dictionary;
     }
   }
+  // Runs of a quarter of the budget, but no smaller than the square root of
+  // (bytes to sort x the smallest merge batch): with a small budget (serve
+  // splits its budget among readers) and a big partition, runs of budget/4
+  // would number thousands, and the merge holds a batch of each.
+  int64_t to_sort = 0;
+  for (const auto& f : files) to_sort += f.sorted ? 0 : f.bytes;
+  const int64_t run_budget = std::max<int64_t>(
+      {budget / 4, 256 << 10, static_cast<int64_t>(std::sqrt(static_cast<double>(to_sort) * kMinMergeBatchBytes))});
   for (auto& f : files) {
     inputs += f.sorted ? 1 : (f.bytes + run_budget - 1) / run_budget;
     CountDecoded(static_cast<int64_t>(f.rgs.size()), 0, 0);  // each decoded once below, streamed or spilled
   }
   // Each input holds about one batch of this size while merging.
   const int64_t batch_bytes =
-      std::clamp<int64_t>((budget - dictionaries) / (2 * std::max<int64_t>(inputs, 1)), 64 << 10, 16 << 20);
+      std::clamp<int64_t>((budget - dictionaries) / (2 * std::max<int64_t>(inputs, 1)), kMinMergeBatchBytes, 16 << 20);
   std::vector<KWayMerger::Input> merge_inputs;
   std::vector<std::pair<size_t, std::vector<std::string>>> spilled;  // task, its runs
   size_t total_runs = 0;
