@@ -44,6 +44,8 @@ constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
 constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
 // Rows per Arrow batch decoded from Parquet (output batches use ReadOptions::batch_size).
 constexpr int64_t kParquetBatchRows = 65536;
+// Dictionary pages the inputs of a merge may hold open whatever the budget.
+constexpr int64_t kDictionaryAllowance = int64_t{64} << 20;
 // The smallest batch a merge input reads at once.
 constexpr int64_t kMinMergeBatchBytes = 64 << 10;
 // Spilled runs a merge keeps open at once (each holds a file descriptor).
@@ -989,9 +991,11 @@ Status RecordReader::Impl::PrepareMerge(Cluster* c) {
   // Sorted files stream into the merge all open at once, each reader holding
   // its dictionary pages (a fixed cost per input: files of distinct values
   // written with dictionaries that overflowed hold megabytes each). When
-  // those would take more than the merge's budget, the files with the
-  // largest are sorted into spilled runs instead, one file open at a time;
-  // what they leave of it is what the inputs' batches get.
+  // those would take more than the merge's budget (and more than a fixed
+  // allowance: sorting a file costs far more than a few small dictionaries),
+  // the files with the largest are sorted into spilled runs instead, one
+  // file open at a time; what they leave of it is what the inputs' batches
+  // get.
   int64_t dictionaries = 0;
   {
     for (const auto& f : files) dictionaries += f.sorted ? f.dictionary : 0;
@@ -1001,7 +1005,7 @@ Status RecordReader::Impl::PrepareMerge(Cluster* c) {
     }
     std::sort(by_size.begin(), by_size.end(), [](auto* a, auto* b) { return a->dictionary > b->dictionary; });
     for (auto* f : by_size) {
-      if (dictionaries <= budget) break;
+      if (dictionaries <= std::max(budget, kDictionaryAllowance)) break;
       f->sorted = false;
       dictionaries -= f->dictionary;
     }
@@ -1020,7 +1024,8 @@ Status RecordReader::Impl::PrepareMerge(Cluster* c) {
   }
   // Each input holds about one batch of this size while merging.
   const int64_t batch_bytes =
-      std::clamp<int64_t>((budget - dictionaries) / (2 * std::max<int64_t>(inputs, 1)), kMinMergeBatchBytes, 16 << 20);
+      std::clamp<int64_t>(std::max<int64_t>(budget - dictionaries, 0) / (2 * std::max<int64_t>(inputs, 1)),
+                          kMinMergeBatchBytes, 16 << 20);
   std::vector<KWayMerger::Input> merge_inputs;
   std::vector<std::pair<size_t, std::vector<std::string>>> spilled;  // task, its runs
   size_t total_runs = 0;
