@@ -186,9 +186,10 @@ void RegisterServe(CLI::App* app, int* exit_code) {
          "partitions read at once x a row group's size)")
       ->type_name("SIZE");
   cmd->add_option("--memory-budget", args->memory_budget,
-                  "Memory for decoding row groups, all reads together: SIZE (512MiB, 2GiB; a bare number is MiB; "
+                  "Memory for decoding row groups: SIZE (512MiB, 2GiB; a bare number is MiB; "
                   "default 512MiB), counted as decoded; beyond it files that overlap in offset range are merged "
-                  "as streams and sorted through --spill-dir. The server's memory is about --cache-size + this")
+                  "as streams and sorted through --spill-dir; the readers of a topic's streamed partitions share it "
+                  "(docs/serve.md)")
       ->type_name("SIZE");
   cmd->add_option("--spill-dir", args->spill_dir,
                   "Directory for sorting files not in offset order (default $TMPDIR or /tmp; private "
