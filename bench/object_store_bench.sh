@@ -67,6 +67,17 @@ if [[ "${OBJSTORE_BENCH_BUILD:-1}" != 0 ]]; then
   fi
 fi
 stores="${OBJSTORE_BENCH_STORES:-gofakes3,s3proxy,moto}"
+if [[ ",$stores," == *,s3proxy,* ]]; then "$root/scripts/deps/install-s3proxy.sh"; fi
+if [[ ",$stores," == *,gofakes3,* ]]; then "$root/scripts/deps/install-gofakes3.sh"; fi
+mkdir -p "$work"
+kdir="$root/bench/.work/kafka-objstore-$$"
+tmp="$(mktemp -d "${TMPDIR:-/tmp}/thaw-objstore-bench.XXXXXX")"
+cleanup() {
+  if [[ -f "$kdir/.thaw-kafka" ]]; then "$root/scripts/kafka.sh" stop "$kdir" || true; fi
+  rm -rf "$tmp"
+}
+trap cleanup EXIT
+load_before="$(cut -d' ' -f1 /proc/loadavg)"
 broker=()
 if [[ ",$ops," == *,replay,* ]]; then
   echo "[objstore-bench] starting a broker in $kdir"
