@@ -36,7 +36,10 @@ std::string StreamedSegments::DigestOf(const StreamedPartition& part, int64_t lo
 
 std::string StreamedSegments::KeyOf(const StreamedPartition& part, int64_t lo, int64_t hi,
                                     const std::string& digest) const {
-  return fmt::format("{}\x1fp{}\x1fcut{}..{}\x1f{}", part.key_prefix, part.partition, lo, hi, digest);
+  return fmt::format(
+      "{}\x1fp{}\x1f"
+      "cut{}..{}\x1f{}",
+      part.key_prefix, part.partition, lo, hi, digest);
 }
 
 Result<std::unique_ptr<SegmentCursor>> StreamedSegments::TakeCursor(const StreamedPartition& part, int64_t lo) {
