@@ -82,7 +82,7 @@ struct Unit {
   size_t task;
   int rg;
   int64_t lo, hi;
-  // What decoding it allocates (RecordReader::Impl::DecodedBytes: Arrow
+  // What decoding it allocates (RecordReader::Impl::SizeUnit: Arrow
   // arrays estimated from the footer, corrected by what earlier row groups
   // really took, plus the Record views), for the memory budget.
   int64_t bytes = 0;
@@ -648,7 +648,8 @@ std::vector<int> RecordReader::Impl::ProjectedColumns(const pq::ParquetFile& pf,
 }
 
 void RecordReader::Impl::SizeUnit(const pq::ParquetFile& pf, const TaskState& t, Unit* u) {
-  u->arrow_estimate = pf.row_group_decoded_bytes(u->rg, ProjectedColumns(pf, t));
+  const std::vector<int> cols = ProjectedColumns(pf, t);
+  u->arrow_estimate = pf.row_group_decoded_bytes(u->rg, cols);
   double ratio;
   {
     std::lock_guard<std::mutex> lock(merge_mu);
@@ -659,7 +660,7 @@ void RecordReader::Impl::SizeUnit(const pq::ParquetFile& pf, const TaskState& t,
   // the decoded columns until the cluster is emitted.
   if (!layout.value_json.empty() && !opt.metadata_only) arrow *= 2;
   u->bytes = arrow + u->rows * static_cast<int64_t>(sizeof(Record));
-  u->dictionary = opt.metadata_only ? 0 : pf.row_group_dictionary_bytes(u->rg, ProjectedColumns(pf, t));
+  u->dictionary = opt.metadata_only ? 0 : pf.row_group_dictionary_bytes(u->rg, cols);
 }
 
 void RecordReader::Impl::LearnDecoded(int64_t estimate, int64_t actual) {
@@ -1023,9 +1024,8 @@ Status RecordReader::Impl::PrepareMerge(Cluster* c) {
     CountDecoded(static_cast<int64_t>(f.rgs.size()), 0, 0);  // each decoded once below, streamed or spilled
   }
   // Each input holds about one batch of this size while merging.
-  const int64_t batch_bytes =
-      std::clamp<int64_t>(std::max<int64_t>(budget - dictionaries, 0) / (2 * std::max<int64_t>(inputs, 1)),
-                          kMinMergeBatchBytes, 16 << 20);
+  const int64_t batch_bytes = std::clamp<int64_t>(
+      std::max<int64_t>(budget - dictionaries, 0) / (2 * std::max<int64_t>(inputs, 1)), kMinMergeBatchBytes, 16 << 20);
   std::vector<KWayMerger::Input> merge_inputs;
   std::vector<std::pair<size_t, std::vector<std::string>>> spilled;  // task, its runs
   size_t total_runs = 0;

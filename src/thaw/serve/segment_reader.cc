@@ -168,18 +168,17 @@ Result<Segment> SegmentCursor::Read(int64_t limit, int64_t target_bytes) {
     }
     const auto& recs = pending_.records;
     size_t j = pos_;
-    const bool full = [&] {
-      for (; j < recs.size() && recs[j].offset < limit; ++j) {
-        if (target_bytes > 0 && bytes >= target_bytes) return true;
-        bytes += RecordWeight(pending_, recs[j]);
+    bool full = false;
+    for (; j < recs.size() && recs[j].offset < limit; ++j) {
+      if (target_bytes > 0 && bytes >= target_bytes) {
+        full = true;
+        break;
       }
-      return false;
-    }();
-    for (size_t k = pos_; k < j; ++k) {
-      if (recs[k].partition != partition_) {
-        return Status::Internal("serve: the reader returned partition {} of table {}, not asked for", recs[k].partition,
+      if (recs[j].partition != partition_) {
+        return Status::Internal("serve: the reader returned partition {} of table {}, not asked for", recs[j].partition,
                                 plan_->table()->name);
       }
+      bytes += RecordWeight(pending_, recs[j]);
     }
     RETURN_NOT_OK(cutter.Add(pending_, pos_, j));
     if (j > pos_) last = recs[j - 1].offset;

@@ -501,6 +501,18 @@ Result<FetchResult> ServedTopic::Fetch(int32_t partition, int64_t fetch_offset, 
   }
   if (fetch_offset == out.offsets.high_watermark) return out;
   ASSIGN_OR_RAISE(auto part, st->PartOf(partition));
+  // Appends a segment's batches from the fetch offset on while they fit
+  // (the first always: KIP-74); false once the response is full.
+  auto take = [&](const Segment& seg) {
+    for (const auto& b : seg.batches) {
+      if (b.last_offset < fetch_offset) continue;  // before the fetch offset: never the one holding it
+      const int64_t size = static_cast<int64_t>(b.bytes->size());
+      if (!out.batches.empty() && out.bytes + size > max_bytes) return false;
+      out.batches.push_back(b.bytes);
+      out.bytes += size;
+    }
+    return out.batches.empty() || out.bytes < max_bytes;
+  };
   if (part->streamed) {
     const StreamedPartition sp{st->plan, partition, st->key_prefix, part->row_groups};
     int64_t pos = fetch_offset;
@@ -511,15 +523,9 @@ Result<FetchResult> ServedTopic::Fetch(int32_t partition, int64_t fetch_offset, 
                                                     st->table->name, partition, pos));
       }
       if (!*seg || (*seg)->hi <= pos) break;
-      for (const auto& b : (*seg)->batches) {
-        if (b.last_offset < fetch_offset) continue;
-        const int64_t size = static_cast<int64_t>(b.bytes->size());
-        if (!out.batches.empty() && out.bytes + size > max_bytes) return out;
-        out.batches.push_back(b.bytes);
-        out.bytes += size;
-      }
+      const bool more = take(**seg);
       pos = (*seg)->hi;
-      if (!out.batches.empty() && out.bytes >= max_bytes) break;
+      if (!more) break;
     }
     // The consumer's next cut, read while it takes this one.
     if (ahead_ && pos < out.offsets.high_watermark) {
@@ -536,17 +542,7 @@ Result<FetchResult> ServedTopic::Fetch(int32_t partition, int64_t fetch_offset, 
   };
   for (; i < part->lo.size(); ++i) {
     ASSIGN_OR_RAISE(auto seg, LoadSegment(*st, partition, i));
-    for (const auto& b : seg->batches) {
-      if (b.last_offset < fetch_offset) continue;  // before the fetch offset: never the one holding it
-      const int64_t size = static_cast<int64_t>(b.bytes->size());
-      if (!out.batches.empty() && out.bytes + size > max_bytes) {
-        read_next(i + 1);
-        return out;
-      }
-      out.batches.push_back(b.bytes);
-      out.bytes += size;
-    }
-    if (!out.batches.empty() && out.bytes >= max_bytes) break;
+    if (!take(*seg)) break;
   }
   read_next(i + 1);
   return out;
