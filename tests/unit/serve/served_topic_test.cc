@@ -9,19 +9,21 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "thaw/catalog/catalog.h"
 #include "thaw/kafka/protocol/record_batch.h"
 #include "thaw/records/record_reader.h"
 #include "thaw/serve/topic_registry.h"
-#include "thaw/catalog/catalog.h"
 
 namespace thaw::serve {
 namespace {
@@ -116,7 +118,15 @@ class ServeFixture : public ::testing::Test {
     return c;
   }
 
-  static std::unique_ptr<TopicRegistry> Registry(const std::vector<std::string>& tables, ServeOptions o = {}) {
+  // No read-ahead unless a test asks for it: the tests that count segment
+  // reads would otherwise race a background read of the next segment.
+  static ServeOptions Options() {
+    ServeOptions o;
+    o.read_ahead = 0;
+    return o;
+  }
+
+  static std::unique_ptr<TopicRegistry> Registry(const std::vector<std::string>& tables, ServeOptions o = Options()) {
     std::vector<TopicConfig> cs;
     for (const auto& t : tables) cs.push_back(Config(t));
     auto r = TopicRegistry::Make(Catalog(), cs, o);
@@ -446,7 +456,7 @@ TEST_F(ServeFixture, OffsetForTimeAndMaxTimestampMatchABruteForceScan) {
 }
 
 TEST_F(ServeFixture, CachedSegmentsAreNotDecodedAgain) {
-  ServeOptions opts;
+  ServeOptions opts = Options();
   auto reg = Registry({"serve_part"}, opts);
   auto t = reg->Find("serve_part");
   auto rows = ReaderRows("serve_part")[0];
@@ -492,6 +502,41 @@ TEST_F(ServeFixture, ConcurrentFetchesOfOneSegmentDecodeItOnce) {
   EXPECT_GE(c.waits + c.hits, 7);
 }
 
+// Polls `done` for up to ten seconds (background reads finishing).
+static bool Eventually(const std::function<bool()>& done) {
+  for (int i = 0; i < 1000 && !done(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  return done();
+}
+
+TEST_F(ServeFixture, ReadAheadDecodesTheNextSegmentOnceWhileTheConsumerTakesThisOne) {
+  // Without read-ahead: how many segment reads one pass costs.
+  auto plain_reg = Registry({"serve_part"});
+  auto plain = plain_reg->Find("serve_part");
+  const auto expected = FetchAll(*plain, 3, 1);
+  const int64_t segments = plain->stats().segment_reads;
+  ASSERT_GE(segments, 3) << "the fixture's partition 3 needs several segments";
+
+  ServeOptions opts = Options();
+  opts.read_ahead = 2;
+  auto reg = Registry({"serve_part"}, opts);
+  auto t = reg->Find("serve_part");
+  auto o = t->Offsets(3);
+  ASSERT_TRUE(o.ok());
+  const auto before = t->stats();
+  auto first = t->Fetch(3, o->log_start, 1);
+  ASSERT_TRUE(first.ok());
+  // The segment after the one returned is decoded in the background.
+  EXPECT_TRUE(Eventually([&] { return t->stats().segment_reads == before.segment_reads + 2; }))
+      << t->stats().segment_reads;
+  EXPECT_EQ(t->stats().read_aheads, before.read_aheads + 1);
+  // A whole pass gives the same records and decodes each segment once:
+  // a read ahead is never repeated by the consumer that reaches it.
+  EXPECT_EQ(FetchAll(*t, 3, 1), expected);
+  EXPECT_TRUE(Eventually([&] { return t->stats().segment_reads >= segments; }));
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  EXPECT_EQ(t->stats().segment_reads, segments);
+}
+
 TEST_F(ServeFixture, RowGroupsHoldingSeveralPartitionsAreDecodedOnceForAll) {
   auto reg = Registry({"serve_unpart"});
   auto t = reg->Find("serve_unpart");
@@ -518,7 +563,7 @@ TEST_F(ServeFixture, RowGroupsHoldingSeveralPartitionsAreDecodedOnceForAll) {
 }
 
 TEST_F(ServeFixture, ASmallCacheStaysWithinItsBoundAndServesTheSameRecords) {
-  ServeOptions opts;
+  ServeOptions opts = Options();
   opts.cache_bytes = 64 << 10;
   auto reg = Registry({"serve_unpart"}, opts);
   auto t = reg->Find("serve_unpart");
@@ -532,7 +577,7 @@ TEST_F(ServeFixture, ASmallCacheStaysWithinItsBoundAndServesTheSameRecords) {
 }
 
 TEST_F(ServeFixture, ANewSnapshotIsServedAfterRefresh) {
-  ServeOptions opts;
+  ServeOptions opts = Options();
   opts.min_check_interval = std::chrono::milliseconds(0);
   auto reg = Registry({"serve_tail", "serve_unpart_tail"}, opts);
   auto t = reg->Find("serve_tail");
@@ -545,7 +590,7 @@ TEST_F(ServeFixture, ANewSnapshotIsServedAfterRefresh) {
   }
   EXPECT_EQ(u->stats().offset_reads, 4);
   EXPECT_EQ(u->stats().segment_reads, 0);
-  ServeOptions slow;
+  ServeOptions slow = Options();
   slow.min_check_interval = std::chrono::hours(1);
   auto slow_reg = Registry({"serve_tail"}, slow);
   auto slow_t = slow_reg->Find("serve_tail");
