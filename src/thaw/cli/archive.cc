@@ -12,6 +12,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <set>
 #include <sstream>
 
 #include "thaw/archive/archiver.h"
@@ -30,7 +31,8 @@ std::atomic<bool>& g_stop = StopFlag();
 struct ArchiveArgs {
   CatalogArgs catalog;
   KafkaArgs kafka;
-  std::string table, warehouse, partitions, from_offset = "earliest", layout = "thaw", group, value_schema;
+  std::set<int32_t> partitions;
+  std::string table, warehouse, from_offset = "earliest", layout = "thaw", group, value_schema;
   std::optional<int32_t> value_schema_id;
   std::vector<std::string> topics;
   std::string commit_interval = "10s", target_file_size = "128MiB", buffer_size = "256MiB", timeout = "30s";
@@ -100,10 +102,7 @@ Status RunArchiveCommand(const ArchiveArgs& a, const replay::KafkaConfig& kafka)
   if (timeout_ms < 100 || timeout_ms > (int64_t{1} << 30))
     return Status::Invalid("--timeout '{}' is out of range", a.timeout);
   o.timeout_ms = static_cast<int>(timeout_ms);
-  if (!a.partitions.empty()) {
-    ASSIGN_OR_RAISE(auto ps, ParsePartitions(a.partitions));
-    o.partitions.assign(ps.begin(), ps.end());
-  }
+  o.partitions.assign(a.partitions.begin(), a.partitions.end());
   ASSIGN_OR_RAISE(o.from, archive::FromOffset::Parse(a.from_offset));
   if (a.layout == "thaw") {
     o.layout = archive::Layout::kThaw;
@@ -201,7 +200,7 @@ void RegisterArchive(CLI::App* app, int* exit_code) {
   cmd->add_option("--buffer-size", a->buffer_size,
                   "Records buffered in memory before a commit is forced (default 256MiB)")
       ->type_name("SIZE");
-  cmd->add_option("--partitions", a->partitions, "Only these partitions, e.g. 0,3-5")->check(PartitionListValidator());
+  AddPartitionsOption(cmd, "--partitions", &a->partitions, "Only these partitions, e.g. 0,3-5; repeatable");
   cmd->add_option("--from-offset", a->from_offset,
                   "Where a partition the table has no offset for starts: earliest (default), latest or N");
   cmd->add_option("--layout", a->layout,

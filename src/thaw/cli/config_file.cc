@@ -2,8 +2,12 @@
 
 #include <toml++/toml.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <fstream>
+#include <map>
+#include <set>
 #include <sstream>
 
 namespace thaw::cli {
@@ -14,6 +18,15 @@ struct Expander {
   const std::string& path;
   const CLI::App& command;
   ExpandedArgs* out;
+  // For each of out->args, the setting (one key of one file) it came from.
+  std::vector<int>* settings;
+  int* next_setting;
+
+  Status Setting(const std::string& key, const toml::node& v, const toml::source_region& key_src) {
+    RETURN_NOT_OK(SettingArgs(key, v, key_src));
+    settings->resize(out->args.size(), (*next_setting)++);
+    return Status::OK();
+  }
 
   std::string Where(const toml::source_region& src, const std::string& key) const {
     return fmt::format("--config {} line {} key '{}'", path, src.begin.line, key);
@@ -75,7 +88,7 @@ struct Expander {
     return Status::OK();
   }
 
-  Status Setting(const std::string& key, const toml::node& v, const toml::source_region& key_src) {
+  Status SettingArgs(const std::string& key, const toml::node& v, const toml::source_region& key_src) {
     const std::string where = Where(key_src, key);
     if (key == "config") return Status::Invalid("{}: a --config file cannot name another", where);
     if (key == "catalog" && v.is_table()) return CatalogProperties(*v.as_table(), "");
@@ -171,7 +184,8 @@ struct Expander {
   }
 };
 
-Status ReadFile(const std::string& path, const CLI::App& command, ExpandedArgs* out) {
+Status ReadFile(const std::string& path, const CLI::App& command, ExpandedArgs* out, std::vector<int>* settings,
+                int* next_setting) {
   // Read here rather than by toml::parse_file, which needs a seekable file
   // (so that `--config <(...)` works).
   std::ifstream in(path, std::ios::binary);
@@ -186,7 +200,7 @@ Status ReadFile(const std::string& path, const CLI::App& command, ExpandedArgs* 
     return Status::Invalid("--config {} line {} column {}: {}", path, e.source().begin.line, e.source().begin.column,
                            e.description());
   }
-  Expander x{path, command, out};
+  Expander x{path, command, out, settings, next_setting};
   return x.Table(t, true);
 }
 
@@ -206,6 +220,64 @@ std::string ExpandedArgs::Explain(const std::string& message) const {
   return message;
 }
 
+namespace {
+
+// The subcommand of a command line: the first argument naming one, and the
+// index just after it.
+const CLI::App* FindCommand(const std::vector<std::string>& args, const CLI::App& app, size_t* after) {
+  for (size_t at = 1; at < args.size(); ++at) {
+    for (const CLI::App* c : app.get_subcommands([](const CLI::App*) { return true; })) {
+      if (c->check_name(args[at])) {
+        *after = at + 1;
+        return c;
+      }
+    }
+  }
+  return nullptr;
+}
+
+// The options named on a command line from `from` on, in order (a value
+// that follows its option is skipped, so "--where -x" is one option).
+std::vector<std::pair<const CLI::Option*, std::string>> ScanOptions(const std::vector<std::string>& args, size_t from,
+                                                                    const CLI::App& command) {
+  std::vector<std::pair<const CLI::Option*, std::string>> out;
+  for (size_t i = from; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    if (a == "--") break;
+    if (a.size() < 2 || a[0] != '-' || std::isdigit(static_cast<unsigned char>(a[1]))) continue;
+    std::string name;
+    bool attached;
+    if (a[1] == '-') {
+      const size_t eq = a.find('=');
+      name = a.substr(0, eq);
+      attached = eq != std::string::npos;
+    } else {
+      name = a.substr(0, 2);
+      attached = a.size() > 2;
+    }
+    const CLI::Option* opt = command.get_option_no_throw(name);
+    if (!opt) continue;
+    out.emplace_back(opt, name);
+    if (!attached && opt->get_expected_min() > 0) ++i;  // its value
+  }
+  return out;
+}
+
+bool Repeatable(const CLI::Option& opt) {
+  return opt.get_items_expected_max() > 1 || opt.get_multi_option_policy() == CLI::MultiOptionPolicy::TakeAll;
+}
+
+// name=value options: a file's and the command line's are merged key by
+// key, the command line's (later) value winning for a key in both.
+bool Keyed(const CLI::Option& opt) {
+  for (const char* n : {"-X", "--catalog-property", "--topic-config", "--column"}) {
+    if (opt.check_name(n)) return true;
+  }
+  return opt.check_name(std::string(kConfigCatalogPropertyFlag));
+}
+
+}  // namespace
+
 Result<ExpandedArgs> ExpandConfigFiles(const std::vector<std::string>& args, const CLI::App& app) {
   ExpandedArgs out;
   std::vector<std::string> rest;
@@ -224,22 +296,48 @@ Result<ExpandedArgs> ExpandConfigFiles(const std::vector<std::string>& args, con
     out.args = std::move(rest);
     return out;
   }
-  // The subcommand: the first argument naming one.
-  const CLI::App* command = nullptr;
-  size_t at = 1;
-  for (; at < rest.size() && !command; ++at) {
-    for (const CLI::App* c : app.get_subcommands([](const CLI::App*) { return true; })) {
-      if (c->check_name(rest[at])) command = c;
-    }
-  }
+  size_t at = 0;
+  const CLI::App* command = FindCommand(rest, app, &at);
   if (!command) return Status::Invalid("--config applies to a command: thaw replay --config FILE ...");
   ExpandedArgs from_files;
-  for (const auto& f : files) RETURN_NOT_OK(ReadFile(f, *command, &from_files));
-  out.args.assign(rest.begin(), rest.begin() + at);
-  out.args.insert(out.args.end(), from_files.args.begin(), from_files.args.end());
-  out.args.insert(out.args.end(), rest.begin() + at, rest.end());
-  out.origins = std::move(from_files.origins);
+  std::vector<int> settings;
+  int next_setting = 0;
+  for (const auto& f : files) RETURN_NOT_OK(ReadFile(f, *command, &from_files, &settings, &next_setting));
+  // One source per option, never a merge: the command line wins over the
+  // files, a later file or a [command] table over what came before; only
+  // name=value options (-X, catalog properties) are merged key by key.
+  std::set<const CLI::Option*> on_line;
+  for (const auto& given : ScanOptions(rest, at, *command)) on_line.insert(given.first);
+  std::vector<const CLI::Option*> opts(from_files.args.size());
+  std::map<const CLI::Option*, int> last;
+  for (size_t i = 0; i < opts.size(); ++i) {
+    opts[i] = command->get_option_no_throw(from_files.origins[i].first);
+    last[opts[i]] = std::max(last[opts[i]], settings[i]);
+  }
+  out.args.assign(rest.begin(), rest.begin() + static_cast<std::ptrdiff_t>(at));
+  for (size_t i = 0; i < opts.size(); ++i) {
+    const bool keep = !opts[i] || Keyed(*opts[i]) || (!on_line.count(opts[i]) && settings[i] == last[opts[i]]);
+    if (!keep) continue;
+    out.args.push_back(std::move(from_files.args[i]));
+    out.origins.push_back(std::move(from_files.origins[i]));
+  }
+  out.args.insert(out.args.end(), rest.begin() + static_cast<std::ptrdiff_t>(at), rest.end());
   return out;
+}
+
+Status CheckRepeatedOptions(const std::vector<std::string>& args, const CLI::App& app) {
+  size_t at = 0;
+  const CLI::App* command = FindCommand(args, app, &at);
+  if (!command) return Status::OK();
+  std::map<const CLI::Option*, int> times;
+  for (const auto& [o, name] : ScanOptions(args, at, *command)) {
+    if (Repeatable(*o) || ++times[o] < 2) continue;
+    return Status::Invalid(
+        "{} is given more than once{}: give it once (only options marked repeatable in `thaw {} --help`, such as "
+        "-X or --partitions, add up)",
+        name, o->get_expected_min() == 0 ? "" : ", and it takes one value", command->get_name());
+  }
+  return Status::OK();
 }
 
 void AddConfigOption(CLI::App* command) {

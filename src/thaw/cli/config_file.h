@@ -20,10 +20,13 @@
 //
 // Keys are the command's long options without the dashes (one-letter keys:
 // the short option, e.g. X, F, b). Top-level keys apply to the command run;
-// a [replay] or [inspect] table applies only to that command. Each setting
-// becomes a flag placed before the command line's own, so the command line
-// wins: `--exactly-once=false` or `--no-exactly-once` turns off a flag set in
-// the file. Several --config files: later ones win.
+// a [replay] or [inspect] table applies only to that command. An option set
+// on the command line replaces the files' setting of it, never adds to it;
+// a [command] table's replaces a top-level key's, a later file's an earlier
+// one's. Only name=value options (-X, --catalog-property and [catalog],
+// --topic-config, --column) merge key by key, the command line's value
+// winning: `--exactly-once=false` or `--no-exactly-once` turns off a flag set
+// in the file.
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -58,6 +61,11 @@ struct ExpandedArgs {
 // file, TOML syntax, unknown key, wrong kind of value) name the file, line
 // and key, and are kInvalidArgument.
 Result<ExpandedArgs> ExpandConfigFiles(const std::vector<std::string>& args, const CLI::App& app);
+
+// A usage error naming the first option that `args` (expanded) give more
+// than once although it takes one value: only repeatable options (vectors,
+// such as -X, --partitions, --topic of archive and serve) add up.
+Status CheckRepeatedOptions(const std::vector<std::string>& args, const CLI::App& app);
 
 // Registers `--config FILE` on a subcommand so that --help lists it (the
 // option itself is consumed by ExpandConfigFiles before parsing).

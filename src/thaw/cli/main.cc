@@ -35,8 +35,8 @@ int main(int argc, char** argv) {
   CLI::App app{"thaw: turn Apache Iceberg tables back into Apache Kafka streams"};
   app.require_subcommand(1);
   app.set_version_flag("--version", "thaw 0.1.0");
-  // A single-valued flag given twice keeps the last one: command-line flags
-  // override those expanded from --config, which come first.
+  // A single-valued option is given once (CheckRepeatedOptions); a --config
+  // file's setting of it is dropped when the command line sets it.
   app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   int exit_code = 0;
   thaw::cli::RegisterInspect(&app, &exit_code);
@@ -56,6 +56,13 @@ int main(int argc, char** argv) {
   auto expanded = thaw::cli::ExpandConfigFiles(std::vector<std::string>(argv, argv + argc), app);
   if (!expanded.ok()) {
     std::fprintf(stderr, "thaw: error: %s\n", expanded.status().message().c_str());
+    return kExitUsage;
+  }
+  if (auto st = thaw::cli::CheckRepeatedOptions(expanded->args, app); !st.ok()) {
+    size_t at = 1;
+    while (at < expanded->args.size() && expanded->args[at][0] == '-') ++at;
+    const std::string command = at < expanded->args.size() ? " " + expanded->args[at] : "";
+    std::fprintf(stderr, "thaw%s: error: %s\n", command.c_str(), st.message().c_str());
     return kExitUsage;
   }
   std::vector<const char*> cargs;

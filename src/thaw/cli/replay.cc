@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "thaw/cli/kafka_args.h"
 #include "thaw/cli/stop_signal.h"
@@ -29,7 +30,8 @@ std::atomic<bool>& g_stop = StopFlag();
 struct ReplayArgs {
   TableArgs table;
   KafkaArgs kafka;  // -b/-X/-F; resolved into brokers and props before the run
-  std::string brokers, topic, partitions, from_offset, to_offset, from_time, to_time, exclude_file;
+  std::set<int32_t> partitions;
+  std::string brokers, topic, from_offset, to_offset, from_time, to_time, exclude_file;
   std::optional<std::string> where;  // set but empty is an error, like blanks
   std::string partitioner = "same", link_headers = "on", job, checkpoint_topic = "thaw-replay-jobs";
   std::vector<std::string> props;
@@ -276,9 +278,8 @@ Status RunReplayCommand(const ReplayArgs& a) {
     return Status::Invalid("--verify needs the link headers (--link-headers on)");
   RETURN_NOT_OK(a.table.Apply(&o.read));
   if (!a.partitions.empty()) {
-    ASSIGN_OR_RAISE(auto ps, ParsePartitions(a.partitions));
-    o.read.partitions = ps;
-    o.asked_partitions = ps;
+    o.read.partitions = a.partitions;
+    o.asked_partitions = a.partitions;
   }
   if (!a.from_offset.empty() && !a.from_time.empty())
     return Status::Invalid("give --from-offset or --from-time, not both");
@@ -413,7 +414,7 @@ void RegisterReplay(CLI::App* app, int* exit_code) {
   a->table.Register(cmd);
   a->kafka.Register(cmd);
   cmd->add_option("--topic", a->topic, "Target topic");
-  cmd->add_option("--partitions", a->partitions, "Source partitions, e.g. 0,3-5")->check(PartitionListValidator());
+  AddPartitionsOption(cmd, "--partitions", &a->partitions, "Source partitions, e.g. 0,3-5; repeatable");
   cmd->add_option("--from-offset", a->from_offset, "First source offset (inclusive)");
   cmd->add_option("--to-offset", a->to_offset, "End source offset (exclusive)");
   cmd->add_option("--from-time", a->from_time, "Records with timestamp >= T (ISO-8601 or epoch ms)")

@@ -205,15 +205,6 @@ std::string WithoutFlag(const Status& st) {
 
 }  // namespace
 
-CLI::Validator PartitionListValidator() {
-  return CLI::Validator(
-      [](std::string& v) -> std::string {
-        auto ps = ParsePartitions(v, "");
-        return ps.ok() ? std::string() : WithoutFlag(ps.status());
-      },
-      "");
-}
-
 CLI::Validator TimeValidator() {
   return CLI::Validator(
       [](std::string& v) -> std::string {

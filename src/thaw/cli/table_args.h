@@ -69,9 +69,6 @@ Result<std::set<int32_t>> ParsePartitions(const std::string& text, std::string_v
 CLI::Option* AddPartitionsOption(CLI::App* app, const std::string& names, std::set<int32_t>* out,
                                  const std::string& help);
 
-// A CLI11 check for an option kept as text: the value must be a partition list.
-CLI::Validator PartitionListValidator();
-
 // A CLI11 check for a time option kept as text (ParseTimeMs's forms), so that
 // a bad time is bad usage (exit 2) found before any work.
 CLI::Validator TimeValidator();

@@ -11,15 +11,15 @@ namespace thaw::cli {
 namespace {
 
 struct Fixture : ::testing::Test {
-  std::filesystem::path dir = std::filesystem::temp_directory_path() /
-                              ("thaw_config_test_" + std::to_string(::getpid()));
+  std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("thaw_config_test_" + std::to_string(::getpid()));
   CLI::App app{"t"};
   CLI::App* cmd = nullptr;
   bool exactly_once = false, dry_run = false;
   int64_t every = 0;
   double rate = 0;
   std::string brokers, from_time;
-  std::vector<std::string> props;
+  std::vector<std::string> props, topics;
 
   void SetUp() override {
     std::filesystem::create_directories(dir);
@@ -33,6 +33,7 @@ struct Fixture : ::testing::Test {
     cmd->add_option("-b,--brokers", brokers, "");
     cmd->add_option("--from-time", from_time, "");
     cmd->add_option("-X", props, "");
+    cmd->add_option("--topic", topics, "");  // repeatable, not name=value
     AddConfigOption(cmd);
   }
   void TearDown() override { std::filesystem::remove_all(dir); }
@@ -84,12 +85,55 @@ TEST_F(Fixture, CommandLineWinsAndTurnsAFileFlagOff) {
   EXPECT_EQ(props, (std::vector<std::string>{"acks=all", "acks=1"}));  // the later -X wins when applied
 }
 
+TEST_F(Fixture, ARepeatableOptionOnTheCommandLineReplacesTheFilesNeverMerges) {
+  auto f = Write("topic = [\"a\", \"b\"]\nbrokers = \"top:1\"\n[replay]\ntopic = [\"c\"]\n");
+  auto e = Expand({"thaw", "replay", "--config", f});
+  ASSERT_TRUE(e.ok()) << e.status().message();
+  Parse(*e);
+  EXPECT_EQ(topics, (std::vector<std::string>{"c"}));  // the [replay] table's, not a, b and c
+  EXPECT_EQ(brokers, "top:1");
+  EXPECT_TRUE(CheckRepeatedOptions(e->args, app).ok());
+
+  topics.clear();
+  e = Expand({"thaw", "replay", "--config", f, "--topic", "d", "-b", "cli:2"});
+  ASSERT_TRUE(e.ok()) << e.status().message();
+  EXPECT_TRUE(CheckRepeatedOptions(e->args, app).ok()) << "the file's --brokers is dropped, not given twice";
+  Parse(*e);
+  EXPECT_EQ(topics, (std::vector<std::string>{"d"}));
+  EXPECT_EQ(brokers, "cli:2");
+
+  // A later file replaces an earlier one's setting too.
+  auto g = (dir / "d.toml").string();
+  std::ofstream(g) << "topic = [\"e\"]\n";
+  topics.clear();
+  e = Expand({"thaw", "replay", "--config", f, "--config", g});
+  ASSERT_TRUE(e.ok()) << e.status().message();
+  Parse(*e);
+  EXPECT_EQ(topics, (std::vector<std::string>{"e"}));
+}
+
+TEST_F(Fixture, AnOptionThatTakesOneValueGivenTwiceIsAUsageError) {
+  auto st = CheckRepeatedOptions({"thaw", "replay", "-b", "a:1", "--rate", "5", "--brokers=b:2"}, app);
+  ASSERT_FALSE(st.ok());
+  EXPECT_EQ(st.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(st.message().find("--brokers is given more than once, and it takes one value"), std::string::npos)
+      << st.message();
+  st = CheckRepeatedOptions({"thaw", "replay", "--dry-run", "--dry-run"}, app);
+  EXPECT_NE(st.message().find("--dry-run is given more than once: give it once"), std::string::npos) << st.message();
+  // A value that looks like an option is the value, not a second option.
+  EXPECT_TRUE(CheckRepeatedOptions({"thaw", "replay", "--from-time", "--rate", "--rate", "1"}, app).ok());
+  // Repeatable options add up; other commands' options are not counted.
+  EXPECT_TRUE(CheckRepeatedOptions({"thaw", "replay", "-X", "a=1", "-Xb=2", "--topic", "t", "--topic", "u"}, app).ok());
+  EXPECT_TRUE(CheckRepeatedOptions({"thaw", "inspect", "--rate", "1", "--rate", "2"}, app).ok());
+}
+
 TEST_F(Fixture, ErrorsNameFileLineAndKey) {
   auto f = Write("brokers = \"h:1\"\n\nparallel = 3\n");
   auto e = Expand({"thaw", "replay", "--config", f});
   ASSERT_FALSE(e.ok());
   EXPECT_EQ(e.status().code(), StatusCode::kInvalidArgument);
-  EXPECT_NE(e.status().message().find("--config " + f + " line 3 key 'parallel': `thaw replay` has no option "
+  EXPECT_NE(e.status().message().find("--config " + f +
+                                      " line 3 key 'parallel': `thaw replay` has no option "
                                       "--parallel"),
             std::string::npos)
       << e.status().message();
@@ -104,8 +148,7 @@ TEST_F(Fixture, ErrorsNameFileLineAndKey) {
   f = Write("brokers localhost\n");
   e = Expand({"thaw", "replay", "--config", f});
   ASSERT_FALSE(e.ok());
-  EXPECT_NE(e.status().message().find("--config " + f + " line 1 column"), std::string::npos)
-      << e.status().message();
+  EXPECT_NE(e.status().message().find("--config " + f + " line 1 column"), std::string::npos) << e.status().message();
 
   f = Write("brokers = [\"a\", \"b\"]\n");
   e = Expand({"thaw", "replay", "--config", f});
