@@ -726,3 +726,24 @@ def test_sigint_before_the_commit_leaves_the_table_as_it_was(thaw, rest_catalog)
     out = json.loads(thaw.ok("maintain", *rest_args(rest_catalog), "--table", name, "--compact", "--json").stdout)
     assert out["commits"] == 1 and out["compaction"]["files_written"] == 2, out
     assert pyiceberg_rows(cat, name) == before_rows
+
+
+def test_an_orphan_window_under_an_hour_needs_force(thaw, tmp_path):
+    """Issue 20: --orphan-older-than 0s was accepted beside a running archiver, whose uncommitted files it deletes."""
+    wh, cat, name, want = build(tmp_path, appends=2)
+    root = Path(local(cat.load_table(name).location()))
+    in_flight = root / "data" / "kafka_partition=0" / "00000-0-in-flight.parquet"
+    in_flight.write_bytes(b"an archiver's file not committed yet")
+    for window in ("0s", "59m", "3599s"):
+        p = thaw("maintain", *catalog_args(wh), "--table", name, "--remove-orphans", "--orphan-older-than", window)
+        err = p.stderr.decode()
+        assert p.returncode == 2, (window, p.returncode, err)
+        assert f"--orphan-older-than {window} is under an hour" in err and "--force" in err, err
+        assert in_flight.exists()
+    # --dry-run only lists; 1h is the smallest window taken without --force.
+    dry = maintain(thaw, wh, name, "--remove-orphans", "--orphan-older-than", "0s", "--dry-run")
+    assert str(in_flight) in [local(f) for f in dry["orphans"]["files"]], dry
+    assert maintain(thaw, wh, name, "--remove-orphans", "--orphan-older-than", "1h")["orphans"]["deleted"] == 0
+    out = maintain(thaw, wh, name, "--remove-orphans", "--orphan-older-than", "0s", "--force")
+    assert out["orphans"]["deleted"] >= 1 and not in_flight.exists(), out
+    assert thaw_records(thaw, wh, name) == want

@@ -34,6 +34,7 @@ struct MaintainArgs {
   int retain_last = 1;
   bool remove_orphans = false;
   std::string orphan_older_than = "3d";
+  bool force = false;
   bool dry_run = false;
   bool json = false;
   bool verbose = false;
@@ -63,6 +64,14 @@ Result<archive::MaintainOptions> ToOptions(const MaintainArgs& a) {
   o.remove_orphans = a.remove_orphans;
   ASSIGN_OR_RAISE(o.orphan_older_than_ms, ParseDurationMs(a.orphan_older_than, "--orphan-older-than"));
   if (o.orphan_older_than_ms < 0) return Status::Invalid("--orphan-older-than must not be negative");
+  constexpr int64_t kHourMs = 3'600'000;
+  if (a.remove_orphans && o.orphan_older_than_ms < kHourMs && !a.force && !a.dry_run) {
+    return Status::Invalid(
+        "--orphan-older-than {} is under an hour: files a running archiver or another writer has written but not "
+        "committed yet look like orphans for that long, and deleting them loses the data of their commit; keep "
+        "the window at 1h or more (default 3d), or add --force if no writer is running",
+        a.orphan_older_than);
+  }
   o.dry_run = a.dry_run;
   o.stop = &g_stop;
   return o;
@@ -146,6 +155,8 @@ void RegisterMaintain(CLI::App* app, int* exit_code) {
   cmd->add_option("--orphan-older-than", a->orphan_older_than,
                   "Safety window of --remove-orphans: newer files are kept (default 3d)")
       ->type_name("DURATION");
+  cmd->add_flag("--force", a->force,
+                "Allow an --orphan-older-than under one hour (only when no writer of the table is running)");
   cmd->add_flag("--dry-run", a->dry_run, "Plan and report only: no file written, committed or deleted");
   cmd->add_flag("--json", a->json, "JSON summary (docs/maintain.md)");
   cmd->add_flag("--verbose", a->verbose, "Debug logging");
