@@ -4,6 +4,7 @@
 // (kafka/server/serve_main.h).
 #include "thaw/cli/serve.h"
 
+#include <cstdlib>
 #include <memory>
 
 #include "thaw/cli/table_args.h"
@@ -24,7 +25,7 @@ struct ServeArgs {
   std::string compression = "none";
   std::string listen = "127.0.0.1:9092";
   std::string advertise;
-  std::string state = "thaw-serve-state";
+  std::string state;  // empty: DefaultStateDir()
   std::string refresh = "5s";
   std::string cache_size = "1GiB";
   std::string memory_budget;
@@ -103,6 +104,24 @@ Status ParseTopic(const std::string& text, const ServeArgs& a, serve::TopicConfi
   return Status::OK();
 }
 
+// Where a server keeps its state unless --state says: one directory per
+// user and listen port, whatever directory serve was started from (a
+// relative default gave a new cluster id and lost every group's committed
+// offsets when started elsewhere).
+Result<std::string> DefaultStateDir(uint16_t listen_port) {
+  std::string base;
+  if (const char* xdg = std::getenv("XDG_STATE_HOME"); xdg && xdg[0] == '/') {
+    base = xdg;
+  } else if (const char* home = std::getenv("HOME"); home && home[0] == '/') {
+    base = std::string(home) + "/.local/state";
+  } else {
+    return Status::Invalid(
+        "no --state DIR given and neither XDG_STATE_HOME nor HOME is an absolute path: give --state DIR for the "
+        "committed group offsets and cluster id");
+  }
+  return fmt::format("{}/thaw/serve-{}", base, listen_port);
+}
+
 Status RunServeCommand(const ServeArgs& a) {
   log::Level level;
   if (!log::ParseLevel(a.log_level, &level)) {
@@ -141,7 +160,11 @@ Status RunServeCommand(const ServeArgs& a) {
     config.advertised_host = adv.first;
     config.advertised_port = adv.second;
   }
-  config.state_dir = a.state;
+  if (a.state.empty()) {
+    ASSIGN_OR_RAISE(config.state_dir, DefaultStateDir(config.server.listen_port));
+  } else {
+    config.state_dir = a.state;
+  }
   ASSIGN_OR_RAISE(int64_t refresh_ms, ParseDurationMs(a.refresh, "--refresh"));
   if (refresh_ms < 100) return Status::Invalid("--refresh '{}' is too short (at least 100ms)", a.refresh);
   config.serve.refresh = std::chrono::milliseconds(refresh_ms);
@@ -178,7 +201,9 @@ void RegisterServe(CLI::App* app, int* exit_code) {
   cmd->add_option("--advertise", args->advertise,
                   "HOST:PORT clients are told to connect to (default: the --listen address)");
   cmd->add_option("--state", args->state,
-                  "Directory of the server's state: committed group offsets, cluster id (default ./thaw-serve-state)");
+                  "Directory of the server's state: committed group offsets, cluster id (default "
+                  "$XDG_STATE_HOME/thaw/serve-PORT, or ~/.local/state/thaw/serve-PORT; PORT is --listen's)")
+      ->type_name("DIR");
   cmd->add_option("--refresh", args->refresh, "How often tables are checked for new snapshots (default 5s)");
   cmd->add_option(
          "--cache-size", args->cache_size,

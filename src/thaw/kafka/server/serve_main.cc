@@ -137,8 +137,9 @@ Status RunServe(const ServeConfig& config) {
     served += fmt::format("{}{} ({}, {} partitions)", served.empty() ? "" : ", ", t->name(), t->config().table,
                           t->partition_count());
   }
-  log::Info("listening on {}:{} (advertised as {}:{}); serving {}", config.server.listen_host, server->port(),
-            broker.identity.advertised_host, broker.identity.advertised_port, served);
+  log::Info("listening on {}:{} (advertised as {}:{}); serving {}; state (group offsets, cluster id) in {}",
+            config.server.listen_host, server->port(), broker.identity.advertised_host, broker.identity.advertised_port,
+            served, fs::absolute(config.state_dir).string());
   server->Start();
 
   asio::steady_timer refresh_timer(io);
