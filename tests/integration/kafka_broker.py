@@ -179,6 +179,23 @@ class KafkaBroker:
                                    f"{timeout} s: {t and t.partitions}")
             time.sleep(0.05)
 
+    def add_partitions(self, name: str, total: int, timeout: float = 30.0) -> None:
+        """Grow a topic to `total` partitions with the Admin API
+        (CreatePartitions, as `kafka-topics --alter --partitions`) and wait
+        until every one has a leader."""
+        ck = _ck()
+        fs = self.admin().create_partitions([ck.admin.NewPartitions(name, total)], operation_timeout=timeout,
+                                            request_timeout=timeout)
+        fs[name].result(timeout=timeout)
+        deadline = time.monotonic() + timeout
+        while True:
+            t = self.admin().list_topics(topic=name, timeout=timeout).topics.get(name)
+            if t is not None and len(t.partitions) == total and all(p.leader >= 0 for p in t.partitions.values()):
+                return
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"topic {name!r} did not reach {total} partitions with leaders")
+            time.sleep(0.05)
+
     def topic_config(self, name: str, timeout: float = 30.0) -> dict[str, str]:
         """The topic's effective configs {name: value} (defaults included)."""
         ck = _ck()

@@ -648,6 +648,69 @@ def test_follow_from_latest_commits_its_start_before_any_record(thaw, kafka, wh)
                                                        if r["offset"] >= 4]
 
 
+def test_follow_from_latest_records_its_start_before_consuming(thaw, kafka, wh):
+    """Issue 20: the start offsets of `--from-offset latest` were committed only at the first interval; a kill -9
+    before it made the rerun start at a later `latest`, and what was produced in between was never archived."""
+    topic = topic_name()
+    kafka.create_topic(topic, 2)
+    produce(kafka, topic, 5, partitions=2)
+    uri = fixtures.catalog_uri(wh)
+    proc = start_follow(thaw, kafka, uri, "ns.window", topic, wh, "--from-offset", "latest", "--commit-interval", "1h")
+    try:
+        lines, th = wait_for_line(proc.stderr, "archiving topic")
+        produce(kafka, topic, 7, start=5, partitions=2)  # read by the archiver, not committed (1 h interval)
+        time.sleep(3)
+        proc.kill()
+        proc.wait(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    s = fixtures.open_catalog(wh).load_table("ns.window").current_snapshot()
+    assert s is not None, "".join(lines)
+    assert json.loads(s.summary["thaw.archive.next-offsets"]) == {topic: {"0": 5, "1": 5}}
+    produce(kafka, topic, 3, start=12, partitions=2)
+    p = archive(thaw, kafka, uri, "ns.window", topic, "--from-offset", "latest", "--json")
+    assert p.returncode == 0, p.stderr.decode()
+    assert json.loads(p.stdout)["records"] == 20
+    assert inspect_records(thaw, uri, "ns.window") == [r for r in topic_view(kafka.consume_all(topic))
+                                                        if r["offset"] >= 5]
+
+
+def test_follow_archives_partitions_added_while_it_runs(thaw, kafka, wh):
+    """Issue 20: a third partition added under `archive --follow` was never archived (its records are lost for
+    good once retention deletes them). New partitions are found within the check interval (5 s) and archived
+    from their earliest offset, even when the run started from `latest`."""
+    topic = topic_name()
+    kafka.create_topic(topic, 2)
+    produce(kafka, topic, 3, partitions=2)
+    uri = fixtures.catalog_uri(wh)
+    proc = start_follow(thaw, kafka, uri, "ns.grow", topic, wh, "--from-offset", "latest", "--commit-interval", "1s")
+    try:
+        lines, th = wait_for_line(proc.stderr, "archiving topic")
+        kafka.add_partitions(topic, 3)
+        produce(kafka, topic, 10, start=3, partitions=3)  # 10 to partition 2, 10 more to partitions 0 and 1
+        want = sorted((r for r in topic_view(kafka.consume_all(topic)) if r["partition"] == 2 or r["offset"] >= 3),
+                      key=lambda r: (r["partition"], r["offset"]))
+        assert len(want) == 30
+        deadline = time.monotonic() + 40
+        while True:
+            s = fixtures.open_catalog(wh).load_table("ns.grow").current_snapshot()
+            if s and s.summary.get("total-records") == "30":
+                break
+            assert time.monotonic() < deadline and proc.poll() is None, (s and s.summary, "".join(lines)[-3000:])
+            time.sleep(0.3)
+        assert json.loads(s.summary["thaw.archive.next-offsets"]) == {topic: {"0": 13, "1": 13, "2": 10}}
+        assert inspect_records(thaw, uri, "ns.grow") == want
+        assert any(f"topic '{topic}' partition 2 appeared while following: archiving it from its earliest offset 0"
+                   in line for line in lines), "".join(lines)[-3000:]
+        proc.send_signal(signal.SIGTERM)
+        proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 0
+
+
 def test_compression_level_comes_from_the_table_property(thaw, kafka, wh):
     """Iceberg's write.parquet.compression-level sets archive's zstd level (default 3, Iceberg Java's): the same
     records take fewer bytes at level 19 than at level 1; a value that is not a zstd level is refused, naming the

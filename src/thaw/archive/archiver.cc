@@ -581,6 +581,11 @@ class Archiver {
       RETURN_NOT_OK(Dispatch(topic, std::make_shared<records::RecordBatch>(std::move(polled))));
     }
     inferred_.clear();
+    // `--from-offset latest` starts where each partition ends at this
+    // moment: recorded before anything is consumed, so a run killed before
+    // its first interval resumes there and not at a later end (what was
+    // produced in between would never be archived).
+    if (o_.from.kind == FromOffset::Kind::kLatest && NewPartitions()) RETURN_NOT_OK(Commit());
     auto last_commit = Clock::now();
     auto last_progress = Clock::now();
     const int64_t poll_bytes = std::clamp<int64_t>(o_.memory_bytes / 8, 1 << 20, 16 << 20);

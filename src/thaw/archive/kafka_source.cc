@@ -214,6 +214,7 @@ class KafkaSourceImpl : public KafkaSource {
       rd_kafka_topic_partition_list_add(list, topic.c_str(), p)->offset = start_[p];
       active_.insert(p);
     }
+    next_partition_check_ms_ = ki::SteadyMs() + options_.partition_check_ms;
     rd_kafka_resp_err_t aerr = rd_kafka_assign(rk_, list);
     rd_kafka_topic_partition_list_destroy(list);
     if (aerr != RD_KAFKA_RESP_ERR_NO_ERROR) {
@@ -227,6 +228,7 @@ class KafkaSourceImpl : public KafkaSource {
 
   Status Poll(records::RecordBatch* out, int64_t max_bytes, std::chrono::milliseconds timeout) override {
     const int64_t deadline = ki::SteadyMs() + timeout.count();
+    if (options_.follow && options_.partitions.empty()) DiscoverPartitions();
     auto holder = std::make_shared<Messages>();
     holder->handle = handle_;
     int64_t bytes = 0;
@@ -314,6 +316,82 @@ class KafkaSourceImpl : public KafkaSource {
   }
 
  private:
+  // Under --follow (every partition, no --partitions), partitions added to
+  // the topic while archiving (kafka-topics --alter, the Admin API's
+  // CreatePartitions) are archived too, from their earliest offset: the
+  // topic's metadata is asked every partition_check_ms. Errors are logged and
+  // the check repeated at the next interval; nothing here stops archiving.
+  void DiscoverPartitions() {
+    const int64_t now = ki::SteadyMs();
+    if (now < next_partition_check_ms_) return;
+    next_partition_check_ms_ = now + options_.partition_check_ms;
+    const int wait_ms = static_cast<int>(std::min<int64_t>(options_.partition_check_ms, 2000));
+    rd_kafka_topic_t* rkt = rd_kafka_topic_new(rk_, options_.topic.c_str(), nullptr);
+    const rd_kafka_metadata_t* md = nullptr;
+    rd_kafka_resp_err_t err = rd_kafka_metadata(rk_, 0, rkt, &md, wait_ms);
+    rd_kafka_topic_destroy(rkt);
+    if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+      log::Debug("topic '{}': checking for new partitions: {} (checked again in {} ms)", options_.topic,
+                 rd_kafka_err2str(err), options_.partition_check_ms);
+      return;
+    }
+    std::vector<int32_t> added;
+    for (int i = 0; i < md->topic_cnt; ++i) {
+      if (options_.topic != md->topics[i].topic || md->topics[i].err) continue;
+      for (int j = 0; j < md->topics[i].partition_cnt; ++j) {
+        const int32_t p = md->topics[i].partitions[j].id;
+        if (!start_.count(p)) added.push_back(p);
+      }
+    }
+    rd_kafka_metadata_destroy(md);
+    if (added.empty()) return;
+    std::sort(added.begin(), added.end());
+    rd_kafka_topic_partition_list_t* list = rd_kafka_topic_partition_list_new(static_cast<int>(added.size()));
+    std::vector<int32_t> assigned;
+    for (int32_t p : added) {
+      int64_t low = 0, high = 0;
+      err = rd_kafka_query_watermark_offsets(rk_, options_.topic.c_str(), p, &low, &high, wait_ms);
+      if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+        log::Debug("topic '{}' partition {} appeared; its offsets: {} (asked again in {} ms)", options_.topic, p,
+                   rd_kafka_err2str(err), options_.partition_check_ms);
+        continue;
+      }
+      rd_kafka_topic_partition_list_add(list, options_.topic.c_str(), p)->offset = low;
+      start_[p] = low;
+      next_[p] = low;
+      assigned.push_back(p);
+    }
+    if (list->cnt > 0) {
+      rd_kafka_error_t* e = rd_kafka_incremental_assign(rk_, list);
+      if (e) {
+        // The whole assignment again, each partition at its next offset.
+        log::Debug("topic '{}': incremental assignment refused ({}); assigning every partition again", options_.topic,
+                   rd_kafka_error_string(e));
+        rd_kafka_error_destroy(e);
+        rd_kafka_topic_partition_list_t* all = rd_kafka_topic_partition_list_new(static_cast<int>(next_.size()));
+        for (int32_t p : active_) rd_kafka_topic_partition_list_add(all, options_.topic.c_str(), p)->offset = next_[p];
+        for (int32_t p : assigned) rd_kafka_topic_partition_list_add(all, options_.topic.c_str(), p)->offset = next_[p];
+        err = rd_kafka_assign(rk_, all);
+        rd_kafka_topic_partition_list_destroy(all);
+        if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+          log::Warn("topic '{}': assigning new partitions failed ({}); tried again in {} ms", options_.topic,
+                    rd_kafka_err2str(err), options_.partition_check_ms);
+          for (int32_t p : assigned) {
+            start_.erase(p);
+            next_.erase(p);
+          }
+          assigned.clear();
+        }
+      }
+    }
+    rd_kafka_topic_partition_list_destroy(list);
+    for (int32_t p : assigned) {
+      active_.insert(p);
+      log::Info("topic '{}' partition {} appeared while following: archiving it from its earliest offset {}",
+                options_.topic, p, start_[p]);
+    }
+  }
+
   Status Watermarks(int32_t p, int64_t* low, int64_t* high) {
     const int64_t deadline = ki::SteadyMs() + options_.timeout_ms;
     while (true) {
@@ -427,6 +505,7 @@ class KafkaSourceImpl : public KafkaSource {
   rd_kafka_t* rk_ = nullptr;
   std::map<int32_t, int64_t> start_, stop_, next_;
   std::set<int32_t> active_;  // assigned and not at their stop offset
+  int64_t next_partition_check_ms_ = 0;
 };
 
 }  // namespace

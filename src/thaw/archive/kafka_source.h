@@ -34,6 +34,9 @@ struct SourceOptions {
   std::map<int32_t, int64_t> resume;  // next offset per partition, from the table
   FromOffset from;                    // for partitions not in `resume`
   bool follow = false;
+  // With follow and no `partitions`: how often the topic is checked for
+  // partitions added while archiving (archived from their earliest offset).
+  int64_t partition_check_ms = 5000;
   std::string group_id;  // for monitoring commits; empty = none
   int timeout_ms = 30000;
 };
@@ -50,6 +53,7 @@ class KafkaSource {
   static Result<std::unique_ptr<KafkaSource>> Make(const SourceOptions& options);
   virtual ~KafkaSource() = default;
 
+  // Grows under follow when the topic gains partitions (SourceOptions).
   virtual const std::map<int32_t, int64_t>& start_offsets() const = 0;
   virtual const std::map<int32_t, int64_t>& stop_offsets() const = 0;  // empty with follow
 
