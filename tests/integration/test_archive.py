@@ -711,6 +711,49 @@ def test_follow_archives_partitions_added_while_it_runs(thaw, kafka, wh):
     assert proc.returncode == 0
 
 
+def test_resumes_after_another_engine_compacted_and_expired_every_archive_snapshot(thaw, kafka, wh):
+    """Issue 20: a table archived by Thaw, then rewritten by another engine (pyiceberg's overwrite: a snapshot
+    without thaw.archive.next-offsets) and its older snapshots expired, could not be resumed. Archive now falls
+    back to what the data proves (one past each partition's greatest offset in the live files' bounds), never to
+    --from-offset."""
+    import datetime
+    topic = topic_name()
+    kafka.create_topic(topic, 3)
+    produce(kafka, topic, 10)
+    uri = fixtures.catalog_uri(wh)
+    p = archive(thaw, kafka, uri, "ns.foreign", topic, "--create", "--warehouse", wh)
+    assert p.returncode == 0, p.stderr.decode()
+    cat = fixtures.open_catalog(wh)
+    t = cat.load_table("ns.foreign")
+    assert t.properties.get("thaw.archive.ordered-files") == "true"
+    # Another engine's maintenance: every row rewritten, then every older snapshot expired.
+    rows = t.scan().to_arrow().sort_by([("kafka_partition", "ascending"), ("kafka_offset", "ascending")])
+    t.overwrite(rows)
+    t = cat.load_table("ns.foreign")
+    t.maintenance.expire_snapshots().older_than(datetime.datetime.now(datetime.timezone.utc)).commit()
+    t = cat.load_table("ns.foreign")
+    assert len(t.metadata.snapshots) == 1 and "thaw.archive.next-offsets" not in t.current_snapshot().summary
+    produce(kafka, topic, 4, start=10)
+    p = archive(thaw, kafka, uri, "ns.foreign", topic, "--from-offset", "earliest", "--json")
+    assert p.returncode == 0, p.stderr.decode()
+    assert json.loads(p.stdout)["records"] == 12  # the 4 new records of each partition, none again
+    assert "resuming from the offsets its data files hold" in p.stderr.decode()
+    assert inspect_records(thaw, uri, "ns.foreign") == sorted(topic_view(kafka.consume_all(topic)),
+                                                                key=lambda r: (r["partition"], r["offset"]))
+    # Without the property (a table archive did not create) it stays an error that says what to do.
+    t = cat.load_table("ns.foreign")
+    rows = t.scan().to_arrow()
+    with t.transaction() as tx:
+        tx.remove_properties("thaw.archive.ordered-files")
+    t = cat.load_table("ns.foreign")
+    t.overwrite(rows)
+    t = cat.load_table("ns.foreign")
+    t.maintenance.expire_snapshots().older_than(datetime.datetime.now(datetime.timezone.utc)).commit()
+    p = archive(thaw, kafka, uri, "ns.foreign", topic)
+    assert p.returncode == 2, p.stderr.decode()
+    assert "set the table property thaw.archive.ordered-files=true" in errline(p), errline(p)
+
+
 def test_compression_level_comes_from_the_table_property(thaw, kafka, wh):
     """Iceberg's write.parquet.compression-level sets archive's zstd level (default 3, Iceberg Java's): the same
     records take fewer bytes at level 19 than at level 1; a value that is not a zstd level is refused, naming the

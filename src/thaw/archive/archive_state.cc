@@ -4,6 +4,8 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "thaw/iceberg/table_scan.h"
+
 namespace thaw::archive {
 
 std::string EncodeNextOffsets(const TopicOffsets& offsets) {
@@ -68,6 +70,71 @@ Result<TopicOffsets> ReadNextOffsets(const iceberg::TableMetadata& md) {
     id = s->parent_snapshot_id;
   }
   return TopicOffsets{};
+}
+
+Status FileKafkaKey(const iceberg::TableMetadata& md, const iceberg::DataFile& f, bool has_topic_column,
+                    int32_t* partition, std::optional<std::string>* topic) {
+  const auto* spec = md.SpecById(f.spec_id);
+  if (!spec || spec->fields.size() != f.partition.size()) {
+    return Status::Corrupt("data file {} has partition {} that its spec {} does not describe", f.path,
+                           f.partition.empty() ? "()" : f.partition[0].ToString(), f.spec_id);
+  }
+  bool have_partition = false;
+  for (size_t i = 0; i < spec->fields.size(); ++i) {
+    const auto& d = f.partition[i];
+    if (spec->fields[i].source_id() == kPartitionFieldId && d.kind == iceberg::Datum::kInt) {
+      *partition = static_cast<int32_t>(d.i);
+      have_partition = true;
+    } else if (spec->fields[i].source_id() == kTopicFieldId && d.kind == iceberg::Datum::kBytes) {
+      *topic = d.s;
+    }
+  }
+  if (!have_partition) {
+    return Status::Corrupt("data file {} has no kafka_partition value in its partition tuple", f.path);
+  }
+  if (has_topic_column && !*topic) {
+    auto lo = f.lower_bounds.find(kTopicFieldId), hi = f.upper_bounds.find(kTopicFieldId);
+    if (lo != f.lower_bounds.end() && hi != f.upper_bounds.end() && lo->second == hi->second) *topic = lo->second;
+  }
+  return Status::OK();
+}
+
+Result<TopicOffsets> NextOffsetsFromData(std::shared_ptr<storage::FileIO> io, const iceberg::TableMetadata& md,
+                                         const std::string& single_topic) {
+  TopicOffsets out;
+  const iceberg::Snapshot* snap = nullptr;
+  if (auto main = md.refs.find("main"); main != md.refs.end()) {
+    snap = md.SnapshotById(main->second.snapshot_id);
+  } else if (md.current_snapshot_id) {
+    snap = md.SnapshotById(*md.current_snapshot_id);
+  }
+  if (!snap) return out;
+  const bool has_topic_column = md.current_schema().FindById(kTopicFieldId) != nullptr;
+  ASSIGN_OR_RAISE(auto scan, iceberg::TableScan::Make(std::move(io), &md, snap, {}));
+  scan.KeepMetricsFor({kOffsetFieldId, kTopicFieldId});
+  ASSIGN_OR_RAISE(auto planned, scan.PlanFiles());
+  for (const auto& t : planned) {
+    const iceberg::DataFile& f = *t.file;
+    int32_t partition = 0;
+    std::optional<std::string> topic;
+    RETURN_NOT_OK(FileKafkaKey(md, f, has_topic_column, &partition, &topic));
+    if (has_topic_column && !topic) {
+      return Status::Corrupt("data file {} holds no single kafka_topic (no identity partition, unequal bounds)",
+                             f.path);
+    }
+    auto hi = f.upper_bounds.find(kOffsetFieldId);
+    std::optional<int64_t> last;
+    if (hi != f.upper_bounds.end()) last = iceberg::DecodeIntegerBound(hi->second);
+    if (!last) {
+      return Status::Corrupt(
+          "data file {} has no kafka_offset upper bound (column metrics off: write.metadata.metrics.*), so the "
+          "offsets it holds are not known",
+          f.path);
+    }
+    int64_t& next = out[topic.value_or(single_topic)][partition];
+    next = std::max(next, *last + 1);
+  }
+  return out;
 }
 
 }  // namespace thaw::archive

@@ -36,9 +36,6 @@ int64_t WallMs() {
       .count();
 }
 
-constexpr int32_t kPartitionFieldId = 1;  // kafka_partition
-constexpr int32_t kTopicFieldId = 11;     // kafka_topic
-
 std::string TrimSlash(std::string s) {
   while (s.size() > 1 && s.back() == '/') s.pop_back();
   return s;
@@ -138,6 +135,7 @@ iceberg::TableCreate CanonicalTable(const ArchiveOptions& o, bool with_topic, co
        {{{"transform", "identity"}, {"source-id", 1}, {"direction", "asc"}, {"null-order", "nulls-first"}},
         {{"transform", "identity"}, {"source-id", 2}, {"direction", "asc"}, {"null-order", "nulls-first"}}}}};
   c.properties["thaw.layout"] = value_type ? kRowLayoutValue : "thaw/1";
+  c.properties[kOrderedFilesKey] = "true";
   if (value_type) c.properties[kValueFormatKey] = o.value_avro_schema.empty() ? "json" : "avro";
   if (value_type && !o.value_avro_schema.empty()) {
     c.properties[kAvroSchemaKey] = o.value_avro_schema;
@@ -409,11 +407,30 @@ class Archiver {
     ASSIGN_OR_RAISE(committed_, ReadNextOffsets(md));
     const iceberg::Snapshot* current = MainSnapshot(md);
     if (committed_.empty() && current && SummaryLong(current, "total-records").value_or(1) > 0) {
-      return Status::Invalid(
-          "table '{}' has Thaw's layout but holds data without archive offsets (no snapshot on "
-          "main has {}): it was written by another tool; archive resumes only from its own "
-          "offsets and would duplicate or skip records; give a new table name with --create",
-          name, kNextOffsetsKey);
+      if (md.Property(kOrderedFilesKey) != "true") {
+        return Status::Invalid(
+            "table '{}' has Thaw's layout but holds data without archive offsets (no snapshot on "
+            "main has {}): it was written by another tool; archive resumes only from its own "
+            "offsets and would duplicate or skip records; give a new table name with --create (if archive "
+            "wrote it and another engine's maintenance expired its snapshots, set the table property {}=true "
+            "to resume from the offsets its data files hold)",
+            name, kNextOffsetsKey, kOrderedFilesKey);
+      }
+      // Archived by Thaw, then compacted and expired by another engine: the
+      // offsets the files prove, never --from-offset.
+      auto proved = NextOffsetsFromData(table_->io, md, o_.topics.front());
+      if (!proved.ok()) {
+        return proved.status().WithContext(fmt::format(
+            "table '{}': no snapshot on main has {} (expired after another engine's maintenance), and the offsets "
+            "its data files hold",
+            name, kNextOffsetsKey));
+      }
+      committed_ = *proved;
+      from_data_ = committed_;
+      log::Info(
+          "table {}: no snapshot on main carries {} (expired after another engine's maintenance); resuming from "
+          "the offsets its data files hold: {}",
+          name, kNextOffsetsKey, DescribeOffsets(committed_));
     }
     for (const auto& [topic, parts] : committed_) {
       if (std::find(o_.topics.begin(), o_.topics.end(), topic) == o_.topics.end() && !has_topic_column_) {
@@ -1020,6 +1037,7 @@ class Archiver {
       const iceberg::Snapshot* parent = MainSnapshot(md);
       // Partitions other writers archive (another --partitions subset) keep their offsets.
       ASSIGN_OR_RAISE(TopicOffsets base, ReadNextOffsets(md));
+      if (base.empty()) base = from_data_;
       next = Overlay(std::move(base), ours);
       std::vector<iceberg::ManifestFile> manifests;
       if (manifest) manifests.push_back(*manifest);
@@ -1082,6 +1100,7 @@ class Archiver {
             name, md.table_uuid, reloaded.metadata.table_uuid);
       }
       ASSIGN_OR_RAISE(auto theirs, ReadNextOffsets(reloaded.metadata));
+      if (theirs.empty()) theirs = from_data_;
       for (const auto& [topic, parts] : ours) {
         for (const auto& [p, off] : parts) {
           std::optional<int64_t> mine, now;
@@ -1132,6 +1151,9 @@ class Archiver {
   bool has_topic_column_ = false;
   TopicOffsets committed_;  // as the table holds them (our last commit, or where this run resumed)
   TopicOffsets started_;
+  // The offsets the data files proved at the start, when no snapshot had
+  // them (NextOffsetsFromData): what the table holds until the first commit.
+  TopicOffsets from_data_;
   std::vector<Source> sources_;
   std::string data_root_, metadata_root_;
   iceberg::PartitionSpec spec_;

@@ -11,6 +11,7 @@
 #include <numeric>
 #include <set>
 
+#include "thaw/archive/archive_state.h"
 #include "thaw/archive/maintain_plan.h"
 #include "thaw/common/log.h"
 #include "thaw/iceberg/manifest.h"
@@ -34,8 +35,6 @@ using iceberg::Table;
 using iceberg::TableMetadata;
 
 constexpr int kMaxCommitAttempts = 5;  // the first try and commit.retry.num-retries (4) more
-constexpr int32_t kOffsetFieldId = 2;
-constexpr int32_t kPartitionFieldId = 1;
 
 int64_t NowMs() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
@@ -119,7 +118,6 @@ std::vector<iceberg::TableRequirement> Guard(const TableMetadata& md) {
 // ---------------------------------------------------------------------------
 // Compaction
 
-constexpr int32_t kTopicFieldId = 11;
 constexpr int32_t kRowIdFieldId = 2147483540;           // _row_id
 constexpr int32_t kLastUpdatedSeqFieldId = 2147483539;  // _last_updated_sequence_number
 
@@ -171,35 +169,6 @@ std::string CompactBlocker(const TableMetadata& md) {
     if (!by_partition) return fmt::format("partition spec {} is not partitioned by kafka_partition", spec.spec_id);
   }
   return "";
-}
-
-// The Kafka partition and topic of a data file: from its partition tuple
-// (identity fields), the topic else from equal topic column bounds.
-Status FileKafkaKey(const TableMetadata& md, const DataFile& f, bool has_topic_column, int32_t* partition,
-                    std::optional<std::string>* topic) {
-  const auto* spec = md.SpecById(f.spec_id);
-  if (!spec || spec->fields.size() != f.partition.size()) {
-    return Status::Corrupt("data file {} has partition {} that its spec {} does not describe", f.path,
-                           f.partition.empty() ? "()" : f.partition[0].ToString(), f.spec_id);
-  }
-  bool have_partition = false;
-  for (size_t i = 0; i < spec->fields.size(); ++i) {
-    const auto& d = f.partition[i];
-    if (spec->fields[i].source_id() == kPartitionFieldId && d.kind == iceberg::Datum::kInt) {
-      *partition = static_cast<int32_t>(d.i);
-      have_partition = true;
-    } else if (spec->fields[i].source_id() == kTopicFieldId && d.kind == iceberg::Datum::kBytes) {
-      *topic = d.s;
-    }
-  }
-  if (!have_partition) {
-    return Status::Corrupt("data file {} has no kafka_partition value in its partition tuple", f.path);
-  }
-  if (has_topic_column && !*topic) {
-    auto lo = f.lower_bounds.find(kTopicFieldId), hi = f.upper_bounds.find(kTopicFieldId);
-    if (lo != f.lower_bounds.end() && hi != f.upper_bounds.end() && lo->second == hi->second) *topic = lo->second;
-  }
-  return Status::OK();
 }
 
 Result<std::vector<CompactTask>> PlanCompaction(const Table& table, int64_t target_bytes, MaintainSummary* summary) {
