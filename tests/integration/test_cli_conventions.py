@@ -99,7 +99,7 @@ def test_exit_codes_help_version_and_missing_command(thaw, table):
     (["--bogus"], ["--bogus"]),
     (["--parallelism", "two"], ["--parallelism"]),
     (["--checkpoint-every"], ["--checkpoint-every"]),
-    (["--partitions", "0,x"], ["--partitions: '0,x': 'x' is not a partition"]),
+    (["--partitions", "0,x"], ["--partitions '0,x': 'x' is not a partition"]),
     (["-X", "novalue"], ["-X 'novalue'"]),
     (["-F", "/nonexistent/client.properties"], ["-F /nonexistent/client.properties"]),
     (["-X", "no.such.property=1"], ["-X: Kafka client property 'no.such.property'"]),
@@ -200,6 +200,25 @@ def test_one_partition_syntax(thaw, table):
     assert "partitions  0,2\n" in out, out
 
 
+def test_repeated_options_add_up_or_are_usage_errors(thaw, table, tmp_path):
+    """Issue 20: --partitions 0 --partitions 1 planned partition 1 alone; a second --where or --topic silently won."""
+    dry = ["replay", *tbl(table), "--brokers", "127.0.0.1:1", "--dry-run"]
+    out = thaw.ok(*dry, "--topic", "t", "--partitions", "0", "--partitions", "2").stdout.decode()
+    assert "partitions  0,2\n" in out, out
+    for flag, twice in (("--topic", ["--topic", "t", "--topic", "u"]),
+                        ("--where", ["--topic", "t", "--where", "offset < 5", "--where", "offset > 7"])):
+        usage_error(thaw(*dry, *twice), f"{flag} is given more than once, and it takes one value")
+    usage_error(thaw(*dry, "--topic", "t", "--dry-run"), "--dry-run is given more than once: give it once")
+    usage_error(thaw("inspect", *tbl(table), "--limit", "1", "--limit", "2"), "--limit is given more than once")
+    # A --config value and one on the command line: the command line's alone, never both.
+    cfg = tmp_path / "replay.toml"
+    cfg.write_text('topic = "from-file"\npartitions = ["0", "1"]\n')
+    out = thaw.ok(*dry, "--config", str(cfg), "--partitions", "2", "--topic", "t").stdout.decode()
+    assert "partitions  2\n" in out, out
+    out = thaw.ok(*dry, "--config", str(cfg)).stdout.decode()
+    assert "partitions  0,1\n" in out and "from-file" in out, out
+
+
 def test_records_json_is_one_object_per_record(thaw, table):
     # Before: --records --json printed the text format.
     a = thaw.ok("inspect", *tbl(table), "--records", "--json", "--partitions", "2", "--limit", "3").stdout
@@ -251,6 +270,34 @@ def test_interrupted_replay_exits_130_and_says_how_to_resume(thaw, table, kafka)
     assert b"stopped by signal" in out, out
 
 
+def test_exactly_once_without_job_is_resumed_by_the_same_command(thaw, table, kafka):
+    """Issue 20: `--exactly-once` without `--job` was exactly once per transaction only: a rerun after Ctrl-C
+    started over and sent everything again, while the message said the job could be resumed. The job is now
+    named after what defines the replay, shown, and resumed by the same command."""
+    topic = topic_name()
+    cmd = ["replay", *tbl(table), "-b", kafka.bootstrap, "--topic", topic, "--create-topic", "--exactly-once",
+           "--checkpoint-every", "100", "--quiet"]
+    p = subprocess.Popen([str(thaw.binary), *cmd, "--rate", "0.1"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    time.sleep(4)
+    assert p.poll() is None, p.communicate()
+    p.send_signal(signal.SIGINT)
+    out, err = p.communicate(timeout=60)
+    assert p.returncode == 130, (p.returncode, err.decode())
+    assert b"the job can be resumed with the same command" in out, out
+    job = err.decode().split("thaw replay: job ", 1)[1].split(" ", 1)[0]
+    assert job.startswith("auto-"), err.decode()
+    again = thaw.ok(*cmd, "--json")
+    assert f"thaw replay: job {job} " in again.stderr.decode()
+    summary = json.loads(again.stdout)
+    assert summary["job"] == job and summary["resumed"] is True, summary
+    got = kafka.consume_all(topic, "read_committed")
+    sources = [(dict(g["headers"])["thaw.source.partition"], dict(g["headers"])["thaw.source.offset"]) for g in got]
+    assert len(sources) == len(set(sources)) == 3 * 1200, f"{len(sources) - len(set(sources))} sent twice"
+    # Another range is another job: not refused as "started with other settings", not resumed.
+    other = thaw.ok(*cmd[:-1], "--partitions", "0", "--json")
+    assert json.loads(other.stdout)["job"] not in (None, job)
+
+
 # --------------------------------------------------------------------------- sizes (issue 19)
 
 @pytest.mark.parametrize("value", ["512MiB", "2GiB", "64", "1GB"])
@@ -277,3 +324,39 @@ def test_serve_memory_budget_and_cache_size_are_sizes(thaw, table, tmp_path):
         p = thaw("serve", "--catalog", table, "--topic", f"t={NAME}", "--listen", "127.0.0.1:0",
                  "--state", str(tmp_path / "state"), *args, timeout=60)
         usage_error(p, *words)
+
+
+def test_serve_state_defaults_to_the_users_state_home_wherever_it_starts(thaw, table, tmp_path):
+    """Issue 20: --state defaulted to ./thaw-serve-state, so serve started from another directory had a new
+    cluster id and had lost every group's committed offsets."""
+    from serve_harness import free_port
+    home = tmp_path / "home"
+    home.mkdir()
+
+    def start(cwd, port=None, **env_extra):
+        cwd.mkdir(exist_ok=True)
+        port = port or free_port()
+        env = {k: v for k, v in os.environ.items() if k != "XDG_STATE_HOME"}
+        env.update(HOME=str(home), **env_extra)
+        p = subprocess.Popen([str(thaw.binary), "serve", "--catalog", table, "--topic", f"t={NAME}", "--listen",
+                              f"127.0.0.1:{port}"], cwd=cwd, env=env, stderr=subprocess.PIPE)
+        err = b""
+        deadline = time.monotonic() + 60
+        while b"listening on" not in err and time.monotonic() < deadline and p.poll() is None:
+            err += p.stderr.readline()
+        p.send_signal(signal.SIGTERM)
+        rest = p.communicate(timeout=60)[1]
+        assert b"listening on" in err, (err + rest).decode()
+        return port, err.decode()
+
+    port, log = start(tmp_path / "a")
+    state = home / ".local" / "state" / "thaw" / f"serve-{port}"
+    assert f"state (group offsets, cluster id) in {state}" in log, log
+    assert (state / "cluster.id").is_file() and not (tmp_path / "a" / "thaw-serve-state").exists()
+    cluster_id = (state / "cluster.id").read_text()
+    start(tmp_path / "c", port=port)  # the same server started from elsewhere: the same state
+    assert (state / "cluster.id").read_text() == cluster_id
+    xdg = tmp_path / "xdg"
+    port, log = start(tmp_path / "b", XDG_STATE_HOME=str(xdg))
+    assert f"in {xdg / 'thaw' / f'serve-{port}'}" in log, log
+    assert (xdg / "thaw" / f"serve-{port}" / "cluster.id").is_file()

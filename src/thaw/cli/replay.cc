@@ -20,6 +20,7 @@
 #include "thaw/records/read_summary.h"
 #include "thaw/records/record_filter.h"
 #include "thaw/replay/replay.h"
+#include "thaw/serve/digest.h"
 
 namespace thaw::cli {
 
@@ -340,6 +341,19 @@ Status RunReplayCommand(const ReplayArgs& a) {
   }
   // The range, canonically: a job resumes only with the same one.
   o.range_description = records::CanonicalRange(asked, o.exclude.size(), where);
+  // --exactly-once without --job: a job named after what defines the replay
+  // (table, snapshot selection, range, target cluster and topic), so that a
+  // rerun of the same command resumes it instead of sending everything again.
+  if (o.exactly_once && o.job.empty()) {
+    const std::string what =
+        fmt::format("{}\nsnapshot={} ref={} as-of={} source-topic={}\n{}\n{}\n{}", table->name, a.table.snapshot_id,
+                    a.table.ref, a.table.as_of, a.table.source_topic, o.range_description, o.kafka.brokers, o.topic);
+    o.job = "auto-" + serve::Digest(what).substr(0, 16);
+    std::fprintf(stderr,
+                 "thaw replay: job %s (named after the table, snapshot, range and target, as no --job was given): "
+                 "rerunning this command resumes it\n",
+                 o.job.c_str());
+  }
   if (o.dry_run) {
     ASSIGN_OR_RAISE(auto plan, replay::DescribePlan(table, o));
     std::fwrite(plan.data(), 1, plan.size(), stdout);
@@ -364,7 +378,7 @@ Status RunReplayCommand(const ReplayArgs& a) {
     j["table"] = sum.table;
     j["topic"] = sum.topic;
     j["snapshot_id"] = sum.snapshot_id;
-    j["job"] = a.job.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(a.job);
+    j["job"] = o.job.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(o.job);
     j["resumed"] = sum.resumed;
     j["already_complete"] = sum.already_complete;
     j["records"] = sum.records;
@@ -383,7 +397,7 @@ Status RunReplayCommand(const ReplayArgs& a) {
     std::printf("%s\n", j.dump().c_str());
   } else {  // the summary line is printed even with --quiet (which only hides progress)
     if (sum.already_complete) {
-      std::printf("job %s is already complete (snapshot %lld); nothing to do\n", a.job.c_str(),
+      std::printf("job %s is already complete (snapshot %lld); nothing to do\n", o.job.c_str(),
                   static_cast<long long>(sum.snapshot_id));
     } else {
       std::printf("replayed %lld records (%s) from %s snapshot %lld to topic %s in %.1fs (%.1f MB/s)%s%s\n",
@@ -397,7 +411,11 @@ Status RunReplayCommand(const ReplayArgs& a) {
             "replayed (docs/replay.md)\n",
             static_cast<long long>(sum.duplicate_offsets), static_cast<long long>(sum.duplicates_differing));
       }
-      if (g_stop.load()) std::printf("stopped by signal; the job can be resumed with the same command\n");
+      if (g_stop.load()) {
+        std::printf(o.job.empty() ? "stopped by signal; without --job (or --exactly-once) a rerun sends every record "
+                                    "again: give --job NAME to make a replay resumable\n"
+                                  : "stopped by signal; the job can be resumed with the same command\n");
+      }
     }
     if (sum.verify) PrintVerify(*sum.verify, sum.topic);
   }
