@@ -4,12 +4,16 @@
 #include <sqlite3.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <chrono>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <set>
 #include <vector>
 
+#include "thaw/common/log.h"
 #include "thaw/storage/file_io_registry.h"
 
 namespace thaw::catalog {
@@ -601,6 +605,41 @@ Status WriteMetadataFile(storage::FileIO& io, const std::string& location, const
 // is an orphan for `thaw maintain --remove-orphans`).
 void DeleteUnreferenced(storage::FileIO& io, const std::string& location) { (void)io.Delete(location); }
 
+// write.metadata.delete-after-commit.enabled (Iceberg's TableProperties,
+// default false): after a commit, the metadata files that dropped out of the
+// metadata-log (write.metadata.previous-versions-max bounds it) are deleted,
+// as Iceberg Java's catalogs do, so a table committed every few seconds does
+// not keep every metadata.json it ever had.
+void DeleteDroppedMetadata(storage::FileIO& io, const nlohmann::json& base, const std::string& base_location,
+                           const nlohmann::json& next) {
+  auto props = next.find("properties");
+  if (props == next.end() || !props->is_object()) return;
+  auto enabled = props->find("write.metadata.delete-after-commit.enabled");
+  if (enabled == props->end() || !enabled->is_string()) return;
+  std::string v = enabled->get<std::string>();
+  std::transform(v.begin(), v.end(), v.begin(), [](unsigned char c) { return std::tolower(c); });
+  if (v != "true") return;
+  auto files = [](const nlohmann::json& md) {
+    std::set<std::string> out;
+    auto log = md.find("metadata-log");
+    if (log == md.end() || !log->is_array()) return out;
+    for (const auto& e : *log) {
+      if (e.is_object() && e.contains("metadata-file") && e["metadata-file"].is_string()) {
+        out.insert(e["metadata-file"].get<std::string>());
+      }
+    }
+    return out;
+  };
+  std::set<std::string> before = files(base);
+  before.insert(base_location);
+  const std::set<std::string> kept = files(next);
+  for (const auto& f : before) {
+    if (kept.count(f)) continue;
+    Status st = io.Delete(f);
+    if (!st.ok()) log::Debug("deleting metadata file {} dropped from the metadata-log: {}", f, st.message());
+  }
+}
+
 }  // namespace
 
 Result<iceberg::Table> SqlCatalog::CreateTable(const TableIdentifier& id, const iceberg::TableCreate& create) {
@@ -678,7 +717,10 @@ Result<iceberg::Table> SqlCatalog::CommitTable(const TableIdentifier& id, const 
     t.io = io;
     return t;
   };
-  if (swapped.ok()) return committed();
+  if (swapped.ok()) {
+    DeleteDroppedMetadata(*io, base_json, base.metadata_location, *applied);
+    return committed();
+  }
   if (swapped.code() == StatusCode::kCommitConflict || swapped.code() == StatusCode::kNotFound) {
     DeleteUnreferenced(*io, location);  // no row points at it
     return swapped;
