@@ -732,7 +732,7 @@ def test_resumes_after_another_engine_compacted_and_expired_every_archive_snapsh
     t = cat.load_table("ns.foreign")
     t.maintenance.expire_snapshots().older_than(datetime.datetime.now(datetime.timezone.utc)).commit()
     t = cat.load_table("ns.foreign")
-    assert len(t.metadata.snapshots) == 1 and "thaw.archive.next-offsets" not in t.current_snapshot().summary
+    assert len(t.metadata.snapshots) == 1 and t.current_snapshot().summary.get("thaw.archive.next-offsets") is None
     produce(kafka, topic, 4, start=10)
     p = archive(thaw, kafka, uri, "ns.foreign", topic, "--from-offset", "earliest", "--json")
     assert p.returncode == 0, p.stderr.decode()
@@ -752,6 +752,70 @@ def test_resumes_after_another_engine_compacted_and_expired_every_archive_snapsh
     p = archive(thaw, kafka, uri, "ns.foreign", topic)
     assert p.returncode == 2, p.stderr.decode()
     assert "set the table property thaw.archive.ordered-files=true" in errline(p), errline(p)
+
+
+def test_metadata_files_dropped_from_the_log_are_deleted_when_the_table_says_so(thaw, kafka, wh):
+    """Issue 20: write.metadata.delete-after-commit.enabled was ignored, so a table committed every few seconds
+    kept every metadata.json it ever had. With it, the files that fall out of the metadata-log
+    (write.metadata.previous-versions-max) are deleted after each commit, as Iceberg Java's catalogs do."""
+    topic = topic_name()
+    kafka.create_topic(topic, 2)
+    uri = fixtures.catalog_uri(wh)
+    produce(kafka, topic, 2, partitions=2)
+    p = archive(thaw, kafka, uri, "ns.meta", topic, "--create", "--warehouse", wh)
+    assert p.returncode == 0, p.stderr.decode()
+    t = fixtures.open_catalog(wh).load_table("ns.meta")
+    with t.transaction() as tx:
+        tx.set_properties({"write.metadata.delete-after-commit.enabled": "true",
+                           "write.metadata.previous-versions-max": "2"})
+    meta_dir = os.path.join(t.location().removeprefix("file://"), "metadata")
+    for i in range(5):
+        produce(kafka, topic, 2, start=2 + 2 * i, partitions=2)
+        p = archive(thaw, kafka, uri, "ns.meta", topic)
+        assert p.returncode == 0, p.stderr.decode()
+    t = fixtures.open_catalog(wh).load_table("ns.meta")
+    on_disk = sorted(f for f in os.listdir(meta_dir) if f.endswith(".metadata.json"))
+    logged = {os.path.basename(e.metadata_file) for e in t.metadata.metadata_log}
+    current = os.path.basename(t.metadata_location)
+    assert len(logged) == 2 and set(on_disk) == logged | {current}, (on_disk, logged, current)
+    assert len(inspect_records(thaw, uri, "ns.meta")) == 2 * 12
+    assert len(pyiceberg_records(wh, "ns.meta")) == 2 * 12
+
+
+def test_commits_merge_manifests_as_a_merge_append_does(thaw, kafka, wh):
+    """Issue 20: every commit added one manifest, carried forward forever. With commit.manifest.min-count-to-merge
+    (Iceberg's default 100; 3 here) the parent's small manifests are merged, as Iceberg Java's merge append does,
+    and every engine still reads every record."""
+    import iceberg_readers
+    topic = topic_name()
+    kafka.create_topic(topic, 2)
+    uri = fixtures.catalog_uri(wh)
+    produce(kafka, topic, 2, partitions=2)
+    p = archive(thaw, kafka, uri, "ns.merge", topic, "--create", "--warehouse", wh)
+    assert p.returncode == 0, p.stderr.decode()
+    t = fixtures.open_catalog(wh).load_table("ns.merge")
+    with t.transaction() as tx:
+        tx.set_properties({"commit.manifest.min-count-to-merge": "3"})
+    counts = []
+    for i in range(8):
+        produce(kafka, topic, 2, start=2 + 2 * i, partitions=2)
+        p = archive(thaw, kafka, uri, "ns.merge", topic)
+        assert p.returncode == 0, p.stderr.decode()
+        snap = fixtures.open_catalog(wh).load_table("ns.merge").current_snapshot()
+        counts.append(len(snap.manifests(t.io)))
+    assert max(counts) <= 3 and counts[-1] < 8, counts
+    want = sorted(topic_view(kafka.consume_all(topic)), key=lambda r: (r["partition"], r["offset"]))
+    assert len(want) == 2 * 18
+    assert inspect_records(thaw, uri, "ns.merge") == want
+    assert pyiceberg_records(wh, "ns.merge") == want
+    t = fixtures.open_catalog(wh).load_table("ns.merge")
+    duck = iceberg_readers.read_duckdb(t.metadata_location)
+    assert sorted((r["partition"], r["offset"]) for r in duck) == [(r["partition"], r["offset"]) for r in want]
+    # The table's summary still counts every live file and record.
+    assert t.current_snapshot().summary["total-records"] == str(len(want))
+    # Resuming reads the offsets through merged manifests too: nothing archived again.
+    p = archive(thaw, kafka, uri, "ns.merge", topic, "--json")
+    assert json.loads(p.stdout)["records"] == 0
 
 
 def test_compression_level_comes_from_the_table_property(thaw, kafka, wh):

@@ -20,6 +20,7 @@
 #include "thaw/archive/row_value.h"
 #include "thaw/common/log.h"
 #include "thaw/iceberg/manifest.h"
+#include "thaw/iceberg/manifest_merge.h"
 #include "thaw/iceberg/manifest_writer.h"
 #include "thaw/iceberg/table_update.h"
 #include "thaw/parquet/data_file_writer.h"
@@ -1049,6 +1050,13 @@ class Archiver {
         }
         manifests.insert(manifests.end(), parents->begin(), parents->end());
       }
+      // A merge append, as Iceberg Java's: the parent's small manifests are
+      // merged once they number commit.manifest.min-count-to-merge.
+      auto merged = iceberg::MergeManifests(*io_, md, snapshot_id, manifests,
+                                            fmt::format("{}/{}-{}", metadata_root_, commit_id, attempt + 1),
+                                            iceberg::ManifestMergeOptions::FromProperties(md));
+      if (!merged.ok()) return merged.status().WithContext(fmt::format("table '{}'", name));
+      manifests = std::move(*merged);
       iceberg::Snapshot snap;
       snap.snapshot_id = snapshot_id;
       if (parent) snap.parent_snapshot_id = parent->snapshot_id;
