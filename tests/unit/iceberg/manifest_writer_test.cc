@@ -15,11 +15,13 @@
 #include <cstring>
 #include <filesystem>
 #include <limits>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <string>
 
 #include "thaw/iceberg/avro/avro.h"
 #include "thaw/iceberg/manifest.h"
+#include "thaw/iceberg/manifest_merge.h"
 #include "thaw/iceberg/schema_json.h"
 
 namespace thaw::iceberg {
@@ -561,6 +563,69 @@ std::vector<ManifestEntry> RichEntries() {
             Str(Uuid('\x10'))},
            0, 49),
       file("/d/f2.parquet", {Str("a"), Int(19001), Dbl(-0.0), Null(), Int(0), Null(), Str(Uuid('\x20'))}, 50, 99)};
+}
+
+// A merge append (MergeManifests): the parent's small manifests become one
+// once they number min_count; entries keep their snapshots and sequence
+// numbers, the snapshot's own manifest stays as it is.
+TEST_F(ManifestWriterTest, MergingKeepsEveryLiveEntryWithItsSequenceNumber) {
+  std::vector<SnapshotInfo> snaps;
+  for (int64_t i = 1; i <= 5; ++i) {
+    snaps.push_back(Snap(100 + i, i == 1 ? std::nullopt : std::optional<int64_t>(99 + i), i,
+                         Path("snap-" + std::to_string(i) + ".avro")));
+  }
+  TableMetadata md = ParseMd(MetadataJson(2, dir_.string(), CanonicalSchema(), CanonicalSpec(), snaps));
+  const PartitionSpec& spec = *md.SpecById(0);
+  std::vector<ManifestFile> carried;  // newest first, as a manifest list holds them
+  for (int64_t i = 1; i <= 4; ++i) {
+    const int64_t id = 100 + i;
+    auto m = WriteManifest(io_, Path(std::to_string(i) + "-m0.avro"), md, spec, id,
+                           {Added(CanonicalFile("/d/" + std::to_string(i) + ".parquet", 0, 10 * i, 10))});
+    ASSERT_TRUE(m.ok()) << m.status().ToString();
+    std::vector<ManifestFile> list{*m};
+    list.insert(list.end(), carried.begin(), carried.end());
+    ASSERT_TRUE(WriteManifestList(io_, snaps[i - 1].list, md, *md.SnapshotById(id), list).ok());
+    auto read = ReadManifestList(io_, md, *md.SnapshotById(id));
+    ASSERT_TRUE(read.ok()) << read.status().ToString();
+    carried = *read;
+  }
+  const int64_t kNew = 105;
+  auto own = WriteManifest(io_, Path("5-m0.avro"), md, spec, kNew, {Added(CanonicalFile("/d/5.parquet", 0, 50, 10))});
+  ASSERT_TRUE(own.ok());
+  std::vector<ManifestFile> all{*own};
+  all.insert(all.end(), carried.begin(), carried.end());
+
+  ManifestMergeOptions opts;
+  opts.min_count = 6;  // five small manifests: fewer than that, nothing merged
+  auto same = MergeManifests(io_, md, kNew, all, Path("5-merge"), opts);
+  ASSERT_TRUE(same.ok()) << same.status().ToString();
+  EXPECT_EQ(same->size(), 5u);
+  opts.min_count = 5;
+  auto merged = MergeManifests(io_, md, kNew, all, Path("5-merge"), opts);
+  ASSERT_TRUE(merged.ok()) << merged.status().ToString();
+  ASSERT_EQ(merged->size(), 2u);
+  EXPECT_EQ((*merged)[0].path, own->path);
+  EXPECT_EQ((*merged)[1].path, Path("5-merge-m1.avro"));
+  EXPECT_EQ((*merged)[1].existing_files, 4);
+  EXPECT_EQ((*merged)[1].added_files, 0);
+
+  ASSERT_TRUE(WriteManifestList(io_, snaps[4].list, md, *md.SnapshotById(kNew), *merged).ok());
+  auto list = ReadManifestList(io_, md, *md.SnapshotById(kNew));
+  ASSERT_TRUE(list.ok()) << list.status().ToString();
+  std::map<std::string, std::pair<int64_t, int64_t>> got;  // path -> (snapshot, data sequence number)
+  for (const auto& m : *list) {
+    auto entries = ReadManifest(io_, md, m);
+    ASSERT_TRUE(entries.ok()) << entries.status().ToString();
+    for (const auto& e : *entries) got[e.file.path] = {e.snapshot_id, e.sequence_number};
+  }
+  for (int64_t i = 1; i <= 5; ++i) {
+    EXPECT_EQ(got["/d/" + std::to_string(i) + ".parquet"], (std::pair<int64_t, int64_t>{100 + i, i})) << i;
+  }
+  // Large manifests (past target_bytes) are left alone.
+  opts.target_bytes = 1;
+  auto big = MergeManifests(io_, md, kNew, all, Path("5-big"), opts);
+  ASSERT_TRUE(big.ok());
+  EXPECT_EQ(big->size(), 5u);
 }
 
 TEST_F(ManifestWriterTest, PartitionSummariesUseThePartitionTypesEncoding) {
