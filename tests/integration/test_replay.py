@@ -20,6 +20,7 @@ import subprocess
 import time
 import uuid
 
+import pyarrow as pa
 import pytest
 
 from test_inspect import CASES, src
@@ -353,15 +354,40 @@ def test_follow_picks_up_appends(thaw, kafka, tmp_path):
         assert [split_link(g["headers"])[1]["thaw.source.offset"] for g in new_p0] == \
                [str(o).encode() for o in list(range(5000, 5005)) + list(range(5010, 5015))]
         assert all(split_link(g["headers"])[0] == [("h", b"1"), ("h", None)] for g in new_p0)
-        # A copy-on-write delete is an overwrite snapshot: reported, not replayed.
+        # A copy-on-write delete is an overwrite snapshot: what it rewrote below the position is not sent again.
         table.delete(delete_filter=EqualTo("kafka_offset", 5000))
         time.sleep(2)
         assert len(kafka.consume_all(topic)) == 44
+        # An upsert-style overwrite (issue 20: its new offsets were skipped): partition 1's rows rewritten, with
+        # two new offsets past the position; only those two are replayed.
+        table = table.refresh()
+        old_p1 = [r for r in table.scan(row_filter=EqualTo("kafka_partition", 1)).to_arrow().to_pylist()]
+        upserted = [dict(r, value=b"rewritten") for r in old_p1] + [
+            fixtures.canonical_row(fixtures.rec(1, 6000 + i, 1_700_000_000_000 + i, b"k", f"upsert-{i}".encode()))
+            for i in range(2)]
+        # One `overwrite` snapshot, as MERGE and upsert sinks commit (pyiceberg's own overwrite() commits a
+        # delete and then an append): partition 1's files replaced by one holding them rewritten plus the new rows.
+        from pyiceberg.io.pyarrow import _dataframe_to_data_files
+        old_files = [t.file for t in table.scan(row_filter=EqualTo("kafka_partition", 1)).plan_files()]
+        new_files = list(_dataframe_to_data_files(table.metadata, pa.Table.from_pylist(
+            upserted, schema=table.schema().as_arrow()), table.io))
+        with table.transaction() as tx:
+            with tx.update_snapshot().overwrite() as ow:
+                for f in old_files:
+                    ow.delete_data_file(f)
+                for f in new_files:
+                    ow.append_data_file(f)
+        assert table.refresh().current_snapshot().summary.operation.value == "overwrite"
+        got = wait_for(46)
+        assert len(got) == 46, len(got)
+        assert sorted(g["value"] for g in got if (g["value"] or b"").startswith(b"upsert-")) == [b"upsert-0",
+                                                                                                 b"upsert-1"]
+        assert not any(g["value"] == b"rewritten" for g in got)
     finally:
         proc.send_signal(signal.SIGTERM)
         out, err = proc.communicate(timeout=60)
     assert proc.returncode == 0, err.decode()
-    assert b"is not replayed" in err and b"overwrite" in err
+    assert b"(overwrite): its records past the job's position are replayed" in err, err.decode()[-3000:]
 
 
 # ---------------------------------------------------------------------------

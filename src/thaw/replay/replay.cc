@@ -823,6 +823,16 @@ Result<ReplaySummary> RunReplayImpl(std::shared_ptr<const iceberg::Table> table,
       const std::string op = (*it)->operation();
       if (op == "append" || op.empty()) {
         appends.insert((*it)->snapshot_id);
+      } else if (op == "overwrite") {
+        // Upserts (Flink upsert sinks, MERGE, the Connect sink's upsert
+        // mode) and copy-on-write deletes: the records it adds past the
+        // job's position are replayed; rows it rewrote at or below the
+        // position were replayed before and are not sent again.
+        appends.insert((*it)->snapshot_id);
+        note(fmt::format("snapshot {} (overwrite): its records past the job's position are replayed; rows it "
+                         "rewrote or deleted at or below the position were replayed before and are not sent again "
+                         "(Kafka cannot retract them)",
+                         (*it)->snapshot_id));
       } else if (op == "replace") {
         // Compaction: the same rows in new files; the appends that wrote
         // them are read from their own manifests instead.
