@@ -747,3 +747,28 @@ def test_an_orphan_window_under_an_hour_needs_force(thaw, tmp_path):
     out = maintain(thaw, wh, name, "--remove-orphans", "--orphan-older-than", "0s", "--force")
     assert out["orphans"]["deleted"] >= 1 and not in_flight.exists(), out
     assert thaw_records(thaw, wh, name) == want
+
+
+def test_rewrite_manifests_merges_one_manifest_per_commit(thaw, tmp_path):
+    """Issue 20: nothing rewrote manifests, so a table appended at short intervals read one manifest per commit
+    forever. --rewrite-manifests commits a replace snapshot whose data manifests are merged (RewriteManifests);
+    no record, offset or total changes, and every engine still reads the table."""
+    wh, cat, name, want = build(tmp_path, appends=6)
+    maintain(thaw, wh, name, "--compact", "--target-file-size", "1KiB")  # manifests with DELETED entries too
+    t = cat.load_table(name)
+    before = len(t.current_snapshot().manifests(t.io))
+    assert before >= 6
+    dry = maintain(thaw, wh, name, "--rewrite-manifests", "--dry-run")
+    assert dry["manifests"]["before"] == before and dry["manifests"]["after"] == 1 and dry["commits"] == 0, dry
+    out = maintain(thaw, wh, name, "--rewrite-manifests")
+    assert out["commits"] == 1 and out["manifests"] == {"before": before, "after": 1}, out
+    t = cat.load_table(name)
+    s = t.current_snapshot()
+    assert s.summary.operation.value == "replace" and len(s.manifests(t.io)) == 1
+    assert s.summary.get("thaw.archive.next-offsets") == NEXT_OFFSETS
+    parent = t.snapshot_by_id(s.parent_snapshot_id)
+    assert s.summary.get("total-records") == parent.summary.get("total-records")
+    assert thaw_records(thaw, wh, name) == want
+    assert len(pyiceberg_rows(cat, name)) == len(want)
+    again = maintain(thaw, wh, name, "--rewrite-manifests")
+    assert again["commits"] == 0 and "rewrite-manifests: nothing to merge" in again["notes"], again

@@ -15,6 +15,7 @@
 #include "thaw/archive/maintain_plan.h"
 #include "thaw/common/log.h"
 #include "thaw/iceberg/manifest.h"
+#include "thaw/iceberg/manifest_merge.h"
 #include "thaw/iceberg/manifest_writer.h"
 #include "thaw/iceberg/table_scan.h"
 #include "thaw/iceberg/table_update.h"
@@ -761,6 +762,101 @@ Status Compact(catalog::Catalog& catalog, const MaintainOptions& o, Table* table
 // ---------------------------------------------------------------------------
 // Snapshot expiry
 
+// ---------------------------------------------------------------------------
+// Manifest rewrite
+
+// Merges the current snapshot's small data manifests into manifests of about
+// commit.manifest.target-size-bytes (Iceberg's RewriteManifests: a `replace`
+// snapshot that changes no data), dropping manifests without live files: a
+// table archived at short intervals before merging (or by a writer that does
+// not merge) reads one manifest per commit otherwise.
+Status RewriteManifests(catalog::Catalog& catalog, const MaintainOptions& o, Table* table, MaintainSummary* summary) {
+  Table base = *table;
+  for (int attempt = 1;; ++attempt) {
+    const auto& md = base.metadata;
+    const Snapshot* parent = md.CurrentSnapshot();
+    if (!parent) {
+      summary->notes.push_back("rewrite-manifests: the table has no snapshot");
+      return Status::OK();
+    }
+    if (md.format_version != 2) {
+      summary->notes.push_back(
+          fmt::format("rewrite-manifests: format v{} tables are left as they are (v3 row lineage is not carried yet)",
+                      md.format_version));
+      return Status::OK();
+    }
+    auto& io = *base.io;
+    ASSIGN_OR_RAISE(auto manifests, iceberg::ReadManifestList(io, md, *parent));
+    summary->manifests_before = static_cast<int64_t>(manifests.size());
+    iceberg::ManifestMergeOptions merge = iceberg::ManifestMergeOptions::FromProperties(md);
+    merge.enabled = true;
+    merge.min_count = 2;
+    const int64_t snapshot_id = iceberg::NewSnapshotId();
+    const std::string commit_uuid = iceberg::NewUuid();
+    const std::string meta = TableDir(md) + "/metadata";
+    std::vector<ManifestFile> merged;
+    if (o.dry_run) {
+      // What a merge would leave: the manifests kept plus one per target size of the rest.
+      int64_t kept = 0, bytes = 0, small = 0;
+      for (const auto& m : manifests) {
+        if (m.content == iceberg::ManifestContent::kData && m.spec_id == md.default_spec_id &&
+            m.length < merge.target_bytes) {
+          if (m.may_have_live_files()) bytes += m.length;
+          ++small;
+        } else {
+          ++kept;
+        }
+      }
+      summary->manifests_after =
+          small < 2 ? summary->manifests_before : kept + (bytes + merge.target_bytes - 1) / merge.target_bytes;
+      return Status::OK();
+    }
+    ASSIGN_OR_RAISE(merged, iceberg::MergeManifests(io, md, snapshot_id, manifests,
+                                                    fmt::format("{}/{}-a{}", meta, commit_uuid, attempt), merge));
+    if (merged.size() >= manifests.size()) {
+      summary->manifests_after = summary->manifests_before;
+      summary->notes.push_back("rewrite-manifests: nothing to merge");
+      return Status::OK();
+    }
+    Snapshot snap;
+    snap.snapshot_id = snapshot_id;
+    snap.parent_snapshot_id = parent->snapshot_id;
+    snap.sequence_number = md.last_sequence_number + 1;
+    snap.timestamp_ms = std::max(NowMs(), md.last_updated_ms);
+    snap.schema_id = md.current_schema_id;
+    snap.manifest_list = fmt::format("{}/snap-{}-{}-{}.avro", meta, snapshot_id, attempt, commit_uuid);
+    snap.summary["operation"] = "replace";
+    int64_t created = 0;
+    for (const auto& m : merged) created += m.added_snapshot_id == snapshot_id ? 1 : 0;
+    snap.summary["manifests-created"] = std::to_string(created);
+    snap.summary["manifests-kept"] = std::to_string(static_cast<int64_t>(merged.size()) - created);
+    snap.summary["manifests-replaced"] =
+        std::to_string(static_cast<int64_t>(manifests.size() + created) - static_cast<int64_t>(merged.size()));
+    // No data changes: the totals, the archive's offsets and writer carry over.
+    for (const char* key :
+         {"total-records", "total-data-files", "total-delete-files", "total-files-size", "total-position-deletes",
+          "total-equality-deletes", "thaw.archive.next-offsets", "thaw.archive.writer"}) {
+      if (auto it = parent->summary.find(key); it != parent->summary.end()) snap.summary[key] = it->second;
+    }
+    RETURN_NOT_OK(iceberg::WriteManifestList(io, snap.manifest_list, md, snap, merged).status());
+    auto committed = catalog.CommitTable(
+        o.table, base, Guard(md),
+        {iceberg::TableUpdate::AddSnapshot(snap), iceberg::TableUpdate::SetBranch("main", snapshot_id)});
+    if (!committed.ok()) {
+      const Status& st = committed.status();
+      if (st.code() == StatusCode::kCommitConflict && attempt < kMaxCommitAttempts) {
+        ASSIGN_OR_RAISE(base, catalog.LoadTable(o.table));
+        continue;
+      }
+      return st.WithContext("committing the manifest rewrite");
+    }
+    *table = std::move(*committed);
+    ++summary->commits;
+    summary->manifests_after = static_cast<int64_t>(merged.size());
+    return Status::OK();
+  }
+}
+
 Status Expire(catalog::Catalog& catalog, const MaintainOptions& o, Table* table, MaintainSummary* summary) {
   const int64_t cutoff = NowMs() - *o.expire_older_than_ms;
   if (o.retain_last < 1) return Status::Invalid("--retain-last must be at least 1");
@@ -869,6 +965,9 @@ Result<MaintainSummary> RunMaintain(catalog::Catalog& catalog, const MaintainOpt
   MaintainSummary summary;
   ASSIGN_OR_RAISE(auto table, catalog.LoadTable(options.table));
   if (options.compact) RETURN_NOT_OK(Compact(catalog, options, &table, &summary));
+  if (options.rewrite_manifests && !Stopped(options)) {
+    RETURN_NOT_OK(RewriteManifests(catalog, options, &table, &summary));
+  }
   if (options.expire_older_than_ms && !Stopped(options)) RETURN_NOT_OK(Expire(catalog, options, &table, &summary));
   if (options.remove_orphans && !Stopped(options)) {
     // A fresh load: the orphan check must see every commit up to now.

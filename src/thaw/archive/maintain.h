@@ -33,6 +33,7 @@ struct MaintainOptions {
   catalog::TableIdentifier table;
   bool compact = false;
   int64_t target_file_bytes = 128LL << 20;
+  bool rewrite_manifests = false;               // merge small data manifests (after compaction)
   std::optional<int64_t> expire_older_than_ms;  // age; nullopt = no expiry
   int retain_last = 1;                          // snapshots always kept on main
   bool remove_orphans = false;
@@ -46,6 +47,7 @@ struct MaintainSummary {
   int64_t compaction_groups = 0;
   int64_t records_rewritten = 0, bytes_written = 0;
   int64_t delete_files_removed = 0;  // delete files the rewrite left dangling, removed by its commit
+  int64_t manifests_before = 0, manifests_after = 0;  // --rewrite-manifests (dry run: what would be)
   int64_t snapshots_expired = 0;
   std::vector<int64_t> expired_snapshot_ids;
   std::vector<std::string> expired_files;  // reachable only from expired snapshots (deleted unless dry run)

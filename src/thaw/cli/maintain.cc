@@ -29,6 +29,7 @@ struct MaintainArgs {
   CatalogArgs catalog;
   std::string table;
   bool compact = false;
+  bool rewrite_manifests = false;
   std::string target_file_size = "128MiB";
   std::string expire_older_than;
   int retain_last = 1;
@@ -45,11 +46,13 @@ Result<archive::MaintainOptions> ToOptions(const MaintainArgs& a) {
   if (a.table.empty()) return Status::Invalid("which table? give --table NS.NAME (and --catalog URI|NAME)");
   if (!a.catalog.given()) return Status::Invalid("which catalog? give --catalog URI|NAME");
   ASSIGN_OR_RAISE(o.table, catalog::TableIdentifier::Parse(a.table));
-  if (!a.compact && a.expire_older_than.empty() && !a.remove_orphans) {
+  if (!a.compact && !a.rewrite_manifests && a.expire_older_than.empty() && !a.remove_orphans) {
     return Status::Invalid(
-        "nothing to do: give --compact, --expire-snapshots-older-than DURATION and/or --remove-orphans");
+        "nothing to do: give --compact, --rewrite-manifests, --expire-snapshots-older-than DURATION and/or "
+        "--remove-orphans");
   }
   o.compact = a.compact;
+  o.rewrite_manifests = a.rewrite_manifests;
   ASSIGN_OR_RAISE(o.target_file_bytes, ParseByteSize(a.target_file_size, "--target-file-size"));
   if (o.target_file_bytes < 1024) {
     return Status::Invalid("--target-file-size '{}' is too small (at least 1KiB)", a.target_file_size);
@@ -94,6 +97,7 @@ Status RunMaintainCommand(const MaintainArgs& a) {
     j["compaction"] = {{"groups", s.compaction_groups},    {"files_rewritten", s.files_rewritten},
                        {"files_written", s.files_written}, {"records_rewritten", s.records_rewritten},
                        {"bytes_written", s.bytes_written}, {"delete_files_removed", s.delete_files_removed}};
+    j["manifests"] = {{"before", s.manifests_before}, {"after", s.manifests_after}};
     j["expire"] = {{"snapshots_expired", s.snapshots_expired},
                    {"snapshot_ids", s.expired_snapshot_ids},
                    {"files", s.expired_files},
@@ -114,6 +118,9 @@ Status RunMaintainCommand(const MaintainArgs& a) {
                        s.delete_files_removed > 0
                            ? fmt::format("; {} delete files left dangling removed", s.delete_files_removed)
                            : std::string());
+  }
+  if (a.rewrite_manifests) {
+    out += fmt::format("manifests  {}merge {} manifests into {}\n", would, s.manifests_before, s.manifests_after);
   }
   if (options.expire_older_than_ms) {
     out += fmt::format("expire     {}expire {} snapshots; {} files only they reached{}\n", would, s.snapshots_expired,
@@ -144,6 +151,9 @@ void RegisterMaintain(CLI::App* app, int* exit_code) {
                 "Rewrite runs of small data files of each Kafka partition into files of about --target-file-size");
   cmd->add_option("--target-file-size", a->target_file_size, "Compaction's target file size (default 128MiB)")
       ->type_name("SIZE");
+  cmd->add_flag("--rewrite-manifests", a->rewrite_manifests,
+                "Merge the current snapshot's small data manifests into manifests of about "
+                "commit.manifest.target-size-bytes (8MiB), dropping those without live files (a replace snapshot)");
   cmd->add_option("--expire-snapshots-older-than", a->expire_older_than,
                   "Expire snapshots older than this (e.g. 7d) and delete the files only they reference")
       ->type_name("DURATION");
