@@ -504,6 +504,25 @@ Result<std::set<std::string>> DanglingDeletes(const Table& base, const std::vect
 
 // One attempt: manifests and list on `base`, then the commit. Files written
 // by the attempt are returned in *written (for cleanup after a conflict).
+// A `replace` snapshot of maintenance on `parent` (compaction, manifest
+// rewrite): the archive's offsets and writer carry over, as a replace changes
+// no offsets; the caller adds the rest of the summary.
+Snapshot ReplaceSnapshot(const TableMetadata& md, const Snapshot& parent, int64_t snapshot_id, const std::string& meta,
+                         int attempt, const std::string& commit_uuid) {
+  Snapshot snap;
+  snap.snapshot_id = snapshot_id;
+  snap.parent_snapshot_id = parent.snapshot_id;
+  snap.sequence_number = md.last_sequence_number + 1;
+  snap.timestamp_ms = std::max(NowMs(), md.last_updated_ms);
+  snap.schema_id = md.current_schema_id;
+  snap.manifest_list = fmt::format("{}/snap-{}-{}-{}.avro", meta, snapshot_id, attempt, commit_uuid);
+  snap.summary["operation"] = "replace";
+  for (const char* key : {kNextOffsetsKey, kWriterKey}) {
+    if (auto it = parent.summary.find(key); it != parent.summary.end()) snap.summary[key] = it->second;
+  }
+  return snap;
+}
+
 Result<Table> CommitCompaction(catalog::Catalog& catalog, const catalog::TableIdentifier& id, const Table& base,
                                const std::vector<CompactTask>& tasks, int64_t snapshot_id,
                                const std::string& commit_uuid, int attempt, std::vector<std::string>* written,
@@ -609,15 +628,8 @@ Result<Table> CommitCompaction(catalog::Catalog& catalog, const catalog::TableId
                                   removed.size() - found, removed.size());
   }
 
-  Snapshot snap;
-  snap.snapshot_id = snapshot_id;
-  snap.parent_snapshot_id = parent->snapshot_id;
-  snap.sequence_number = md.last_sequence_number + 1;
-  snap.timestamp_ms = std::max(NowMs(), md.last_updated_ms);
-  snap.schema_id = md.current_schema_id;
-  snap.manifest_list = fmt::format("{}/snap-{}-{}-{}.avro", meta, snapshot_id, attempt, commit_uuid);
+  Snapshot snap = ReplaceSnapshot(md, *parent, snapshot_id, meta, attempt, commit_uuid);
   auto& sum = snap.summary;
-  sum["operation"] = "replace";
   sum["added-data-files"] = std::to_string(tasks.size());
   sum["deleted-data-files"] = std::to_string(removed.size());
   sum["added-records"] = std::to_string(added_records);
@@ -648,10 +660,6 @@ Result<Table> CommitCompaction(catalog::Catalog& catalog, const catalog::TableId
   total("total-delete-files", -del_files);
   total("total-position-deletes", -del_pos);
   total("total-equality-deletes", -del_eq);
-  // The archive's offsets and writer carry over: a replace changes no offsets.
-  for (const char* key : {"thaw.archive.next-offsets", "thaw.archive.writer"}) {
-    if (auto it = parent->summary.find(key); it != parent->summary.end()) sum[key] = it->second;
-  }
   if (md.format_version >= 3) snap.first_row_id = md.next_row_id.value_or(0);
   written->push_back(snap.manifest_list);
   ASSIGN_OR_RAISE(int64_t rows, iceberg::WriteManifestList(io, snap.manifest_list, md, snap, list));
@@ -818,14 +826,7 @@ Status RewriteManifests(catalog::Catalog& catalog, const MaintainOptions& o, Tab
       summary->notes.push_back("rewrite-manifests: nothing to merge");
       return Status::OK();
     }
-    Snapshot snap;
-    snap.snapshot_id = snapshot_id;
-    snap.parent_snapshot_id = parent->snapshot_id;
-    snap.sequence_number = md.last_sequence_number + 1;
-    snap.timestamp_ms = std::max(NowMs(), md.last_updated_ms);
-    snap.schema_id = md.current_schema_id;
-    snap.manifest_list = fmt::format("{}/snap-{}-{}-{}.avro", meta, snapshot_id, attempt, commit_uuid);
-    snap.summary["operation"] = "replace";
+    Snapshot snap = ReplaceSnapshot(md, *parent, snapshot_id, meta, attempt, commit_uuid);
     int64_t created = 0;
     for (const auto& m : merged) created += m.added_snapshot_id == snapshot_id ? 1 : 0;
     snap.summary["manifests-created"] = std::to_string(created);
