@@ -1136,9 +1136,12 @@ class Archiver {
       std::this_thread::sleep_for(std::chrono::milliseconds(backoff_ms));
       backoff_ms = std::min<int64_t>(backoff_ms * 2, 2000);
     }
-    times_.commit += Clock::now() - committing;
+    const auto commit_time = Clock::now() - committing;
+    times_.commit += commit_time;
     committed_ = next;
     ++summary_.commits;
+    log::Debug("commit {}: snapshot {}, {} data files, {:.1f} ms (manifests and catalog)", summary_.commits,
+               snapshot_id, files.size(), std::chrono::duration<double, std::milli>(commit_time).count());
     summary_.data_files += static_cast<int64_t>(files.size());
     summary_.snapshot_id = snapshot_id;
     if (!o_.group_id.empty()) {
