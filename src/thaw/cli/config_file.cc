@@ -332,10 +332,17 @@ Status CheckRepeatedOptions(const std::vector<std::string>& args, const CLI::App
   std::map<const CLI::Option*, int> times;
   for (const auto& [o, name] : ScanOptions(args, at, *command)) {
     if (Repeatable(*o) || ++times[o] < 2) continue;
+    // The command's own repeatable options, as examples.
+    std::string examples;
+    for (const char* n : {"-X", "--partitions", "--catalog-property"}) {
+      const CLI::Option* r = command->get_option_no_throw(n);
+      if (r && Repeatable(*r) && examples.size() < 20) examples += (examples.empty() ? "" : " or ") + std::string(n);
+    }
     return Status::Invalid(
-        "{} is given more than once{}: give it once (only options marked repeatable in `thaw {} --help`, such as "
-        "-X or --partitions, add up)",
-        name, o->get_expected_min() == 0 ? "" : ", and it takes one value", command->get_name());
+        "{} is given more than once{}: give it once (only options marked repeatable in `thaw {} "
+        "--help`{} add up)",
+        name, o->get_expected_min() == 0 ? "" : ", and it takes one value", command->get_name(),
+        examples.empty() ? "" : ", such as " + examples + ",");
   }
   return Status::OK();
 }
