@@ -754,25 +754,37 @@ def test_resumes_after_another_engine_compacted_and_expired_every_archive_snapsh
     assert "set the table property thaw.archive.ordered-files=true" in errline(p), errline(p)
 
 
-def test_metadata_files_dropped_from_the_log_are_deleted_when_the_table_says_so(thaw, kafka, wh):
-    """Issue 20: write.metadata.delete-after-commit.enabled was ignored, so a table committed every few seconds
-    kept every metadata.json it ever had. With it, the files that fall out of the metadata-log
-    (write.metadata.previous-versions-max) are deleted after each commit, as Iceberg Java's catalogs do."""
+def archived_with_properties(thaw, kafka, wh, name, properties):
+    """A 2-partition topic with 2 records a partition, archived into a new table that then gets `properties`;
+    returns (topic, catalog uri, table)."""
     topic = topic_name()
     kafka.create_topic(topic, 2)
     uri = fixtures.catalog_uri(wh)
     produce(kafka, topic, 2, partitions=2)
-    p = archive(thaw, kafka, uri, "ns.meta", topic, "--create", "--warehouse", wh)
+    p = archive(thaw, kafka, uri, name, topic, "--create", "--warehouse", wh)
     assert p.returncode == 0, p.stderr.decode()
-    t = fixtures.open_catalog(wh).load_table("ns.meta")
+    t = fixtures.open_catalog(wh).load_table(name)
     with t.transaction() as tx:
-        tx.set_properties({"write.metadata.delete-after-commit.enabled": "true",
-                           "write.metadata.previous-versions-max": "2"})
+        tx.set_properties(properties)
+    return topic, uri, t
+
+
+def archive_two_more(thaw, kafka, uri, name, topic, round_):
+    """Round `round_` of 2 more records a partition, archived by one run (one commit)."""
+    produce(kafka, topic, 2, start=2 + 2 * round_, partitions=2)
+    p = archive(thaw, kafka, uri, name, topic)
+    assert p.returncode == 0, p.stderr.decode()
+
+
+def test_metadata_files_dropped_from_the_log_are_deleted_when_the_table_says_so(thaw, kafka, wh):
+    """Issue 20: write.metadata.delete-after-commit.enabled was ignored, so a table committed every few seconds
+    kept every metadata.json it ever had. With it, the files that fall out of the metadata-log
+    (write.metadata.previous-versions-max) are deleted after each commit, as Iceberg Java's catalogs do."""
+    topic, uri, t = archived_with_properties(thaw, kafka, wh, "ns.meta", {
+        "write.metadata.delete-after-commit.enabled": "true", "write.metadata.previous-versions-max": "2"})
     meta_dir = os.path.join(t.location().removeprefix("file://"), "metadata")
     for i in range(5):
-        produce(kafka, topic, 2, start=2 + 2 * i, partitions=2)
-        p = archive(thaw, kafka, uri, "ns.meta", topic)
-        assert p.returncode == 0, p.stderr.decode()
+        archive_two_more(thaw, kafka, uri, "ns.meta", topic, i)
     t = fixtures.open_catalog(wh).load_table("ns.meta")
     on_disk = sorted(f for f in os.listdir(meta_dir) if f.endswith(".metadata.json"))
     logged = {os.path.basename(e.metadata_file) for e in t.metadata.metadata_log}
@@ -787,20 +799,10 @@ def test_commits_merge_manifests_as_a_merge_append_does(thaw, kafka, wh):
     (Iceberg's default 100; 3 here) the parent's small manifests are merged, as Iceberg Java's merge append does,
     and every engine still reads every record."""
     import iceberg_readers
-    topic = topic_name()
-    kafka.create_topic(topic, 2)
-    uri = fixtures.catalog_uri(wh)
-    produce(kafka, topic, 2, partitions=2)
-    p = archive(thaw, kafka, uri, "ns.merge", topic, "--create", "--warehouse", wh)
-    assert p.returncode == 0, p.stderr.decode()
-    t = fixtures.open_catalog(wh).load_table("ns.merge")
-    with t.transaction() as tx:
-        tx.set_properties({"commit.manifest.min-count-to-merge": "3"})
+    topic, uri, t = archived_with_properties(thaw, kafka, wh, "ns.merge", {"commit.manifest.min-count-to-merge": "3"})
     counts = []
     for i in range(8):
-        produce(kafka, topic, 2, start=2 + 2 * i, partitions=2)
-        p = archive(thaw, kafka, uri, "ns.merge", topic)
-        assert p.returncode == 0, p.stderr.decode()
+        archive_two_more(thaw, kafka, uri, "ns.merge", topic, i)
         snap = fixtures.open_catalog(wh).load_table("ns.merge").current_snapshot()
         counts.append(len(snap.manifests(t.io)))
     assert max(counts) <= 3 and counts[-1] < 8, counts

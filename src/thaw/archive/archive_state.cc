@@ -100,17 +100,10 @@ Status FileKafkaKey(const iceberg::TableMetadata& md, const iceberg::DataFile& f
 }
 
 Result<TopicOffsets> NextOffsetsFromData(std::shared_ptr<storage::FileIO> io, const iceberg::TableMetadata& md,
-                                         const std::string& single_topic) {
+                                         const iceberg::Snapshot& snapshot, const std::string& single_topic) {
   TopicOffsets out;
-  const iceberg::Snapshot* snap = nullptr;
-  if (auto main = md.refs.find("main"); main != md.refs.end()) {
-    snap = md.SnapshotById(main->second.snapshot_id);
-  } else if (md.current_snapshot_id) {
-    snap = md.SnapshotById(*md.current_snapshot_id);
-  }
-  if (!snap) return out;
   const bool has_topic_column = md.current_schema().FindById(kTopicFieldId) != nullptr;
-  ASSIGN_OR_RAISE(auto scan, iceberg::TableScan::Make(std::move(io), &md, snap, {}));
+  ASSIGN_OR_RAISE(auto scan, iceberg::TableScan::Make(std::move(io), &md, &snapshot, {}));
   scan.KeepMetricsFor({kOffsetFieldId, kTopicFieldId});
   ASSIGN_OR_RAISE(auto planned, scan.PlanFiles());
   for (const auto& t : planned) {

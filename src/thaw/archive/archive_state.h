@@ -46,11 +46,11 @@ Result<TopicOffsets> ReadNextOffsets(const iceberg::TableMetadata& md);
 // (a replace snapshot without the property) and expired every snapshot
 // archive wrote -- what the data itself proves: per topic and partition, one
 // past the greatest offset in the upper bounds of the live data files of
-// `md`'s main snapshot. `single_topic` names the topic of a table without a
+// `snapshot` (main's). `single_topic` names the topic of a table without a
 // kafka_topic column. A file without offset bounds, or whose partition or
 // topic is not known, is kCorrupt naming it: nothing is guessed.
 Result<TopicOffsets> NextOffsetsFromData(std::shared_ptr<storage::FileIO> io, const iceberg::TableMetadata& md,
-                                         const std::string& single_topic);
+                                         const iceberg::Snapshot& snapshot, const std::string& single_topic);
 
 // The Kafka partition and topic of a data file: from its partition tuple
 // (identity fields), the topic else from equal topic column bounds.

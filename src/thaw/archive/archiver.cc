@@ -419,7 +419,7 @@ class Archiver {
       }
       // Archived by Thaw, then compacted and expired by another engine: the
       // offsets the files prove, never --from-offset.
-      auto proved = NextOffsetsFromData(table_->io, md, o_.topics.front());
+      auto proved = NextOffsetsFromData(table_->io, md, *current, o_.topics.front());
       if (!proved.ok()) {
         return proved.status().WithContext(fmt::format(
             "table '{}': no snapshot on main has {} (expired after another engine's maintenance), and the offsets "

@@ -43,6 +43,19 @@ struct Messages {
   }
 };
 
+// The partitions metadata lists for `topic`; *err is the topic's error
+// (RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART when the topic is not listed).
+std::set<int32_t> PartitionsIn(const rd_kafka_metadata_t* md, const std::string& topic, rd_kafka_resp_err_t* err) {
+  std::set<int32_t> out;
+  *err = RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART;
+  for (int i = 0; i < md->topic_cnt; ++i) {
+    if (topic != md->topics[i].topic) continue;
+    *err = md->topics[i].err;
+    for (int j = 0; j < md->topics[i].partition_cnt; ++j) out.insert(md->topics[i].partitions[j].id);
+  }
+  return out;
+}
+
 // Properties archive sets itself: a -X for them would change what is archived.
 bool Reserved(const std::string& name) {
   return name == "isolation.level" || name == "enable.auto.commit" || name == "group.id" ||
@@ -124,13 +137,8 @@ class KafkaSourceImpl : public KafkaSource {
     if (merr != RD_KAFKA_RESP_ERR_NO_ERROR) {
       return ki::BrokerError(kafka.brokers, merr, "metadata for topic " + topic, handle_->errors.Describe());
     }
-    std::set<int32_t> all;
-    rd_kafka_resp_err_t terr = RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART;
-    for (int i = 0; i < md->topic_cnt; ++i) {
-      if (topic != md->topics[i].topic) continue;
-      terr = md->topics[i].err;
-      for (int j = 0; j < md->topics[i].partition_cnt; ++j) all.insert(md->topics[i].partitions[j].id);
-    }
+    rd_kafka_resp_err_t terr = RD_KAFKA_RESP_ERR_NO_ERROR;
+    const std::set<int32_t> all = PartitionsIn(md, topic, &terr);
     rd_kafka_metadata_destroy(md);
     if (terr == RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART || (terr == RD_KAFKA_RESP_ERR_NO_ERROR && all.empty())) {
       return Status::NotFound("topic '{}' does not exist on brokers '{}'", topic, kafka.brokers);
@@ -335,17 +343,13 @@ class KafkaSourceImpl : public KafkaSource {
                  rd_kafka_err2str(err), options_.partition_check_ms);
       return;
     }
+    rd_kafka_resp_err_t terr = RD_KAFKA_RESP_ERR_NO_ERROR;
     std::vector<int32_t> added;
-    for (int i = 0; i < md->topic_cnt; ++i) {
-      if (options_.topic != md->topics[i].topic || md->topics[i].err) continue;
-      for (int j = 0; j < md->topics[i].partition_cnt; ++j) {
-        const int32_t p = md->topics[i].partitions[j].id;
-        if (!start_.count(p)) added.push_back(p);
-      }
+    for (int32_t p : PartitionsIn(md, options_.topic, &terr)) {
+      if (!start_.count(p)) added.push_back(p);
     }
     rd_kafka_metadata_destroy(md);
-    if (added.empty()) return;
-    std::sort(added.begin(), added.end());
+    if (terr != RD_KAFKA_RESP_ERR_NO_ERROR || added.empty()) return;
     rd_kafka_topic_partition_list_t* list = rd_kafka_topic_partition_list_new(static_cast<int>(added.size()));
     std::vector<int32_t> assigned;
     for (int32_t p : added) {

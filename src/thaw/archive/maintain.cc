@@ -502,8 +502,6 @@ Result<std::set<std::string>> DanglingDeletes(const Table& base, const std::vect
   return candidates;
 }
 
-// One attempt: manifests and list on `base`, then the commit. Files written
-// by the attempt are returned in *written (for cleanup after a conflict).
 // A `replace` snapshot of maintenance on `parent` (compaction, manifest
 // rewrite): the archive's offsets and writer carry over, as a replace changes
 // no offsets; the caller adds the rest of the summary.
@@ -523,6 +521,8 @@ Snapshot ReplaceSnapshot(const TableMetadata& md, const Snapshot& parent, int64_
   return snap;
 }
 
+// One attempt: manifests and list on `base`, then the commit. Files written
+// by the attempt are returned in *written (for cleanup after a conflict).
 Result<Table> CommitCompaction(catalog::Catalog& catalog, const catalog::TableIdentifier& id, const Table& base,
                                const std::vector<CompactTask>& tasks, int64_t snapshot_id,
                                const std::string& commit_uuid, int attempt, std::vector<std::string>* written,
@@ -768,9 +768,6 @@ Status Compact(catalog::Catalog& catalog, const MaintainOptions& o, Table* table
 }
 
 // ---------------------------------------------------------------------------
-// Snapshot expiry
-
-// ---------------------------------------------------------------------------
 // Manifest rewrite
 
 // Merges the current snapshot's small data manifests into manifests of about
@@ -802,13 +799,11 @@ Status RewriteManifests(catalog::Catalog& catalog, const MaintainOptions& o, Tab
     const int64_t snapshot_id = iceberg::NewSnapshotId();
     const std::string commit_uuid = iceberg::NewUuid();
     const std::string meta = TableDir(md) + "/metadata";
-    std::vector<ManifestFile> merged;
     if (o.dry_run) {
       // What a merge would leave: the manifests kept plus one per target size of the rest.
       int64_t kept = 0, bytes = 0, small = 0;
       for (const auto& m : manifests) {
-        if (m.content == iceberg::ManifestContent::kData && m.spec_id == md.default_spec_id &&
-            m.length < merge.target_bytes) {
+        if (iceberg::MergeCandidate(m, md, merge)) {
           if (m.may_have_live_files()) bytes += m.length;
           ++small;
         } else {
@@ -819,8 +814,8 @@ Status RewriteManifests(catalog::Catalog& catalog, const MaintainOptions& o, Tab
           small < 2 ? summary->manifests_before : kept + (bytes + merge.target_bytes - 1) / merge.target_bytes;
       return Status::OK();
     }
-    ASSIGN_OR_RAISE(merged, iceberg::MergeManifests(io, md, snapshot_id, manifests,
-                                                    fmt::format("{}/{}-a{}", meta, commit_uuid, attempt), merge));
+    ASSIGN_OR_RAISE(auto merged, iceberg::MergeManifests(io, md, snapshot_id, manifests,
+                                                         fmt::format("{}/{}-a{}", meta, commit_uuid, attempt), merge));
     if (merged.size() >= manifests.size()) {
       summary->manifests_after = summary->manifests_before;
       summary->notes.push_back("rewrite-manifests: nothing to merge");
@@ -833,10 +828,9 @@ Status RewriteManifests(catalog::Catalog& catalog, const MaintainOptions& o, Tab
     snap.summary["manifests-kept"] = std::to_string(static_cast<int64_t>(merged.size()) - created);
     snap.summary["manifests-replaced"] =
         std::to_string(static_cast<int64_t>(manifests.size() + created) - static_cast<int64_t>(merged.size()));
-    // No data changes: the totals, the archive's offsets and writer carry over.
-    for (const char* key :
-         {"total-records", "total-data-files", "total-delete-files", "total-files-size", "total-position-deletes",
-          "total-equality-deletes", "thaw.archive.next-offsets", "thaw.archive.writer"}) {
+    // No data changes: the totals carry over.
+    for (const char* key : {"total-records", "total-data-files", "total-delete-files", "total-files-size",
+                            "total-position-deletes", "total-equality-deletes"}) {
       if (auto it = parent->summary.find(key); it != parent->summary.end()) snap.summary[key] = it->second;
     }
     RETURN_NOT_OK(iceberg::WriteManifestList(io, snap.manifest_list, md, snap, merged).status());
@@ -857,6 +851,9 @@ Status RewriteManifests(catalog::Catalog& catalog, const MaintainOptions& o, Tab
     return Status::OK();
   }
 }
+
+// ---------------------------------------------------------------------------
+// Snapshot expiry
 
 Status Expire(catalog::Catalog& catalog, const MaintainOptions& o, Table* table, MaintainSummary* summary) {
   const int64_t cutoff = NowMs() - *o.expire_older_than_ms;

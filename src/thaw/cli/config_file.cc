@@ -14,6 +14,11 @@ namespace thaw::cli {
 
 namespace {
 
+// Vectors (-X, --partitions, archive's --topic): each occurrence adds.
+bool Repeatable(const CLI::Option& opt) {
+  return opt.get_items_expected_max() > 1 || opt.get_multi_option_policy() == CLI::MultiOptionPolicy::TakeAll;
+}
+
 struct Expander {
   const std::string& path;
   const CLI::App& command;
@@ -111,8 +116,7 @@ struct Expander {
       out->origins.emplace_back(flag, where);
       return Status::OK();
     }
-    const bool repeatable =
-        opt->get_items_expected_max() > 1 || opt->get_multi_option_policy() == CLI::MultiOptionPolicy::TakeAll;
+    const bool repeatable = Repeatable(*opt);
     if (v.is_array() || v.is_table()) {
       if (!repeatable) {
         return Status::Invalid("{}: {} takes one value, not {}", where, flag, v.is_array() ? "an array" : "a table");
@@ -263,10 +267,6 @@ std::vector<std::pair<const CLI::Option*, std::string>> ScanOptions(const std::v
   return out;
 }
 
-bool Repeatable(const CLI::Option& opt) {
-  return opt.get_items_expected_max() > 1 || opt.get_multi_option_policy() == CLI::MultiOptionPolicy::TakeAll;
-}
-
 // name=value options: a file's and the command line's are merged key by
 // key, the command line's (later) value winning for a key in both.
 bool Keyed(const CLI::Option& opt) {
@@ -325,10 +325,11 @@ Result<ExpandedArgs> ExpandConfigFiles(const std::vector<std::string>& args, con
   return out;
 }
 
-Status CheckRepeatedOptions(const std::vector<std::string>& args, const CLI::App& app) {
+Status CheckRepeatedOptions(const std::vector<std::string>& args, const CLI::App& app, std::string* command_name) {
   size_t at = 0;
   const CLI::App* command = FindCommand(args, app, &at);
   if (!command) return Status::OK();
+  if (command_name) *command_name = command->get_name();
   std::map<const CLI::Option*, int> times;
   for (const auto& [o, name] : ScanOptions(args, at, *command)) {
     if (Repeatable(*o) || ++times[o] < 2) continue;

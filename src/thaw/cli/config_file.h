@@ -65,7 +65,9 @@ Result<ExpandedArgs> ExpandConfigFiles(const std::vector<std::string>& args, con
 // A usage error naming the first option that `args` (expanded) give more
 // than once although it takes one value: only repeatable options (vectors,
 // such as -X, --partitions, --topic of archive and serve) add up.
-Status CheckRepeatedOptions(const std::vector<std::string>& args, const CLI::App& app);
+// *command_name (if given) is set to the subcommand the args name.
+Status CheckRepeatedOptions(const std::vector<std::string>& args, const CLI::App& app,
+                            std::string* command_name = nullptr);
 
 // Registers `--config FILE` on a subcommand so that --help lists it (the
 // option itself is consumed by ExpandConfigFiles before parsing).

@@ -58,11 +58,9 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "thaw: error: %s\n", expanded.status().message().c_str());
     return kExitUsage;
   }
-  if (auto st = thaw::cli::CheckRepeatedOptions(expanded->args, app); !st.ok()) {
-    size_t at = 1;
-    while (at < expanded->args.size() && expanded->args[at][0] == '-') ++at;
-    const std::string command = at < expanded->args.size() ? " " + expanded->args[at] : "";
-    std::fprintf(stderr, "thaw%s: error: %s\n", command.c_str(), st.message().c_str());
+  std::string repeated_in;
+  if (auto st = thaw::cli::CheckRepeatedOptions(expanded->args, app, &repeated_in); !st.ok()) {
+    std::fprintf(stderr, "thaw %s: error: %s\n", repeated_in.c_str(), st.message().c_str());
     return kExitUsage;
   }
   std::vector<const char*> cargs;

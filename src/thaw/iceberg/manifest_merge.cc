@@ -33,6 +33,10 @@ ManifestMergeOptions ManifestMergeOptions::FromProperties(const TableMetadata& m
   return o;
 }
 
+bool MergeCandidate(const ManifestFile& m, const TableMetadata& md, const ManifestMergeOptions& options) {
+  return m.content == ManifestContent::kData && m.spec_id == md.default_spec_id && m.length < options.target_bytes;
+}
+
 Result<std::vector<ManifestFile>> MergeManifests(storage::FileIO& io, const TableMetadata& md, int64_t snapshot_id,
                                                  const std::vector<ManifestFile>& manifests,
                                                  const std::string& location_prefix,
@@ -40,9 +44,7 @@ Result<std::vector<ManifestFile>> MergeManifests(storage::FileIO& io, const Tabl
   if (!options.enabled || md.format_version != 2) return manifests;
   const PartitionSpec* spec = md.SpecById(md.default_spec_id);
   if (!spec) return manifests;
-  auto small = [&](const ManifestFile& m) {
-    return m.content == ManifestContent::kData && m.spec_id == md.default_spec_id && m.length < options.target_bytes;
-  };
+  auto small = [&](const ManifestFile& m) { return MergeCandidate(m, md, options); };
   int64_t count = 0;
   for (const auto& m : manifests) count += small(m) ? 1 : 0;
   if (count < options.min_count) return manifests;

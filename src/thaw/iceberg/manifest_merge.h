@@ -24,6 +24,10 @@ struct ManifestMergeOptions {
   static ManifestMergeOptions FromProperties(const TableMetadata& md);
 };
 
+// A manifest merging may rewrite: a data manifest of the default spec
+// smaller than options.target_bytes.
+bool MergeCandidate(const ManifestFile& m, const TableMetadata& md, const ManifestMergeOptions& options);
+
 // `manifests` as a new snapshot `snapshot_id` carries them (its own new
 // manifests first, then its parent's). When the data manifests of the
 // default spec smaller than target_bytes number at least min_count, those
