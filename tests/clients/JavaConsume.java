@@ -3,7 +3,7 @@
 //
 //   java -cp '.deps/kafka/lib/*' tests/clients/JavaConsume.java --bootstrap HOST:PORT --topic T [--topic T2]
 //       [--mode assign|subscribe|group3] [--group G] [--assignor range|roundrobin|cooperative-sticky]
-//       [--start beginning|offset:N|time:MS] [--count N] [--leave-after N] [--timeout S]
+//       [--start beginning|offset:N|time:MS] [--count N] [--follow] [--leave-after N] [--timeout S]
 //
 // assign:    assign() every partition, then seekToBeginning / seek / offsetsForTimes.
 // subscribe: one group member (commitSync after every poll).
@@ -16,7 +16,7 @@
 //            read by member 2 but not committed before it left are read again by
 //            another member (at-least-once): the same offset may appear twice.
 // Stops when every partition reached the end offset it had at the start
-// (endOffsets), or after --count records. Exit 1 on an error.
+// (endOffsets), or after --count records (--follow: only then). Exit 1 on an error.
 import java.time.Duration;
 import java.util.*;
 import java.util.concurrent.*;
@@ -32,6 +32,7 @@ public class JavaConsume {
   static String bootstrap, group, assignor = "range", start = "beginning", mode = "assign";
   static List<String> topics = new ArrayList<>();
   static long count = -1, leaveAfter = 5;
+  static boolean follow = false;
   static double timeout = 120;
   static final Object out = new Object();
   static final AtomicLong emitted = new AtomicLong();
@@ -100,6 +101,11 @@ public class JavaConsume {
 
   public static void main(String[] argv) throws Exception {
     for (int i = 0; i < argv.length; i += 2) {
+      if (argv[i].equals("--follow")) {
+        follow = true;
+        i -= 1;
+        continue;
+      }
       String k = argv[i], v = argv[i + 1];
       switch (k) {
         case "--bootstrap": bootstrap = v; break;
@@ -132,6 +138,7 @@ public class JavaConsume {
     final Map<TopicPartition, Long> endsF = ends;
     java.util.function.BooleanSupplier allDone = () -> {
       if (count >= 0 && emitted.get() >= count) return true;
+      if (follow) return false;
       for (TopicPartition tp : all) {
         if (reached.getOrDefault(tp, 0L) < endsF.get(tp)) return false;
       }
@@ -202,7 +209,7 @@ public class JavaConsume {
               emit(r, mode.equals("group3") ? member : -1);
               mine++;
               TopicPartition tp = new TopicPartition(r.topic(), r.partition());
-              commit.put(tp, new OffsetAndMetadata(r.offset() + 1));
+              commit.put(tp, new OffsetAndMetadata(r.offset() + 1, r.leaderEpoch(), ""));  // as commitSync() does: with the epoch
               reached.merge(tp, r.offset() + 1, Math::max);
             }
             // The position is past every record of the poll: only when all were printed.

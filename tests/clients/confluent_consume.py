@@ -20,7 +20,9 @@ synchronously after printing it (so a stop after --count leaves the committed
 offset right after the last printed record). Exit 1 on a consumer error.
 
 Also prints, to stderr, one JSON line {"assigned": [[topic, partition], ...]}
-per assignment in subscribe mode.
+per assignment in subscribe mode, and {"log_truncation": "..."} when
+librdkafka reports a truncation it detected (KIP-320; it has then moved the
+partition back to the broker's end offset and goes on).
 """
 
 from __future__ import annotations
@@ -131,6 +133,9 @@ def main() -> None:
                     if m.offset() >= ends.get(key, 0):
                         pending.discard(key)
                     continue
+                if m.error().code() == getattr(KafkaError, "_LOG_TRUNCATION", None):
+                    sys.stderr.write(json.dumps({"log_truncation": str(m.error())}) + "\n")
+                    continue
                 fail(f"consumer error: {m.error()}")
             tt, ts = m.timestamp()
             emit(m.topic(), m.partition(), m.offset(), ts if tt in TS_TYPES else None, TS_TYPES.get(tt),
@@ -139,7 +144,7 @@ def main() -> None:
             if m.offset() + 1 >= ends.get(key, 0):
                 pending.discard(key)
             if a.commit:
-                c.commit(offsets=[TopicPartition(m.topic(), m.partition(), m.offset() + 1)], asynchronous=False)
+                c.commit(message=m, asynchronous=False)  # offset + 1, with the message's leader epoch
             if seek_p is not None and m.partition() == seek_p:
                 c.seek(TopicPartition(m.topic(), seek_p, seek_off))
                 seek_p = None

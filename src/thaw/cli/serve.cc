@@ -201,7 +201,7 @@ void RegisterServe(CLI::App* app, int* exit_code) {
   cmd->add_option("--advertise", args->advertise,
                   "HOST:PORT clients are told to connect to (default: the --listen address)");
   cmd->add_option("--state", args->state,
-                  "Directory of the server's state: committed group offsets, cluster id (default "
+                  "Directory of the server's state: committed group offsets, leader epochs, cluster id (default "
                   "$XDG_STATE_HOME/thaw/serve-PORT, or ~/.local/state/thaw/serve-PORT; PORT is --listen's)")
       ->type_name("DIR");
   cmd->add_option("--refresh", args->refresh, "How often tables are checked for new snapshots (default 5s)");

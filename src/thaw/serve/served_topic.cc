@@ -2,11 +2,14 @@
 
 #include <algorithm>
 #include <atomic>
+#include <filesystem>
 #include <limits>
 
+#include "thaw/common/log.h"
 #include "thaw/records/avro_value.h"
 #include "thaw/records/record_reader.h"
 #include "thaw/serve/digest.h"
+#include "thaw/serve/leader_epochs.h"
 #include "thaw/serve/segment_reader.h"
 #include "thaw/serve/streamed_segments.h"
 #include "thaw/serve/topic_registry.h"
@@ -31,6 +34,32 @@ records::ReadOptions MetadataRead(const ServeOptions& options, int32_t partition
   ro.spill_dir = options.spill_dir;
   return ro;
 }
+// Whether the snapshots after `from` up to `to` may have removed rows a
+// consumer of `from` read: false only when `from` is an ancestor of `to`
+// and every snapshot after it appends or replaces (compaction keeps rows).
+bool MayRemoveRows(const iceberg::TableMetadata& md, std::optional<int64_t> from, std::optional<int64_t> to) {
+  if (!from || from == to) return false;
+  for (std::optional<int64_t> id = to; id;) {
+    if (*id == *from) return false;
+    const iceberg::Snapshot* s = md.SnapshotById(*id);
+    if (!s) return true;  // the lineage is not known: compare
+    const std::string op = s->operation();
+    if (op != "append" && op != "replace") return true;
+    id = s->parent_snapshot_id;
+  }
+  return true;  // `from` is not an ancestor (a rollback), or the table has no snapshot now
+}
+
+// A copy of an encoded batch v2 carrying `epoch` as its partitionLeaderEpoch
+// (bytes 12-15, before the CRC'd part: the CRC stays valid).
+std::shared_ptr<const std::string> WithEpoch(const std::shared_ptr<const std::string>& batch, int32_t epoch) {
+  auto out = std::make_shared<std::string>(*batch);
+  if (out->size() < 16) return batch;
+  const auto e = static_cast<uint32_t>(epoch);
+  for (int i = 0; i < 4; ++i) (*out)[12 + i] = static_cast<char>(e >> (24 - 8 * i));
+  return out;
+}
+
 // Row groups per segment when their offset ranges chain together (files
 // whose row groups overlap): beyond it a segment is cut, and the row group
 // straddling the cut is decoded by both segments.
@@ -214,7 +243,12 @@ ServedTopic::ServedTopic(std::shared_ptr<catalog::Catalog> catalog, TopicConfig 
   if (options_.read_ahead > 0) ahead_ = std::make_unique<ThreadPool>(static_cast<size_t>(options_.read_ahead));
 }
 
-ServedTopic::~ServedTopic() = default;
+ServedTopic::~ServedTopic() {
+  if (!epochs_) return;
+  auto st = state();
+  Status saved = epochs_->Save(st ? st->snapshot_id : std::nullopt);
+  if (!saved.ok()) log::Warn("topic '{}': {}", config_.name, saved.message());
+}
 
 void ServedTopic::Ahead(std::function<void()> read) {
   if (!ahead_) return;
@@ -310,7 +344,70 @@ Result<std::shared_ptr<ServedTopic>> ServedTopic::Make(std::shared_ptr<catalog::
   if (!state.ok()) return state.status().WithContext(where);
   t->state_ = std::move(*state);
   t->partition_count_ = std::max(1, t->state_->max_partition + 1);
+  std::string epochs_path;
+  if (!t->options_.state_dir.empty()) {
+    epochs_path = (std::filesystem::path(t->options_.state_dir) / "epochs" / (t->config_.name + ".json")).string();
+  }
+  auto epochs = LeaderEpochs::Open(epochs_path, md.table_uuid.empty() ? md.location : md.table_uuid);
+  if (!epochs.ok()) return epochs.status().WithContext(where);
+  t->epochs_ = std::move(*epochs);
+  // What the previous run served may have been removed since.
+  auto lowered = t->Lowered(*t->state_, t->epochs_->saved_snapshot());
+  if (!lowered.ok()) return lowered.status().WithContext(where);
+  {
+    std::lock_guard<std::mutex> lock(t->mu_);
+    t->Truncate(*t->state_, *lowered);
+  }
+  RETURN_NOT_OK(t->epochs_->Save(t->state_->snapshot_id).WithContext(where));
   return t;
+}
+
+Result<std::map<int32_t, int64_t>> ServedTopic::Lowered(State& next, std::optional<int64_t> from_snapshot) {
+  std::map<int32_t, int64_t> out;
+  if (!MayRemoveRows(next.table->metadata, from_snapshot, next.snapshot_id)) return out;
+  for (const auto& [p, served] : epochs_->Observed()) {
+    ASSIGN_OR_RAISE(auto o, OffsetsIn(next, p));
+    if (o.high_watermark < served) out[p] = o.high_watermark;
+  }
+  return out;
+}
+
+void ServedTopic::Truncate(const State& next, const std::map<int32_t, int64_t>& lowered) {
+  for (const auto& [p, hw] : lowered) {
+    const auto served = epochs_->Observed()[p];
+    if (auto epoch = epochs_->Truncate(p, hw)) {
+      log::Info(
+          "topic '{}' (table {}) partition {}: snapshot {} ends at offset {}, below the {} served before: leader "
+          "epoch {} starts there, so consumers past it detect the truncation (KIP-320) and go back to {}",
+          config_.name, config_.table, p, next.snapshot_id ? std::to_string(*next.snapshot_id) : "(none)", hw, served,
+          *epoch, hw);
+    }
+  }
+}
+
+void ServedTopic::Served(const State& st, int32_t partition, PartitionOffsets* o) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (state_.get() == &st) epochs_->Observe(partition, o->high_watermark);
+  o->leader_epoch = epochs_->Current(partition);
+}
+
+int32_t ServedTopic::LeaderEpoch(int32_t partition) const { return epochs_->Current(partition); }
+
+int32_t ServedTopic::LeaderEpochAt(int32_t partition, int64_t offset) const {
+  return epochs_->EpochAt(partition, offset);
+}
+
+Result<std::pair<int32_t, int64_t>> ServedTopic::EndOffsetForEpoch(int32_t partition, int32_t requested) {
+  ASSIGN_OR_RAISE(auto o, Offsets(partition));
+  return epochs_->EndOffsetFor(partition, requested, o.high_watermark);
+}
+
+kafka::ErrorCode ServedTopic::CheckLeaderEpoch(int32_t partition, int32_t current) const {
+  if (current < 0) return kafka::ErrorCode::kNone;
+  const int32_t epoch = epochs_->Current(partition);
+  if (current < epoch) return kafka::ErrorCode::kFencedLeaderEpoch;
+  if (current > epoch) return kafka::ErrorCode::kUnknownLeaderEpoch;
+  return kafka::ErrorCode::kNone;
 }
 
 kafka::Uuid ServedTopic::topic_id() const {
@@ -408,9 +505,14 @@ Result<PartitionOffsets> ServedTopic::Offsets(int32_t partition) {
 
 Result<PartitionOffsets> ServedTopic::OffsetsIn(State& st, int32_t partition) {
   ASSIGN_OR_RAISE(auto part, st.PartOf(partition));
+  std::optional<PartitionOffsets> cached;
   {
     std::lock_guard<std::mutex> lock(part->mu);
-    if (part->offsets) return *part->offsets;
+    cached = part->offsets;
+  }
+  if (cached) {
+    Served(st, partition, &*cached);
+    return *cached;
   }
   // Exact, not statistics: the first record present and the last. A row
   // group's offset statistics are exact when its file holds only this
@@ -482,8 +584,11 @@ Result<PartitionOffsets> ServedTopic::OffsetsIn(State& st, int32_t partition) {
       o.high_watermark = *end;
     }
   }
-  std::lock_guard<std::mutex> lock(part->mu);
-  part->offsets = o;
+  {
+    std::lock_guard<std::mutex> lock(part->mu);
+    part->offsets = o;
+  }
+  Served(st, partition, &o);
   return o;
 }
 
@@ -501,6 +606,19 @@ Result<FetchResult> ServedTopic::Fetch(int32_t partition, int64_t fetch_offset, 
   }
   if (fetch_offset == out.offsets.high_watermark) return out;
   ASSIGN_OR_RAISE(auto part, st->PartOf(partition));
+  // Batches are encoded with epoch 0 and cached; those after a truncation
+  // leave with the epoch of their last record (a batch that straddles an
+  // epoch's start -- files compacted across it -- takes the later epoch, so
+  // a consumer validating after it never sees a false truncation).
+  const std::vector<EpochStart> epochs = epochs_->History(partition);
+  auto epoch_of = [&](int64_t last_offset) {
+    int32_t e = epochs.front().epoch;
+    for (const auto& s : epochs) {
+      if (s.start_offset > last_offset) break;
+      e = s.epoch;
+    }
+    return e;
+  };
   // Appends a segment's batches from the fetch offset on while they fit
   // (the first always: KIP-74); false once the response is full.
   auto take = [&](const Segment& seg) {
@@ -508,7 +626,9 @@ Result<FetchResult> ServedTopic::Fetch(int32_t partition, int64_t fetch_offset, 
       if (b.last_offset < fetch_offset) continue;  // before the fetch offset: never the one holding it
       const int64_t size = static_cast<int64_t>(b.bytes->size());
       if (!out.batches.empty() && out.bytes + size > max_bytes) return false;
-      out.batches.push_back(b.bytes);
+      const int32_t epoch =
+          epochs.size() == 1 && epochs[0].epoch == kLeaderEpoch ? kLeaderEpoch : epoch_of(b.last_offset);
+      out.batches.push_back(epoch == kLeaderEpoch ? b.bytes : WithEpoch(b.bytes, epoch));
       out.bytes += size;
     }
     return out.batches.empty() || out.bytes < max_bytes;
@@ -642,13 +762,17 @@ Status ServedTopic::RefreshIfChanged() {
     if (id == current->snapshot_id) return Status::OK();  // metadata changed, data did not
     auto next = MakeState(config_, std::make_shared<const iceberg::Table>(std::move(*table)));
     if (!next.ok()) return next.status().WithContext(where);
+    auto lowered = Lowered(**next, current->snapshot_id);
+    if (!lowered.ok()) return lowered.status().WithContext(where);
     std::lock_guard<std::mutex> lock(mu_);
+    Truncate(**next, *lowered);  // with the swap: no Fetch sees the new end under the old epoch
     state_ = std::move(*next);
     partition_count_ = std::max(partition_count_, state_->max_partition + 1);
     ++counters_->refreshes;
     streams_->Retain(state_->plan.get());
     return Status::OK();
   }();
+  if (status.ok()) status = epochs_->Save(state()->snapshot_id).WithContext(where);
   std::lock_guard<std::mutex> lock(mu_);
   ++refresh_generation_;
   last_refresh_ = status;

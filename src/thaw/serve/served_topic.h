@@ -11,12 +11,20 @@
 // (deleted rows are not present), high watermark = the highest present + 1,
 // last stable offset = high watermark (tables hold committed records only).
 //
-// Leader epoch: always kLeaderEpoch (0) -- in PartitionOffsets (Metadata,
-// ListOffsets, Fetch responses), in every record batch's
-// partitionLeaderEpoch, and for OffsetForLeaderEpoch: epoch 0 ends at the
-// high watermark. A new snapshot does not bump it (a table has one writer
-// history; bumping it on every append would make Java consumers validate
-// their position after every refresh for nothing).
+// Leader epochs (KIP-320; leader_epochs.h): 0 until a new snapshot
+// removes offsets consumers may already have read -- a partition's high
+// watermark falls below the highest one served (a rollback, a delete of
+// the newest rows) -- and then a new epoch starting at the new high
+// watermark. Metadata, ListOffsets and Fetch answer a partition's latest
+// epoch and fence requests naming another; every record batch carries the
+// epoch of its last record; OffsetForLeaderEpoch ends an old epoch where the
+// next one starts. A consumer that read past the new end then detects the
+// truncation and moves back to it, as after an unclean leader election,
+// instead of resetting through auto.offset.reset. Appends (and compaction's
+// replace snapshots) never bump it: only a refresh whose snapshots since the
+// served one include another operation, or leave that lineage, compares the
+// high watermarks. The epochs are kept in ServeOptions::state_dir across
+// restarts (a restart compares the snapshot it served last with the current).
 //
 // Segments and batches. Each partition is cut into segments at the first
 // offsets of its row groups (ReadPlan::RowGroups, by offset statistics): a
@@ -81,6 +89,9 @@ namespace thaw::serve {
 
 class StreamedSegments;
 
+class LeaderEpochs;
+
+// The epoch batches are encoded with (Fetch stamps a later one on the way out).
 inline constexpr int32_t kLeaderEpoch = 0;
 
 // One served topic: `thaw serve --topic NAME=NS.TABLE` or a [[topic]] table.
@@ -114,6 +125,8 @@ struct ServeOptions {
   // Passed to the RecordReader (ReadOptions::memory_budget, spill_dir).
   int64_t memory_budget = int64_t{512} << 20;
   std::string spill_dir;
+  // Leader epochs are kept in STATE_DIR/epochs/TOPIC.json; empty: in memory.
+  std::string state_dir;
 };
 
 struct PartitionOffsets {
@@ -179,6 +192,17 @@ class ServedTopic {
   // full.
   void ReadAhead(int32_t partition, int64_t offset);
 
+  // KIP-320 (above): the partition's latest leader epoch, the epoch of the
+  // record at `offset`, and OffsetForLeaderEpoch's (epoch, end offset) for
+  // `requested` ((-1, -1) for an epoch above the latest, or -1).
+  int32_t LeaderEpoch(int32_t partition) const;
+  int32_t LeaderEpochAt(int32_t partition, int64_t offset) const;
+  Result<std::pair<int32_t, int64_t>> EndOffsetForEpoch(int32_t partition, int32_t requested);
+  // The error for a request naming `current` (-1: not checked) as the
+  // partition's epoch: FENCED_LEADER_EPOCH when older, UNKNOWN_LEADER_EPOCH
+  // when newer.
+  kafka::ErrorCode CheckLeaderEpoch(int32_t partition, int32_t current) const;
+
   // Reloads the table's metadata through the catalog; a new current
   // snapshot replaces the plan. Concurrent callers share one reload, and a
   // call within ServeOptions::min_check_interval of the last reload's start
@@ -214,6 +238,14 @@ class ServedTopic {
   // Segment i of the partition: cached, or read with every other partition
   // whose segment i' has the same range and row groups (decoded once).
   Result<std::shared_ptr<const Segment>> LoadSegment(State& st, int32_t partition, size_t i);
+  // o's leader epoch; the high watermark counts as served when st is current.
+  void Served(const State& st, int32_t partition, PartitionOffsets* o);
+  // The partitions served whose high watermark `next` lowers (p -> its new
+  // high watermark), when its snapshot may have removed rows since
+  // `from_snapshot`; empty otherwise.
+  Result<std::map<int32_t, int64_t>> Lowered(State& next, std::optional<int64_t> from_snapshot);
+  // Starts the new epochs (mu_ held) and logs them.
+  void Truncate(const State& next, const std::map<int32_t, int64_t>& lowered);
   // Runs `read` on the read-ahead pool unless read_ahead reads are running.
   void Ahead(std::function<void()> read);
 
@@ -239,6 +271,7 @@ class ServedTopic {
   std::mutex bounds_mu_;
   std::map<std::string, std::optional<std::pair<int64_t, int64_t>>> bounds_;
 
+  std::unique_ptr<LeaderEpochs> epochs_;
   struct Counters;
   std::unique_ptr<Counters> counters_;
   std::unique_ptr<StreamedSegments> streams_;

@@ -4,6 +4,8 @@
   make_serve_fixture.py WAREHOUSE            build every table, print JSON
   make_serve_fixture.py WAREHOUSE append     append to ns.serve_tail
   make_serve_fixture.py WAREHOUSE delete     copy-on-write delete in ns.serve_tail
+  make_serve_fixture.py WAREHOUSE epochs-delete   ns.serve_epochs: partition 1 from offset 90 deleted
+  make_serve_fixture.py WAREHOUSE epochs-append   ns.serve_epochs: partition 1 offsets 90-97 again
 
 A SqlCatalog "default" at WAREHOUSE/catalog.db (namespace ns) with:
 
@@ -62,6 +64,18 @@ def main():
                            for o in range(50, 60) for p in (0, 1)])
         print(json.dumps({"ok": True}))
         return 0
+    if mode == "epochs-delete":
+        t = cat.load_table("ns.serve_epochs")
+        t.delete(delete_filter=And(EqualTo("kafka_partition", 1), GreaterThanOrEqual("kafka_offset", 90)))
+        print(json.dumps({"ok": True}))
+        return 0
+    if mode == "epochs-append":
+        # New records where the delete ended partition 1 (90..97): a new leader epoch's records.
+        t = cat.load_table("ns.serve_epochs")
+        fx.append_rows(t, [fx.canonical_row(fx.rec(1, o, fx.BASE_TS_MS + 900_000 + o, None, f"new {o}".encode(), []))
+                           for o in range(90, 98)])
+        print(json.dumps({"ok": True}))
+        return 0
     if mode == "delete":
         t = cat.load_table("ns.serve_tail")
         t.delete(delete_filter=Or(And(EqualTo("kafka_partition", 0), LessThan("kafka_offset", 5)),
@@ -102,6 +116,12 @@ def main():
     recs = [fx.rec(p, i, fx.BASE_TS_MS + 1000 * i, f"k{p}-{i}".encode(), f"v{p}-{i}".encode(), [])
             for p in (0, 1) for i in range(100)]
     fx.append_rows(t, [fx.canonical_row(r) for r in recs])
+
+    # serve_epochs: partitions 0 and 1, offsets 0-99 (leader epochs: epochs-delete, epochs-append)
+    t = fx.create(cat, wh, "ns.serve_epochs", fx.canonical_schema(), spec=fx.CANONICAL_SPEC,
+                  properties=dict(props, **{"write.parquet.row-group-limit": "10"}))
+    fx.append_rows(t, [fx.canonical_row(fx.rec(p, i, fx.BASE_TS_MS + i, None, f"v{p}-{i}".encode(), []))
+                       for p in (0, 1) for i in range(100)])
 
     # serve_unpart_tail
     t = fx.create(cat, wh, "ns.serve_unpart_tail", fx.canonical_schema(),

@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <functional>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -177,7 +178,9 @@ class ServeFixture : public ::testing::Test {
     if (!batches.ok()) return rows;
     EXPECT_EQ(batches->size(), f.batches.size());
     for (const auto& b : *batches) {
-      EXPECT_EQ(b.leader_epoch, kLeaderEpoch);
+      // 0 unless a snapshot removed served offsets (then up to the latest).
+      EXPECT_GE(b.leader_epoch, kLeaderEpoch);
+      EXPECT_LE(b.leader_epoch, f.offsets.leader_epoch);
       EXPECT_EQ(b.base_offset + b.last_offset_delta, b.records.back().offset);
       for (const auto& r : b.records) {
         rows.push_back(Row{r.offset, r.timestamp_ms, b.timestamp_type(), r.key, r.value, r.headers});
@@ -656,6 +659,94 @@ TEST_F(ServeFixture, ANewSnapshotIsServedAfterRefresh) {
   EXPECT_EQ(t->Fetch(1, 123, 1 << 20)->error, kafka::ErrorCode::kOffsetOutOfRange);
   EXPECT_EQ(FetchAll(*t, 0, 1 << 20), deleted[0]);
   EXPECT_EQ(FetchAll(*t, 1, 1 << 20), deleted[1]);
+}
+
+// Leader epoch of every batch of a Fetch.
+std::vector<std::pair<int64_t, int32_t>> BatchEpochs(const FetchResult& f) {
+  std::vector<std::pair<int64_t, int32_t>> out;
+  for (const auto& b : f.batches) {
+    auto d = kafka::DecodeRecordBatches(*b);
+    EXPECT_TRUE(d.ok()) << d.status().ToString();
+    if (d.ok()) {
+      for (const auto& batch : *d) out.emplace_back(batch.base_offset, batch.leader_epoch);
+    }
+  }
+  return out;
+}
+
+TEST_F(ServeFixture, ASnapshotRemovingServedOffsetsStartsANewLeaderEpoch) {
+  // serve_epochs: partitions 0 and 1 at offsets 0-99; epochs-delete removes
+  // partition 1 from 90 on. A server that served it to 100 -- one running
+  // (refresh) and one restarted on the state the first saved -- starts
+  // epoch 1 at 90 on partition 1.
+  const fs::path state = dir_ / "epoch-state";
+  ServeOptions opts = Options();
+  opts.min_check_interval = std::chrono::milliseconds(0);
+  opts.state_dir = state.string();
+  ServeOptions in_memory = Options();
+  in_memory.min_check_interval = std::chrono::milliseconds(0);
+  auto running = Registry({"serve_epochs"}, in_memory);
+  auto live = running->Find("serve_epochs");
+  {
+    auto reg = Registry({"serve_epochs"}, opts);
+    auto t = reg->Find("serve_epochs");
+    for (auto* topic : {t.get(), live.get()}) {
+      ASSERT_EQ(topic->Offsets(0)->high_watermark, 100);
+      ASSERT_EQ(topic->Offsets(1)->high_watermark, 100);
+      EXPECT_EQ(topic->LeaderEpoch(1), 0);
+    }
+  }  // saved: served to 100 at this snapshot
+  EXPECT_TRUE(fs::exists(state / "epochs" / "serve_epochs.json"));
+  int rc = 0;
+  std::string out = Script("epochs-delete", &rc);
+  ASSERT_EQ(rc, 0) << out;
+  ASSERT_TRUE(live->RefreshIfChanged().ok());
+
+  auto reg = Registry({"serve_epochs"}, opts);
+  auto t = reg->Find("serve_epochs");
+  for (auto* topic : {t.get(), live.get()}) {
+    EXPECT_EQ(topic->LeaderEpoch(0), 0);  // its high watermark did not move
+    EXPECT_EQ(topic->LeaderEpoch(1), 1);
+    EXPECT_EQ(topic->Offsets(1)->leader_epoch, 1);
+    EXPECT_EQ(topic->Offsets(1)->high_watermark, 90);
+    EXPECT_EQ(topic->Offsets(0)->leader_epoch, 0);
+    // OffsetForLeaderEpoch: epoch 0 ends where epoch 1 starts; epoch 1 at
+    // the high watermark; epochs never seen are UNDEFINED.
+    EXPECT_EQ(*topic->EndOffsetForEpoch(1, 0), std::make_pair(0, int64_t{90}));
+    EXPECT_EQ(*topic->EndOffsetForEpoch(1, 1), std::make_pair(1, int64_t{90}));
+    EXPECT_EQ(*topic->EndOffsetForEpoch(1, 2), std::make_pair(-1, int64_t{-1}));
+    EXPECT_EQ(*topic->EndOffsetForEpoch(1, -1), std::make_pair(-1, int64_t{-1}));
+    EXPECT_EQ(*topic->EndOffsetForEpoch(0, 0), std::make_pair(0, int64_t{100}));
+    EXPECT_EQ(topic->CheckLeaderEpoch(1, 0), kafka::ErrorCode::kFencedLeaderEpoch);
+    EXPECT_EQ(topic->CheckLeaderEpoch(1, 2), kafka::ErrorCode::kUnknownLeaderEpoch);
+    EXPECT_EQ(topic->CheckLeaderEpoch(1, 1), kafka::ErrorCode::kNone);
+    EXPECT_EQ(topic->CheckLeaderEpoch(1, -1), kafka::ErrorCode::kNone);
+    EXPECT_EQ(topic->CheckLeaderEpoch(0, 0), kafka::ErrorCode::kNone);
+  }
+
+  // New records where the old ones were removed carry epoch 1; the rows
+  // before 90 keep epoch 0. An append starts no epoch.
+  out = Script("epochs-append", &rc);
+  ASSERT_EQ(rc, 0) << out;
+  ASSERT_TRUE(t->RefreshIfChanged().ok());
+  EXPECT_EQ(t->Offsets(1)->high_watermark, 98);
+  EXPECT_EQ(t->LeaderEpoch(1), 1);
+  auto all = t->Fetch(1, 50, 1 << 30);
+  ASSERT_TRUE(all.ok());
+  auto epochs = BatchEpochs(*all);
+  ASSERT_FALSE(epochs.empty());
+  for (const auto& [base, epoch] : epochs) EXPECT_EQ(epoch, base >= 90 ? 1 : 0) << "batch at " << base;
+  EXPECT_EQ(epochs.back().second, 1);
+  auto rows = ReaderRows("serve_epochs");
+  EXPECT_EQ(FetchAll(*t, 1, 1 << 20), rows[1]);
+  EXPECT_EQ(FetchAll(*t, 0, 1 << 20), rows[0]);
+
+  // Restarted on the same state: the epochs stay (never back to 0).
+  t.reset();
+  reg.reset();
+  auto again = Registry({"serve_epochs"}, opts);
+  EXPECT_EQ(again->Find("serve_epochs")->LeaderEpoch(1), 1);
+  EXPECT_EQ(*again->Find("serve_epochs")->EndOffsetForEpoch(1, 0), std::make_pair(0, int64_t{90}));
 }
 
 TEST_F(ServeFixture, BadTopicsAreErrorsNamingTopicAndTable) {

@@ -99,7 +99,9 @@ Status RunServe(const ServeConfig& config) {
                               config.table_prefix);
     }
   }
-  ASSIGN_OR_RAISE(auto registry, serve::TopicRegistry::Make(catalog, topics, config.serve));
+  serve::ServeOptions serve_options = config.serve;
+  serve_options.state_dir = config.state_dir;  // leader epochs beside the group offsets
+  ASSIGN_OR_RAISE(auto registry, serve::TopicRegistry::Make(catalog, topics, serve_options));
 
   asio::io_context io(1);
   asio::thread_pool pool(static_cast<size_t>(config.threads));
@@ -137,9 +139,10 @@ Status RunServe(const ServeConfig& config) {
     served += fmt::format("{}{} ({}, {} partitions)", served.empty() ? "" : ", ", t->name(), t->config().table,
                           t->partition_count());
   }
-  log::Info("listening on {}:{} (advertised as {}:{}); serving {}; state (group offsets, cluster id) in {}",
-            config.server.listen_host, server->port(), broker.identity.advertised_host, broker.identity.advertised_port,
-            served, fs::absolute(config.state_dir).string());
+  log::Info(
+      "listening on {}:{} (advertised as {}:{}); serving {}; state (group offsets, leader epochs, cluster id) in {}",
+      config.server.listen_host, server->port(), broker.identity.advertised_host, broker.identity.advertised_port,
+      served, fs::absolute(config.state_dir).string());
   server->Start();
 
   asio::steady_timer refresh_timer(io);

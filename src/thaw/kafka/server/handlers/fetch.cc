@@ -50,13 +50,10 @@ int64_t FetchOnce(std::vector<Slot>& slots, int32_t max_bytes) {
       out.error_code = static_cast<int16_t>(ErrorCode::kUnknownTopicOrPartition);
       continue;
     }
-    const int32_t current = s.request->current_leader_epoch;
-    if (current > serve::kLeaderEpoch) {
-      out.error_code = static_cast<int16_t>(ErrorCode::kUnknownLeaderEpoch);
-      continue;
-    }
-    if (current >= 0 && current < serve::kLeaderEpoch) {
-      out.error_code = static_cast<int16_t>(ErrorCode::kFencedLeaderEpoch);
+    // KIP-320: a consumer naming an older epoch learns of the new one (and
+    // validates its position) before it is told anything about offsets.
+    if (ErrorCode fenced = s.topic->CheckLeaderEpoch(p, s.request->current_leader_epoch); fenced != ErrorCode::kNone) {
+      out.error_code = static_cast<int16_t>(fenced);
       continue;
     }
     int64_t limit = std::min<int64_t>(s.request->partition_max_bytes, budget);

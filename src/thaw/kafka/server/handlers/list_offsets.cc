@@ -13,9 +13,7 @@ constexpr int64_t kLatest = -1, kEarliest = -2, kMaxTimestamp = -3, kEarliestLoc
 // holds that is not this broker's (KIP-320 fencing; -1 = not checked).
 ErrorCode CheckPartition(const serve::ServedTopic* t, int32_t partition, int32_t current_leader_epoch) {
   if (!t || partition < 0 || partition >= t->partition_count()) return ErrorCode::kUnknownTopicOrPartition;
-  if (current_leader_epoch >= 0 && current_leader_epoch < serve::kLeaderEpoch) return ErrorCode::kFencedLeaderEpoch;
-  if (current_leader_epoch > serve::kLeaderEpoch) return ErrorCode::kUnknownLeaderEpoch;
-  return ErrorCode::kNone;
+  return t->CheckLeaderEpoch(partition, current_leader_epoch);
 }
 
 void Answer(msg::ListOffsetsResponse::ListOffsetsPartitionResponse* out, serve::ServedTopic& t, int64_t timestamp) {
@@ -25,11 +23,12 @@ void Answer(msg::ListOffsetsResponse::ListOffsetsPartitionResponse* out, serve::
   };
   out->timestamp = -1;
   out->offset = -1;
-  out->leader_epoch = serve::kLeaderEpoch;
+  out->leader_epoch = t.LeaderEpoch(out->partition_index);
   if (timestamp == kLatest || timestamp == kEarliest || timestamp == kEarliestLocal) {
     auto offsets = t.Offsets(out->partition_index);
     if (!offsets.ok()) return fail(offsets.status());
     out->offset = timestamp == kLatest ? offsets->high_watermark : offsets->log_start;
+    if (timestamp != kLatest) out->leader_epoch = t.LeaderEpochAt(out->partition_index, out->offset);
     return;
   }
   if (timestamp == kLatestTiered) return;  // nothing tiered: -1, as Kafka without tiered storage
@@ -49,6 +48,7 @@ void Answer(msg::ListOffsetsResponse::ListOffsetsPartitionResponse* out, serve::
   if (found) {
     out->offset = found->first;
     out->timestamp = found->second;
+    out->leader_epoch = t.LeaderEpochAt(out->partition_index, found->first);
   }
 }
 
@@ -79,10 +79,10 @@ asio::awaitable<msg::ListOffsetsResponse> HandleListOffsets(RequestContext& ctx,
   });
 }
 
-// Thaw has one leader epoch (serve::kLeaderEpoch) for the whole log: it ends
-// at the high watermark. An older epoch a client remembers (from a Kafka
-// cluster the table came from) ends where Thaw's log starts, so a consumer
-// validating its position keeps it if it lies within the log.
+// The served topic's leader epochs (leader_epochs.h): the latest ends at the
+// high watermark, an older one where the next begins (a consumer past it has
+// seen rows a snapshot removed and goes back there); an epoch above the
+// latest, or -1, is UNDEFINED (-1, -1), as Kafka answers.
 asio::awaitable<msg::OffsetForLeaderEpochResponse> HandleOffsetForLeaderEpoch(
     RequestContext& ctx, const msg::OffsetForLeaderEpochRequest& req) {
   auto& registry = *ctx.broker.topics;
@@ -98,14 +98,11 @@ asio::awaitable<msg::OffsetForLeaderEpochResponse> HandleOffsetForLeaderEpoch(
         const ErrorCode error = CheckPartition(t.get(), p.partition, p.current_leader_epoch);
         if (error != ErrorCode::kNone) {
           r.error_code = static_cast<int16_t>(error);
-        } else if (auto offsets = t->Offsets(p.partition); !offsets.ok()) {
-          r.error_code = static_cast<int16_t>(ToKafkaError(offsets.status()));
-        } else if (p.leader_epoch > serve::kLeaderEpoch) {
-          r.leader_epoch = -1;  // an epoch this log never had: UNDEFINED, as Kafka answers
-          r.end_offset = -1;
+        } else if (auto end = t->EndOffsetForEpoch(p.partition, p.leader_epoch); !end.ok()) {
+          r.error_code = static_cast<int16_t>(ToKafkaError(end.status()));
         } else {
-          r.leader_epoch = serve::kLeaderEpoch;
-          r.end_offset = offsets->high_watermark;
+          r.leader_epoch = end->first;
+          r.end_offset = end->second;
         }
         rt.partitions.push_back(std::move(r));
       }

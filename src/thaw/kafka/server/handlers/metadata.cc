@@ -1,5 +1,5 @@
 // Metadata and DescribeConfigs: the served topics, their partitions (node 0
-// leads each, leader epoch serve::kLeaderEpoch) and stable topic ids, and
+// leads each, leader epoch the served topic's) and stable topic ids, and
 // the topic settings a Kafka admin tool asks for.
 #include "thaw/kafka/server/handlers/handlers.h"
 #include "thaw/serve/topic_registry.h"
@@ -17,7 +17,7 @@ msg::MetadataResponse::MetadataResponseTopic DescribeTopic(const BrokerIdentity&
     msg::MetadataResponse::MetadataResponsePartition mp;
     mp.partition_index = p;
     mp.leader_id = id.node_id;
-    mp.leader_epoch = serve::kLeaderEpoch;
+    mp.leader_epoch = t.LeaderEpoch(p);
     mp.replica_nodes = {id.node_id};
     mp.isr_nodes = {id.node_id};
     mt.partitions.push_back(std::move(mp));
