@@ -351,7 +351,7 @@ def test_serve_state_defaults_to_the_users_state_home_wherever_it_starts(thaw, t
 
     port, log = start(tmp_path / "a")
     state = home / ".local" / "state" / "thaw" / f"serve-{port}"
-    assert f"state (group offsets, cluster id) in {state}" in log, log
+    assert f"state (group offsets, leader epochs, cluster id) in {state}" in log, log
     assert (state / "cluster.id").is_file() and not (tmp_path / "a" / "thaw-serve-state").exists()
     cluster_id = (state / "cluster.id").read_text()
     start(tmp_path / "c", port=port)  # the same server started from elsewhere: the same state

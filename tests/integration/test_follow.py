@@ -228,15 +228,28 @@ def test_expired_append_snapshot_stops_with_a_clear_error(thaw, kafka, tmp_path,
 
 def test_expired_last_replayed_snapshot_is_no_gap(thaw, kafka, tmp_path, followers):
     # Expiring the snapshot a follower last replayed loses nothing when its
-    # child is still there (pyiceberg clears the child's parent link).
+    # child is still there (pyiceberg clears the child's parent link). That
+    # takes dropping the follower's thaw-replay tag first, which the job sets
+    # again where it moves next.
     t, args = py_table(tmp_path, "ns.expired_last", {})
     fixtures.append_rows(t, py_rows(0, 0, 3))
     last = t.refresh().current_snapshot().snapshot_id
     f = Follower(thaw, kafka, args, 1)
     followers.append(f)
     f.wait_for(3)
+    tag = f"thaw-replay/{f.job}"
+    deadline = time.monotonic() + 20
+    while tag not in t.refresh().metadata.refs and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert t.refresh().metadata.refs[tag].snapshot_id == last
     with f.paused():
         fixtures.append_rows(t.refresh(), py_rows(0, 3, 6))
+        t = t.refresh()
+        # The job's tag keeps the snapshot it replayed last from any engine's expiry ...
+        with pytest.raises(ValueError, match="protected"):
+            t.maintenance.expire_snapshots().by_id(last).commit()
+        # ... and once the tag is dropped (another engine, a job given up), expiring it still loses nothing.
+        t.manage_snapshots().remove_tag(tag).commit()
         t = t.refresh()
         t.maintenance.expire_snapshots().by_id(last).commit()
         assert t.refresh().current_snapshot().parent_snapshot_id is None

@@ -772,3 +772,81 @@ def test_rewrite_manifests_merges_one_manifest_per_commit(thaw, tmp_path):
     assert len(pyiceberg_rows(cat, name)) == len(want)
     again = maintain(thaw, wh, name, "--rewrite-manifests")
     assert again["commits"] == 0 and "rewrite-manifests: nothing to merge" in again["notes"], again
+
+
+def test_expiry_keeps_what_a_following_replay_job_still_needs(thaw, kafka, tmp_path):
+    """A replay job tags the snapshot it has replayed up to (thaw-replay/JOB); expiry keeps the snapshots after it
+    that a follower still has to read, so the job resumes instead of failing on a gap. A job that completes
+    removes its tag."""
+    wh = str(tmp_path / "wh")
+    name = "ns.live"
+    table = fixtures.build_small_canonical(wh, name)
+    uri = fixtures.catalog_uri(wh)
+    cat = fixtures.open_catalog(wh)
+    topic, job = f"maint-follow-{uuid.uuid4().hex[:6]}", f"follower-{uuid.uuid4().hex[:6]}"
+    tag = f"thaw-replay/{job}"
+    kafka.create_topic(topic, 2)
+    follow = [str(thaw.binary), "replay", "--catalog", uri, "--table", name, "--brokers", kafka.bootstrap,
+              "--topic", topic, "--job", job, "--follow", "--poll-interval", "0.3", "--quiet"]
+
+    def wait_records(n: int, timeout: float = 60) -> int:
+        deadline = time.monotonic() + timeout
+        got = 0
+        while time.monotonic() < deadline:
+            try:
+                got = len(kafka.consume_all(topic))
+            except Exception:  # leadership settling right after topic creation
+                got = 0
+            if got >= n:
+                return got
+            time.sleep(0.3)
+        return got
+
+    def stop(proc) -> str:
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=60)
+        assert proc.returncode == 0, err.decode()[-3000:]
+        return err.decode()
+
+    proc = subprocess.Popen(follow, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        assert wait_records(24) == 24
+    finally:
+        err = stop(proc)
+    replayed_to = cat.load_table(name).current_snapshot().snapshot_id
+    refs = cat.load_table(name).metadata.refs
+    assert tag in refs and refs[tag].snapshot_id == replayed_to and refs[tag].snapshot_ref_type.value == "tag", (
+        refs, err)
+
+    # Three appends the job has not replayed, then an expiry of everything old.
+    for k in range(3):
+        fixtures.append_rows(table, [fixtures.canonical_row(fixtures.rec(p, 9000 + 10 * k + i, 1_700_000_000_000 + i,
+                                                                         b"k", f"late-{k}-{p}-{i}".encode(), []))
+                                     for p in (0, 1) for i in range(2)])
+        table = table.refresh()
+    before = {s.snapshot_id for s in cat.load_table(name).metadata.snapshots}
+    out = maintain(thaw, wh, name, "--expire-snapshots-older-than", "0s")
+    assert any(f"kept for replay job '{job}'" in n for n in out["notes"]), out
+    after = {s.snapshot_id for s in cat.load_table(name).metadata.snapshots}
+    newer = [s.snapshot_id for s in table.metadata.snapshots if s.sequence_number >
+             table.metadata.snapshot_by_id(replayed_to).sequence_number]
+    assert len(newer) == 3 and set(newer) <= after and replayed_to in after, (out, before, after)
+    assert after < before, out  # what was before the tag went
+
+    # The job resumes over the kept snapshots: the 12 late records, once.
+    proc = subprocess.Popen(follow, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        assert wait_records(36) == 36
+        time.sleep(1.0)
+    finally:
+        err = stop(proc)
+    values = [r["value"] for r in kafka.consume_all(topic)]
+    late = [v for v in values if v and v.startswith(b"late-")]
+    assert len(values) == 36 and len(late) == 12 and len(set(late)) == 12, err
+    assert cat.load_table(name).metadata.refs[tag].snapshot_id == table.current_snapshot().snapshot_id
+
+    # A job that completes needs nothing any more: its tag goes.
+    once = f"once-{uuid.uuid4().hex[:6]}"
+    thaw.ok("replay", "--catalog", uri, "--table", name, "--brokers", kafka.bootstrap, "--topic", topic + "-once",
+            "--create-topic", "--job", once, "--quiet")
+    assert f"thaw-replay/{once}" not in cat.load_table(name).metadata.refs

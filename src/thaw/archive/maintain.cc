@@ -861,7 +861,16 @@ Status Expire(catalog::Catalog& catalog, const MaintainOptions& o, Table* table,
   Table base = *table;
   for (int attempt = 1;; ++attempt) {
     const auto& md = base.metadata;
-    auto ids = SnapshotsToExpire(md, cutoff, o.retain_last);
+    std::map<std::string, int64_t> held;
+    auto ids = SnapshotsToExpire(md, cutoff, o.retain_last, &held);
+    if (attempt == 1) {
+      for (const auto& [job, n] : held) {
+        summary->notes.push_back(fmt::format(
+            "expiry: {} snapshot(s) older than the cutoff kept for replay job '{}' (tag {}{}: what it has still to "
+            "replay); drop the tag if the job is abandoned",
+            n, job, kReplayTagPrefix, job));
+      }
+    }
     if (ids.empty()) {
       summary->notes.push_back("expiry: no snapshot is old enough");
       return Status::OK();

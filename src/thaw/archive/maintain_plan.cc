@@ -100,7 +100,8 @@ std::optional<int32_t> FileSortOrderId(std::string_view metadata_json) {
   return std::nullopt;
 }
 
-std::vector<int64_t> SnapshotsToExpire(const iceberg::TableMetadata& md, int64_t cutoff_ms, int retain_last) {
+std::vector<int64_t> SnapshotsToExpire(const iceberg::TableMetadata& md, int64_t cutoff_ms, int retain_last,
+                                       std::map<std::string, int64_t>* held) {
   std::set<int64_t> keep;
   if (md.current_snapshot_id) keep.insert(*md.current_snapshot_id);
   for (const auto& [name, ref] : md.refs) keep.insert(ref.snapshot_id);
@@ -119,9 +120,38 @@ std::vector<int64_t> SnapshotsToExpire(const iceberg::TableMetadata& md, int64_t
     if (!s) break;
     head = s->parent_snapshot_id;
   }
+  // Replay jobs: what a follower reads after its tagged snapshot, on every
+  // branch that descends from it.
+  std::map<std::string, std::set<int64_t>> for_jobs;
+  for (const auto& [name, ref] : md.refs) {
+    if (ref.type != "tag" || name.rfind(kReplayTagPrefix, 0) != 0) continue;
+    auto& path_kept = for_jobs[name.substr(kReplayTagPrefix.size())];
+    std::vector<std::optional<int64_t>> heads;
+    for (const auto& [bname, b] : md.refs) {
+      if (b.type == "branch") heads.push_back(b.snapshot_id);
+    }
+    if (md.refs.find("main") == md.refs.end()) heads.push_back(md.current_snapshot_id);
+    for (auto h : heads) {
+      std::vector<int64_t> path;
+      std::set<int64_t> walked;
+      while (h && *h != ref.snapshot_id && walked.insert(*h).second) {
+        path.push_back(*h);
+        const auto* snap = md.SnapshotById(*h);
+        h = snap ? snap->parent_snapshot_id : std::nullopt;
+      }
+      if (h && *h == ref.snapshot_id) path_kept.insert(path.begin(), path.end());
+    }
+  }
   std::vector<int64_t> out;
   for (const auto& s : md.snapshots) {
-    if (s.timestamp_ms < cutoff_ms && !keep.count(s.snapshot_id)) out.push_back(s.snapshot_id);
+    if (s.timestamp_ms >= cutoff_ms || keep.count(s.snapshot_id)) continue;
+    bool job_needs = false;
+    for (const auto& [job, ids] : for_jobs) {
+      if (!ids.count(s.snapshot_id)) continue;
+      job_needs = true;
+      if (held) ++(*held)[job];
+    }
+    if (!job_needs) out.push_back(s.snapshot_id);
   }
   std::sort(out.begin(), out.end());
   out.erase(std::unique(out.begin(), out.end()), out.end());

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <set>
 #include <string>
@@ -58,10 +59,19 @@ std::vector<CompactionGroup> PlanCompactionGroups(const std::vector<CompactionIn
 // `metadata_json` is the table metadata file's text (null on a parse error).
 std::optional<int32_t> FileSortOrderId(std::string_view metadata_json);
 
+// The tag a replay job keeps at the snapshot it has replayed up to
+// (replay/replay.h): thaw-replay/JOB.
+inline constexpr std::string_view kReplayTagPrefix = "thaw-replay/";
+
 // Snapshots an expiry drops: older than `cutoff_ms` (timestamp < cutoff),
-// never the current snapshot, a ref's head, or one of the newest
-// `retain_last` snapshots of main's ancestry. Ascending ids.
-std::vector<int64_t> SnapshotsToExpire(const iceberg::TableMetadata& md, int64_t cutoff_ms, int retain_last);
+// never the current snapshot, a ref's head, one of the newest `retain_last`
+// snapshots of main's ancestry, or a snapshot a replay job still has to
+// read: for each thaw-replay/JOB tag, the snapshots after the tagged one on
+// the ancestry of a branch that descends from it (what `replay --follow`
+// reads next). `held` (when given) gets, per job, how many snapshots older
+// than the cutoff only its tag keeps. Ascending ids.
+std::vector<int64_t> SnapshotsToExpire(const iceberg::TableMetadata& md, int64_t cutoff_ms, int retain_last,
+                                       std::map<std::string, int64_t>* held = nullptr);
 
 // Files a set of snapshots reaches: manifest lists, manifests, data and
 // delete files (locations normalised, see NormalizeLocation).

@@ -50,6 +50,36 @@ Result<iceberg::Table> Catalog::CommitTable(const TableIdentifier& id, const ice
   return Status::Unsupported("{} cannot commit to tables ({})", description(), id.ToString());
 }
 
+Status MoveTag(Catalog& catalog, const TableIdentifier& id, const std::string& name,
+               std::optional<int64_t> snapshot_id) {
+  for (int attempt = 1;; ++attempt) {
+    ASSIGN_OR_RAISE(auto table, catalog.LoadTable(id));
+    const auto& refs = table.metadata.refs;
+    auto it = refs.find(name);
+    std::optional<int64_t> now;
+    if (it != refs.end()) {
+      if (it->second.type != "tag") {
+        return Status::Invalid("table {}: '{}' is a branch, not a tag; Thaw keeps its own tags only", id.ToString(),
+                               name);
+      }
+      now = it->second.snapshot_id;
+    }
+    if (now == snapshot_id) return Status::OK();
+    std::vector<iceberg::TableUpdate> updates;
+    updates.push_back(snapshot_id ? iceberg::TableUpdate::SetTag(name, *snapshot_id)
+                                  : iceberg::TableUpdate::RemoveRef(name));
+    auto committed = catalog.CommitTable(id, table,
+                                         {iceberg::TableRequirement::AssertTableUuid(table.metadata.table_uuid),
+                                          iceberg::TableRequirement::AssertRefSnapshotId(name, now)},
+                                         updates);
+    if (committed.ok()) return Status::OK();
+    if (committed.status().code() != StatusCode::kCommitConflict || attempt >= 5) {
+      return committed.status().WithContext(
+          fmt::format("table {}: {} tag {}", id.ToString(), snapshot_id ? "moving" : "removing", name));
+    }
+  }
+}
+
 Result<std::unique_ptr<Catalog>> OpenCatalog(const std::string& uri, const std::string& catalog_name) {
   ASSIGN_OR_RAISE(CatalogConfig config, ResolveCatalogConfig(uri, {}, {}, catalog_name));
   return OpenCatalog(config);

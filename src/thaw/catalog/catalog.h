@@ -7,6 +7,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -52,6 +53,12 @@ class Catalog {
                                              const std::vector<iceberg::TableRequirement>& requirements,
                                              const std::vector<iceberg::TableUpdate>& updates);
 };
+
+// Points tag `name` of the table at `snapshot_id`, or removes it (nullopt);
+// nothing is committed when it already is so. Retried (reload, re-check)
+// when the table moves under it, up to 5 attempts.
+Status MoveTag(Catalog& catalog, const TableIdentifier& id, const std::string& name,
+               std::optional<int64_t> snapshot_id);
 
 // Opens a catalog from a URI (any that OpenCatalog(const CatalogConfig&) in
 // catalog_config.h takes, with no properties). `catalog_name` selects rows of

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "thaw/archive/maintain_plan.h"
 #include "thaw/cli/kafka_args.h"
 #include "thaw/cli/stop_signal.h"
 #include "thaw/cli/table_args.h"
@@ -353,6 +354,16 @@ Status RunReplayCommand(const ReplayArgs& a) {
                  "thaw replay: job %s (named after the table, snapshot, range and target, as no --job was given): "
                  "rerunning this command resumes it\n",
                  o.job.c_str());
+  }
+  // A job tags the snapshot it has replayed up to, so that `thaw maintain`
+  // keeps what it still needs (a table from a catalog; not --metadata).
+  if (!o.job.empty() && a.table.metadata.empty()) {
+    o.protect = [&a, tag = std::string(archive::kReplayTagPrefix) + o.job](std::optional<int64_t> id) -> Status {
+      ASSIGN_OR_RAISE(auto table_id, catalog::TableIdentifier::Parse(a.table.table));
+      ASSIGN_OR_RAISE(auto config, a.table.catalog.Resolve());
+      ASSIGN_OR_RAISE(auto cat, catalog::OpenCatalog(config));
+      return catalog::MoveTag(*cat, table_id, tag, id);
+    };
   }
   if (o.dry_run) {
     ASSIGN_OR_RAISE(auto plan, replay::DescribePlan(table, o));

@@ -42,6 +42,19 @@ TableUpdate TableUpdate::SetBranch(std::string ref, int64_t snapshot_id) {
   return u;
 }
 
+TableUpdate TableUpdate::SetTag(std::string ref, int64_t snapshot_id) {
+  TableUpdate u = SetBranch(std::move(ref), snapshot_id);
+  u.ref_type = "tag";
+  return u;
+}
+
+TableUpdate TableUpdate::RemoveRef(std::string ref) {
+  TableUpdate u;
+  u.kind = Kind::kRemoveSnapshotRef;
+  u.ref_name = std::move(ref);
+  return u;
+}
+
 TableUpdate TableUpdate::RemoveSnapshots(std::vector<int64_t> ids) {
   TableUpdate u;
   u.kind = Kind::kRemoveSnapshots;
@@ -93,6 +106,8 @@ json ToJson(const TableUpdate& u) {
               {"ref-name", u.ref_name},
               {"type", u.ref_type},
               {"snapshot-id", u.ref_snapshot_id}};
+    case TableUpdate::Kind::kRemoveSnapshotRef:
+      return {{"action", "remove-snapshot-ref"}, {"ref-name", u.ref_name}};
     case TableUpdate::Kind::kRemoveSnapshots:
       return {{"action", "remove-snapshots"}, {"snapshot-ids", u.snapshot_ids}};
     case TableUpdate::Kind::kSetProperties: {
@@ -297,6 +312,11 @@ Result<json> ApplyImpl(const json& base, const std::string& base_location,
           int64_t ts = added.count(u.ref_snapshot_id) ? snap->value("timestamp-ms", now_ms) : now_ms;
           ArrayField(md, "snapshot-log").push_back({{"timestamp-ms", ts}, {"snapshot-id", u.ref_snapshot_id}});
         }
+        break;
+      }
+      case TableUpdate::Kind::kRemoveSnapshotRef: {
+        if (u.ref_name == "main") return Status::Invalid("cannot remove ref 'main': it is the table's current state");
+        if (md.contains("refs") && md["refs"].is_object()) md["refs"].erase(u.ref_name);  // absent: nothing to do
         break;
       }
       case TableUpdate::Kind::kRemoveSnapshots: {

@@ -30,10 +30,17 @@ struct TableRequirement {
 };
 
 struct TableUpdate {
-  enum class Kind { kAddSnapshot, kSetSnapshotRef, kRemoveSnapshots, kSetProperties, kRemoveProperties };
+  enum class Kind {
+    kAddSnapshot,
+    kSetSnapshotRef,
+    kRemoveSnapshotRef,
+    kRemoveSnapshots,
+    kSetProperties,
+    kRemoveProperties
+  };
   Kind kind = Kind::kAddSnapshot;
   Snapshot snapshot;                           // kAddSnapshot (summary must hold "operation")
-  std::string ref_name;                        // kSetSnapshotRef
+  std::string ref_name;                        // kSetSnapshotRef, kRemoveSnapshotRef
   std::string ref_type = "branch";             // kSetSnapshotRef
   int64_t ref_snapshot_id = 0;                 // kSetSnapshotRef
   std::vector<int64_t> snapshot_ids;           // kRemoveSnapshots
@@ -42,6 +49,9 @@ struct TableUpdate {
 
   static TableUpdate AddSnapshot(Snapshot s);
   static TableUpdate SetBranch(std::string ref, int64_t snapshot_id);
+  static TableUpdate SetTag(std::string ref, int64_t snapshot_id);
+  // Removing "main" is refused by ApplyCommit (kInvalidArgument).
+  static TableUpdate RemoveRef(std::string ref);
   static TableUpdate RemoveSnapshots(std::vector<int64_t> ids);
   static TableUpdate SetProperties(std::map<std::string, std::string> props);
 };

@@ -548,6 +548,28 @@ Result<ReplaySummary> RunReplayImpl(std::shared_ptr<const iceberg::Table> table,
     since_commit = Clock::now();
   };
 
+  // The job's thaw-replay/JOB tag follows its checkpoints (ReplayOptions::protect).
+  std::optional<int64_t> tagged;
+  auto tagged_at = Clock::now();
+  bool protect_failed = false;
+  auto protect_job = [&](bool complete, bool last) {
+    if (!o.protect || o.job.empty() || protect_failed) return;
+    const std::optional<int64_t> want =
+        complete || committed.snapshot_id == 0 ? std::nullopt : std::optional<int64_t>(committed.snapshot_id);
+    if (want == tagged && !(complete && !tagged)) return;
+    if (tagged && want && !last && Clock::now() - tagged_at < std::chrono::seconds(60)) return;
+    Status st = o.protect(want);
+    if (!st.ok()) {
+      protect_failed = true;
+      note(fmt::format("warning: cannot keep the table's tag thaw-replay/{} at the job's snapshot ({}); `thaw "
+                       "maintain` will not know what this job still has to replay",
+                       o.job, st.message()));
+      return;
+    }
+    tagged = want;
+    tagged_at = Clock::now();
+  };
+
   // Writes the checkpoint: in the open transaction (exactly-once), or after
   // every earlier record is proven written (at-least-once).
   // `reopen`: begin the next transaction (exactly-once) after committing.
@@ -568,6 +590,7 @@ Result<ReplaySummary> RunReplayImpl(std::shared_ptr<const iceberg::Table> table,
       committed = state;
     }
     start_window();
+    protect_job(complete, !reopen);
     return Status::OK();
   };
   auto checkpoint_due = [&] {

@@ -83,6 +83,13 @@ struct ReplayOptions {
   std::function<Result<std::shared_ptr<const iceberg::Table>>()> reload;
   const std::atomic<bool>* stop = nullptr;
   std::function<void(const std::string&)> report;  // notices (skipped snapshots, warnings, redone work)
+  // With a job: keeps the table's thaw-replay/JOB tag at the snapshot the
+  // job has checkpointed -- set at its first checkpoint, moved at most once
+  // a minute while following and when the run stops, removed when the job
+  // completes -- so that `thaw maintain` keeps what the job still has to
+  // replay (docs/maintain.md). Null: no tag (--metadata, a read-only
+  // catalog). A failure is reported once; the replay goes on.
+  std::function<Status(std::optional<int64_t> snapshot_id)> protect;
 };
 
 // What --verify found: per source partition, the source offsets the job's

@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <map>
+
 namespace thaw::archive {
 namespace {
 
@@ -133,6 +135,36 @@ TEST(SnapshotsToExpire, KeepsCurrentRefHeadsAndTheNewestOnMain) {
   EXPECT_TRUE(SnapshotsToExpire(md, 0, 1).empty());
   iceberg::TableMetadata empty;
   EXPECT_TRUE(SnapshotsToExpire(empty, 1000, 1).empty());
+}
+
+TEST(SnapshotsToExpire, KeepsWhatAReplayJobStillHasToReadAfterItsTag) {
+  iceberg::TableMetadata md;
+  md.snapshots = {Snap(1, std::nullopt, 100),
+                  Snap(2, 1, 200),
+                  Snap(3, 2, 300),
+                  Snap(4, 3, 400),
+                  Snap(5, 4, 500),
+                  Snap(6, 2, 250),
+                  Snap(7, 6, 260)};  // 6, 7: branch "b" off 2
+  md.current_snapshot_id = 5;
+  md.refs["main"] = {5, "branch"};
+  md.refs["b"] = {7, "branch"};
+  md.refs["thaw-replay/follower"] = {3, "tag"};  // replayed up to 3: still has to read 4 and 5
+  std::map<std::string, int64_t> held;
+  EXPECT_EQ(SnapshotsToExpire(md, 1000, 1, &held), (std::vector<int64_t>{1, 2, 6}));
+  EXPECT_EQ(held, (std::map<std::string, int64_t>{{"follower", 1}}));  // 4 (5 is main's head anyway)
+  // A job on branch b, at 2: 6 is what it reads next (7 is b's head); main's 3, 4 are not its.
+  md.refs.erase("thaw-replay/follower");
+  md.refs["thaw-replay/on-b"] = {2, "tag"};
+  held.clear();
+  EXPECT_EQ(SnapshotsToExpire(md, 1000, 1, &held), (std::vector<int64_t>{1}));
+  // 3 and 4 are on main after 2 too: a tag keeps what every branch descending from it reads.
+  EXPECT_EQ(held, (std::map<std::string, int64_t>{{"on-b", 3}}));
+  // A tag named like a job's but a branch, or another prefix, keeps only its own head.
+  md.refs.erase("thaw-replay/on-b");
+  md.refs["thaw-replay-x"] = {2, "tag"};
+  md.refs["thaw-replay/b2"] = {2, "branch"};
+  EXPECT_EQ(SnapshotsToExpire(md, 1000, 1), (std::vector<int64_t>{1, 3, 4, 6}));
 }
 
 TEST(FilesOnlyIn, ContentFilesThenManifestsThenLists) {

@@ -193,6 +193,44 @@ TEST(TableUpdate, AppendsMoveMainAndKeepTheLogs) {
   EXPECT_EQ((*c4)["metadata-log"][1]["metadata-file"], "/wh/t/metadata/00003-d.metadata.json");
 }
 
+TEST(TableUpdate, TagsAreSetMovedAndRemovedWithoutMovingMain) {
+  EXPECT_EQ(ToJson(TableUpdate::SetTag("thaw-replay/j", 7)),
+            json::parse(R"({"action":"set-snapshot-ref","ref-name":"thaw-replay/j","type":"tag","snapshot-id":7})"));
+  EXPECT_EQ(ToJson(TableUpdate::RemoveRef("thaw-replay/j")),
+            json::parse(R"({"action":"remove-snapshot-ref","ref-name":"thaw-replay/j"})"));
+  auto created = NewTableMetadata(ArchiveCreate("/wh/t"), 1000);
+  ASSERT_TRUE(created.ok());
+  auto c1 = ApplyCommit(*created, "/m/0.json", {}, Append(MakeSnapshot(11, std::nullopt, 1, 2000)), 2000);
+  ASSERT_TRUE(c1.ok());
+  auto c2 = ApplyCommit(*c1, "/m/1.json", {}, Append(MakeSnapshot(12, 11, 2, 3000)), 3000);
+  ASSERT_TRUE(c2.ok());
+  // Absent -> 11 (guarded by "absent"), then 11 -> 12.
+  auto t1 = ApplyCommit(*c2, "/m/2.json", {TableRequirement::AssertRefSnapshotId("thaw-replay/j", std::nullopt)},
+                        {TableUpdate::SetTag("thaw-replay/j", 11)}, 4000);
+  ASSERT_TRUE(t1.ok()) << t1.status().ToString();
+  EXPECT_EQ((*t1)["refs"]["thaw-replay/j"], json::parse(R"({"snapshot-id":11,"type":"tag"})"));
+  EXPECT_EQ((*t1)["current-snapshot-id"], 12);
+  EXPECT_EQ((*t1)["snapshot-log"].size(), 2u);  // a tag is not main's history
+  EXPECT_EQ(ApplyCommit(*t1, "/m/3.json", {TableRequirement::AssertRefSnapshotId("thaw-replay/j", std::nullopt)},
+                        {TableUpdate::SetTag("thaw-replay/j", 12)}, 5000)
+                .status()
+                .code(),
+            StatusCode::kCommitConflict);
+  auto t2 = ApplyCommit(*t1, "/m/3.json", {TableRequirement::AssertRefSnapshotId("thaw-replay/j", 11)},
+                        {TableUpdate::SetTag("thaw-replay/j", 12)}, 5000);
+  ASSERT_TRUE(t2.ok()) << t2.status().ToString();
+  EXPECT_EQ((*t2)["refs"]["thaw-replay/j"]["snapshot-id"], 12);
+  auto t3 = ApplyCommit(*t2, "/m/4.json", {}, {TableUpdate::RemoveRef("thaw-replay/j")}, 6000);
+  ASSERT_TRUE(t3.ok()) << t3.status().ToString();
+  EXPECT_EQ((*t3)["refs"], json::parse(R"({"main":{"snapshot-id":12,"type":"branch"}})"));
+  EXPECT_EQ((*t3)["current-snapshot-id"], 12);
+  // Removing an absent ref is nothing; removing main is refused.
+  EXPECT_TRUE(ApplyCommit(*t3, "/m/5.json", {}, {TableUpdate::RemoveRef("thaw-replay/j")}, 7000).ok());
+  auto main = ApplyCommit(*t3, "/m/5.json", {}, {TableUpdate::RemoveRef("main")}, 7000);
+  ASSERT_FALSE(main.ok());
+  EXPECT_EQ(main.status().code(), StatusCode::kInvalidArgument);
+}
+
 TEST(TableUpdate, FailedRequirementsAreConflictsNamingBothSides) {
   auto created = NewTableMetadata(ArchiveCreate("/wh/t"), 1000);
   ASSERT_TRUE(created.ok());
