@@ -42,6 +42,13 @@ def make_table(wh: str):
     return cat
 
 
+def append_new(cat) -> None:
+    """New records at 30-39, where the deleted ones were."""
+    fixtures.append_rows(cat.load_table(TABLE), [fixtures.canonical_row(
+        fixtures.rec(0, o, fixtures.BASE_TS_MS + 1000 + o, f"k{o}".encode(), f"new {o}".encode(), []))
+        for o in range(30, 40)])
+
+
 def high_watermark(bootstrap: str, topic: str) -> int:
     c = Consumer({"bootstrap.servers": bootstrap, "group.id": f"probe-{uuid.uuid4().hex[:6]}"})
     try:
@@ -80,9 +87,7 @@ def test_a_consumer_past_deleted_rows_goes_back_to_the_new_end(thaw_serve, tmp_p
             t.delete(delete_filter=GreaterThanOrEqual("kafka_offset", 30))
             wait_for("serve to end partition 0 at 30", lambda: high_watermark(bootstrap, "epochs") == 30)
             time.sleep(2.0)  # the consumer learns of the new epoch and goes back to 30
-            fixtures.append_rows(cat.load_table(TABLE), [fixtures.canonical_row(
-                fixtures.rec(0, o, fixtures.BASE_TS_MS + 1000 + o, f"k{o}".encode(), f"new {o}".encode(), []))
-                for o in range(30, 40)])
+            append_new(cat)
             out, err = proc.communicate(timeout=90)
         finally:
             if proc.poll() is None:
@@ -137,9 +142,7 @@ def test_a_group_committed_past_deleted_rows_resumes_at_the_new_end_after_a_rest
         proc = subprocess.Popen(consume("--follow", "--count", "10"), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         try:
             time.sleep(4.0)  # the member joins, starts from 40 and goes back to 30
-            fixtures.append_rows(cat.load_table(TABLE), [fixtures.canonical_row(
-                fixtures.rec(0, o, fixtures.BASE_TS_MS + 1000 + o, f"k{o}".encode(), f"new {o}".encode(), []))
-                for o in range(30, 40)])
+            append_new(cat)
             out, err = proc.communicate(timeout=90)
         finally:
             if proc.poll() is None:
