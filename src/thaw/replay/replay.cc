@@ -556,7 +556,8 @@ Result<ReplaySummary> RunReplayImpl(std::shared_ptr<const iceberg::Table> table,
     if (!o.protect || o.job.empty() || protect_failed) return;
     const std::optional<int64_t> want =
         complete || committed.snapshot_id == 0 ? std::nullopt : std::optional<int64_t>(committed.snapshot_id);
-    if (want == tagged && !(complete && !tagged)) return;
+    const bool leftover = complete && !tagged;  // a tag an earlier run of the job may have left
+    if (want == tagged && !leftover) return;
     if (tagged && want && !last && Clock::now() - tagged_at < std::chrono::seconds(60)) return;
     Status st = o.protect(want);
     if (!st.ok()) {

@@ -7,13 +7,14 @@
 
 namespace thaw::serve {
 
-namespace {
-
-const std::vector<EpochStart> kFirst{{0, 0}};
-
-const std::vector<EpochStart>& Entries(const std::vector<EpochStart>& h) { return h.empty() ? kFirst : h; }
-
-}  // namespace
+int32_t EpochAt(const std::vector<EpochStart>& history, int64_t offset) {
+  int32_t epoch = history.empty() ? 0 : history.front().epoch;
+  for (const auto& e : history) {
+    if (e.start_offset > offset) break;
+    epoch = e.epoch;
+  }
+  return epoch;
+}
 
 Result<std::unique_ptr<LeaderEpochs>> LeaderEpochs::Open(std::string path, std::string table_uuid) {
   std::unique_ptr<LeaderEpochs> e(new LeaderEpochs(std::move(path), std::move(table_uuid)));
@@ -43,6 +44,7 @@ Status LeaderEpochs::Load() {
       const int32_t p = std::stoi(key);
       Partition part;
       part.high_watermark = v.at("high-watermark").get<int64_t>();
+      part.history.clear();
       for (const auto& e : v.at("epochs")) {
         EpochStart s{e.at(0).get<int32_t>(), e.at(1).get<int64_t>()};
         if (!part.history.empty() &&
@@ -51,7 +53,8 @@ Status LeaderEpochs::Load() {
         }
         part.history.push_back(s);
       }
-      part.max_epoch = std::max(v.value("max-epoch", 0), part.history.empty() ? 0 : part.history.back().epoch);
+      if (part.history.empty()) part.history.push_back({0, 0});
+      part.max_epoch = std::max(v.value("max-epoch", 0), part.history.back().epoch);
       parts_[p] = std::move(part);
     }
   } catch (const std::exception& ex) {
@@ -63,26 +66,19 @@ Status LeaderEpochs::Load() {
 int32_t LeaderEpochs::Current(int32_t p) const {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = parts_.find(p);
-  return it == parts_.end() ? 0 : Entries(it->second.history).back().epoch;
+  return it == parts_.end() ? 0 : it->second.history.back().epoch;
 }
 
 int32_t LeaderEpochs::EpochAt(int32_t p, int64_t offset) const {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = parts_.find(p);
-  if (it == parts_.end()) return 0;
-  const auto& h = Entries(it->second.history);
-  int32_t epoch = h.front().epoch;
-  for (const auto& e : h) {
-    if (e.start_offset > offset) break;
-    epoch = e.epoch;
-  }
-  return epoch;
+  return it == parts_.end() ? 0 : serve::EpochAt(it->second.history, offset);
 }
 
 std::vector<EpochStart> LeaderEpochs::History(int32_t p) const {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = parts_.find(p);
-  return it == parts_.end() ? kFirst : Entries(it->second.history);
+  return it == parts_.end() ? Partition().history : it->second.history;
 }
 
 std::pair<int32_t, int64_t> LeaderEpochs::EndOffsetFor(int32_t p, int32_t requested, int64_t high_watermark) const {
@@ -109,7 +105,6 @@ std::optional<int32_t> LeaderEpochs::Truncate(int32_t p, int64_t high_watermark)
   auto it = parts_.find(p);
   if (it == parts_.end() || high_watermark >= it->second.high_watermark) return std::nullopt;
   auto& part = it->second;
-  if (part.history.empty()) part.history = kFirst;
   while (!part.history.empty() && part.history.back().start_offset >= high_watermark) part.history.pop_back();
   part.max_epoch = std::max(part.max_epoch, part.history.empty() ? 0 : part.history.back().epoch) + 1;
   part.history.push_back({part.max_epoch, high_watermark});
@@ -140,7 +135,7 @@ Status LeaderEpochs::Save(std::optional<int64_t> snapshot_id) {
     nlohmann::json parts = nlohmann::json::object();
     for (const auto& [p, part] : parts_) {
       nlohmann::json epochs = nlohmann::json::array();
-      for (const auto& e : Entries(part.history)) epochs.push_back({e.epoch, e.start_offset});
+      for (const auto& e : part.history) epochs.push_back({e.epoch, e.start_offset});
       parts[std::to_string(p)] = {
           {"high-watermark", part.high_watermark}, {"max-epoch", part.max_epoch}, {"epochs", std::move(epochs)}};
     }

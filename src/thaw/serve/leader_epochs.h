@@ -40,6 +40,10 @@ struct EpochStart {
   bool operator==(const EpochStart&) const = default;
 };
 
+// The epoch of the record at `offset` in a history (ascending starts): the
+// last entry starting at or before it (the first entry's before any).
+int32_t EpochAt(const std::vector<EpochStart>& history, int64_t offset);
+
 class LeaderEpochs {
  public:
   // Kept in memory only (path empty) or in `path`, loaded from it when it
@@ -76,9 +80,9 @@ class LeaderEpochs {
 
  private:
   struct Partition {
-    std::vector<EpochStart> history;  // empty: [(0, 0)]
-    int64_t high_watermark = 0;       // highest served in the current epoch
-    int32_t max_epoch = 0;            // the highest epoch it ever had (never reused)
+    std::vector<EpochStart> history{{0, 0}};  // never empty
+    int64_t high_watermark = 0;               // highest served in the current epoch
+    int32_t max_epoch = 0;                    // the highest epoch it ever had (never reused)
   };
   LeaderEpochs(std::string path, std::string table_uuid) : path_(std::move(path)), table_uuid_(std::move(table_uuid)) {}
   Status Load();

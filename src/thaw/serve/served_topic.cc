@@ -53,8 +53,8 @@ bool MayRemoveRows(const iceberg::TableMetadata& md, std::optional<int64_t> from
 // A copy of an encoded batch v2 carrying `epoch` as its partitionLeaderEpoch
 // (bytes 12-15, before the CRC'd part: the CRC stays valid).
 std::shared_ptr<const std::string> WithEpoch(const std::shared_ptr<const std::string>& batch, int32_t epoch) {
+  if (batch->size() < 16) return batch;
   auto out = std::make_shared<std::string>(*batch);
-  if (out->size() < 16) return batch;
   const auto e = static_cast<uint32_t>(epoch);
   for (int i = 0; i < 4; ++i) (*out)[12 + i] = static_cast<char>(e >> (24 - 8 * i));
   return out;
@@ -362,19 +362,20 @@ Result<std::shared_ptr<ServedTopic>> ServedTopic::Make(std::shared_ptr<catalog::
   return t;
 }
 
-Result<std::map<int32_t, int64_t>> ServedTopic::Lowered(State& next, std::optional<int64_t> from_snapshot) {
-  std::map<int32_t, int64_t> out;
+Result<std::map<int32_t, ServedTopic::Lowering>> ServedTopic::Lowered(State& next,
+                                                                      std::optional<int64_t> from_snapshot) {
+  std::map<int32_t, Lowering> out;
   if (!MayRemoveRows(next.table->metadata, from_snapshot, next.snapshot_id)) return out;
   for (const auto& [p, served] : epochs_->Observed()) {
     ASSIGN_OR_RAISE(auto o, OffsetsIn(next, p));
-    if (o.high_watermark < served) out[p] = o.high_watermark;
+    if (o.high_watermark < served) out[p] = Lowering{served, o.high_watermark};
   }
   return out;
 }
 
-void ServedTopic::Truncate(const State& next, const std::map<int32_t, int64_t>& lowered) {
-  for (const auto& [p, hw] : lowered) {
-    const auto served = epochs_->Observed()[p];
+void ServedTopic::Truncate(const State& next, const std::map<int32_t, Lowering>& lowered) {
+  for (const auto& [p, l] : lowered) {
+    const auto [served, hw] = l;
     if (auto epoch = epochs_->Truncate(p, hw)) {
       log::Info(
           "topic '{}' (table {}) partition {}: snapshot {} ends at offset {}, below the {} served before: leader "
@@ -611,14 +612,6 @@ Result<FetchResult> ServedTopic::Fetch(int32_t partition, int64_t fetch_offset, 
   // epoch's start -- files compacted across it -- takes the later epoch, so
   // a consumer validating after it never sees a false truncation).
   const std::vector<EpochStart> epochs = epochs_->History(partition);
-  auto epoch_of = [&](int64_t last_offset) {
-    int32_t e = epochs.front().epoch;
-    for (const auto& s : epochs) {
-      if (s.start_offset > last_offset) break;
-      e = s.epoch;
-    }
-    return e;
-  };
   // Appends a segment's batches from the fetch offset on while they fit
   // (the first always: KIP-74); false once the response is full.
   auto take = [&](const Segment& seg) {
@@ -626,8 +619,7 @@ Result<FetchResult> ServedTopic::Fetch(int32_t partition, int64_t fetch_offset, 
       if (b.last_offset < fetch_offset) continue;  // before the fetch offset: never the one holding it
       const int64_t size = static_cast<int64_t>(b.bytes->size());
       if (!out.batches.empty() && out.bytes + size > max_bytes) return false;
-      const int32_t epoch =
-          epochs.size() == 1 && epochs[0].epoch == kLeaderEpoch ? kLeaderEpoch : epoch_of(b.last_offset);
+      const int32_t epoch = EpochAt(epochs, b.last_offset);
       out.batches.push_back(epoch == kLeaderEpoch ? b.bytes : WithEpoch(b.bytes, epoch));
       out.bytes += size;
     }

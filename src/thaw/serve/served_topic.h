@@ -240,12 +240,16 @@ class ServedTopic {
   Result<std::shared_ptr<const Segment>> LoadSegment(State& st, int32_t partition, size_t i);
   // o's leader epoch; the high watermark counts as served when st is current.
   void Served(const State& st, int32_t partition, PartitionOffsets* o);
-  // The partitions served whose high watermark `next` lowers (p -> its new
-  // high watermark), when its snapshot may have removed rows since
-  // `from_snapshot`; empty otherwise.
-  Result<std::map<int32_t, int64_t>> Lowered(State& next, std::optional<int64_t> from_snapshot);
+  // A partition's high watermark: the highest served, and the new snapshot's below it.
+  struct Lowering {
+    int64_t served = 0;
+    int64_t now = 0;
+  };
+  // The partitions served whose high watermark `next` lowers, when its
+  // snapshot may have removed rows since `from_snapshot`; empty otherwise.
+  Result<std::map<int32_t, Lowering>> Lowered(State& next, std::optional<int64_t> from_snapshot);
   // Starts the new epochs (mu_ held) and logs them.
-  void Truncate(const State& next, const std::map<int32_t, int64_t>& lowered);
+  void Truncate(const State& next, const std::map<int32_t, Lowering>& lowered);
   // Runs `read` on the read-ahead pool unless read_ahead reads are running.
   void Ahead(std::function<void()> read);
 
