@@ -879,7 +879,7 @@ Status Expire(catalog::Catalog& catalog, const MaintainOptions& o, Table* table,
     Reacher reach(*base.io, md);
     ReachableFiles before, kept;
     for (const auto& s : md.snapshots) {
-      RETURN_NOT_OK(reach.Add(s, false, expired.count(s.snapshot_id) ? &before : &kept));
+      RETURN_NOT_OK(reach.Add(*s, false, expired.count(s->snapshot_id) ? &before : &kept));
     }
     if (o.dry_run) {
       summary->expired_snapshot_ids = ids;
@@ -910,7 +910,7 @@ Status Expire(catalog::Catalog& catalog, const MaintainOptions& o, Table* table,
     // reached goes.
     ReachableFiles after;
     Reacher reach_after(*table->io, table->metadata);
-    for (const auto& s : table->metadata.snapshots) RETURN_NOT_OK(reach_after.Add(s, false, &after));
+    for (const auto& s : table->metadata.snapshots) RETURN_NOT_OK(reach_after.Add(*s, false, &after));
     summary->expired_files = FilesOnlyIn(before, after);
     summary->files_deleted += DeleteAll(*table->io, summary->expired_files, summary);
     return Status::OK();
@@ -950,7 +950,7 @@ Status RemoveOrphans(const MaintainOptions& o, const Table& table, MaintainSumma
   referenced.insert(NormalizeLocation(dir + "/metadata/version-hint.text"));
   Reacher reach(*table.io, md);
   ReachableFiles all;
-  for (const auto& s : md.snapshots) RETURN_NOT_OK(reach.Add(s, true, &all));
+  for (const auto& s : md.snapshots) RETURN_NOT_OK(reach.Add(*s, true, &all));
   referenced.insert(all.manifest_lists.begin(), all.manifest_lists.end());
   referenced.insert(all.manifests.begin(), all.manifests.end());
   referenced.insert(all.content_files.begin(), all.content_files.end());

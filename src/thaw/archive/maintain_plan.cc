@@ -144,14 +144,14 @@ std::vector<int64_t> SnapshotsToExpire(const iceberg::TableMetadata& md, int64_t
   }
   std::vector<int64_t> out;
   for (const auto& s : md.snapshots) {
-    if (s.timestamp_ms >= cutoff_ms || keep.count(s.snapshot_id)) continue;
+    if (s->timestamp_ms >= cutoff_ms || keep.count(s->snapshot_id)) continue;
     bool job_needs = false;
     for (const auto& [job, ids] : for_jobs) {
-      if (!ids.count(s.snapshot_id)) continue;
+      if (!ids.count(s->snapshot_id)) continue;
       job_needs = true;
       if (held) ++(*held)[job];
     }
-    if (!job_needs) out.push_back(s.snapshot_id);
+    if (!job_needs) out.push_back(s->snapshot_id);
   }
   std::sort(out.begin(), out.end());
   out.erase(std::unique(out.begin(), out.end()), out.end());

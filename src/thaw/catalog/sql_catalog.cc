@@ -14,9 +14,18 @@
 #include <vector>
 
 #include "thaw/common/log.h"
+#include "thaw/iceberg/metadata_text.h"
 #include "thaw/storage/file_io_registry.h"
 
 namespace thaw::catalog {
+
+// A table's metadata document as this catalog last committed it.
+struct CommittedDocument {
+  std::string location;
+  nlohmann::json json;
+  iceberg::MetadataText text;
+};
+
 
 using Row = std::vector<std::optional<std::string>>;
 using Params = std::vector<std::optional<std::string>>;
@@ -610,8 +619,20 @@ void DeleteUnreferenced(storage::FileIO& io, const std::string& location) { (voi
 // metadata-log (write.metadata.previous-versions-max bounds it) are deleted,
 // as Iceberg Java's catalogs do, so a table committed every few seconds does
 // not keep every metadata.json it ever had.
-void DeleteDroppedMetadata(storage::FileIO& io, const nlohmann::json& base, const std::string& base_location,
-                           const nlohmann::json& next) {
+std::set<std::string> MetadataLogFiles(const nlohmann::json& md) {
+  std::set<std::string> out;
+  auto log = md.find("metadata-log");
+  if (log == md.end() || !log->is_array()) return out;
+  for (const auto& e : *log) {
+    if (e.is_object() && e.contains("metadata-file") && e["metadata-file"].is_string()) {
+      out.insert(e["metadata-file"].get<std::string>());
+    }
+  }
+  return out;
+}
+
+// `before`: the base's metadata-log files and the base itself.
+void DeleteDroppedMetadata(storage::FileIO& io, const std::set<std::string>& before, const nlohmann::json& next) {
   auto props = next.find("properties");
   if (props == next.end() || !props->is_object()) return;
   auto enabled = props->find("write.metadata.delete-after-commit.enabled");
@@ -619,20 +640,7 @@ void DeleteDroppedMetadata(storage::FileIO& io, const nlohmann::json& base, cons
   std::string v = enabled->get<std::string>();
   std::transform(v.begin(), v.end(), v.begin(), [](unsigned char c) { return std::tolower(c); });
   if (v != "true") return;
-  auto files = [](const nlohmann::json& md) {
-    std::set<std::string> out;
-    auto log = md.find("metadata-log");
-    if (log == md.end() || !log->is_array()) return out;
-    for (const auto& e : *log) {
-      if (e.is_object() && e.contains("metadata-file") && e["metadata-file"].is_string()) {
-        out.insert(e["metadata-file"].get<std::string>());
-      }
-    }
-    return out;
-  };
-  std::set<std::string> before = files(base);
-  before.insert(base_location);
-  const std::set<std::string> kept = files(next);
+  const std::set<std::string> kept = MetadataLogFiles(next);
   for (const auto& f : before) {
     if (kept.count(f)) continue;
     Status st = io.Delete(f);
@@ -695,21 +703,50 @@ Result<iceberg::Table> SqlCatalog::CommitTable(const TableIdentifier& id, const 
   if (!io) {
     ASSIGN_OR_RAISE(io, storage::FileIOFor(base.metadata_location, properties_));
   }
-  ASSIGN_OR_RAISE(std::string base_text, iceberg::ReadMetadataText(base.metadata_location, *io));
-  nlohmann::json base_json = nlohmann::json::parse(base_text, nullptr, /*allow_exceptions=*/false);
-  if (base_json.is_discarded()) {
-    return Status::Corrupt("{}: table metadata {} is not valid JSON", what, base.metadata_location);
+  // The document this catalog committed last for the table, when it is the
+  // base (metadata files never change once written); else the file, read.
+  std::unique_ptr<CommittedDocument> doc;
+  {
+    std::lock_guard<std::mutex> lock(committed_mu_);
+    auto it = committed_.find(id.ToString());
+    if (it != committed_.end()) {
+      if (it->second->location == base.metadata_location) doc = std::move(it->second);
+      committed_.erase(it);
+    }
   }
-  auto applied = iceberg::ApplyCommit(base_json, base.metadata_location, requirements, updates, NowMs());
+  if (!doc) {
+    doc = std::make_unique<CommittedDocument>();
+    ASSIGN_OR_RAISE(std::string base_text, iceberg::ReadMetadataText(base.metadata_location, *io));
+    doc->json = nlohmann::json::parse(base_text, nullptr, /*allow_exceptions=*/false);
+    if (doc->json.is_discarded()) {
+      return Status::Corrupt("{}: table metadata {} is not valid JSON", what, base.metadata_location);
+    }
+  }
+  std::set<std::string> before = MetadataLogFiles(doc->json);
+  before.insert(base.metadata_location);
+  auto applied = iceberg::ApplyCommit(std::move(doc->json), base.metadata_location, requirements, updates, NowMs());
   if (!applied.ok()) return applied.status().WithContext(what);
-  const std::string text = applied->dump();
+  std::string text;
+  try {
+    text = doc->text.Dump(*applied);
+  } catch (const nlohmann::json::exception& e) {
+    return Status::Invalid("{}: the new metadata cannot be written as JSON: {}", what, e.what());
+  }
   std::string table_location = applied->value("location", base.metadata.location);
   const std::string location = iceberg::NextMetadataLocation(table_location, base.metadata_location);
   // Never publish metadata Thaw itself cannot read back.
-  ASSIGN_OR_RAISE(auto parsed, iceberg::TableMetadata::Parse(text, location));
+  ASSIGN_OR_RAISE(auto parsed, iceberg::TableMetadata::FromJson(*applied, location, &base.metadata));
   RETURN_NOT_OK(WriteMetadataFile(*io, location, text));
+  text.clear();
+  text.shrink_to_fit();
   Status swapped = SwapMetadataLocation(id, base.metadata_location, location);
   auto committed = [&]() {
+    doc->location = location;
+    doc->json = std::move(*applied);
+    {
+      std::lock_guard<std::mutex> lock(committed_mu_);
+      committed_[id.ToString()] = std::move(doc);
+    }
     iceberg::Table t;
     t.name = id.ToString();
     t.metadata_location = location;
@@ -718,7 +755,7 @@ Result<iceberg::Table> SqlCatalog::CommitTable(const TableIdentifier& id, const 
     return t;
   };
   if (swapped.ok()) {
-    DeleteDroppedMetadata(*io, base_json, base.metadata_location, *applied);
+    DeleteDroppedMetadata(*io, before, *applied);
     return committed();
   }
   if (swapped.code() == StatusCode::kCommitConflict || swapped.code() == StatusCode::kNotFound) {

@@ -9,7 +9,9 @@
 // Passwords never appear in description() or in errors: see RedactUri.
 #pragma once
 
+#include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -40,6 +42,7 @@ Result<SqlTarget> ParseSqlUri(const std::string& uri, const storage::PropertyMap
 std::string RedactUri(std::string_view uri);
 
 class SqlBackend;
+struct CommittedDocument;
 
 class SqlCatalog : public Catalog {
  public:
@@ -64,7 +67,10 @@ class SqlCatalog : public Catalog {
   // when another writer registers it first; the file written is deleted).
   Result<iceberg::Table> CreateTable(const TableIdentifier& id, const iceberg::TableCreate& create) override;
   // Applies the commit to base's metadata document (re-read from
-  // base.metadata_location), writes the next metadata file and swaps the
+  // base.metadata_location unless it is the document this catalog committed
+  // last for the table, which it keeps parsed with its snapshots' text, so
+  // that a commit does not re-read, re-parse and re-serialise the whole
+  // history), writes the next metadata file and swaps the
   // pointer from base.metadata_location to it. Lost race: kCommitConflict
   // (the unreferenced file is deleted). A swap whose outcome cannot be
   // checked: kCommitStateUnknown (the file is kept).
@@ -98,6 +104,8 @@ class SqlCatalog : public Catalog {
   storage::PropertyMap properties_;  // for the tables' storage: without uri and jdbc.*
   bool has_schema_ = false;
   bool v1_ = false;  // iceberg_tables has iceberg_type
+  std::mutex committed_mu_;
+  std::map<std::string, std::unique_ptr<CommittedDocument>> committed_;  // by table identifier
 };
 
 // sqlite:///relative/path.db or sqlite:////absolute/path.db (kept for callers

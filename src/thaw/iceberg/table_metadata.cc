@@ -62,7 +62,7 @@ Result<Snapshot> ParseSnapshot(const json& j) {
   return s;
 }
 
-Result<TableMetadata> ParseImpl(const json& j) {
+Result<TableMetadata> ParseImpl(const json& j, const TableMetadata* reuse) {
   TableMetadata md;
   if (!j.is_object()) return Status::Corrupt("top level is not a JSON object");
   if (!j.contains("format-version")) return Status::Corrupt("missing required field 'format-version'");
@@ -115,9 +115,38 @@ Result<TableMetadata> ParseImpl(const json& j) {
     if (id != -1) md.current_snapshot_id = id;  // Java writes -1 for "none"
   }
   if (j.contains("snapshots")) {
+    // A commit's new document mostly repeats its base's snapshots in order.
+    size_t next_reused = 0;
+    auto reused = [&](const json& s) -> std::shared_ptr<const Snapshot> {
+      if (!reuse || !s.is_object()) return nullptr;
+      auto id = s.find("snapshot-id");
+      if (id == s.end() || !id->is_number_integer()) return nullptr;
+      const int64_t want = id->get<int64_t>();
+      std::shared_ptr<const Snapshot> found;
+      if (next_reused < reuse->snapshots.size() && reuse->snapshots[next_reused]->snapshot_id == want) {
+        found = reuse->snapshots[next_reused++];
+      } else {
+        for (size_t i = 0; i < reuse->snapshots.size(); ++i) {
+          if (reuse->snapshots[i]->snapshot_id != want) continue;
+          found = reuse->snapshots[i];
+          next_reused = i + 1;
+          break;
+        }
+      }
+      if (!found || found->timestamp_ms != s.value("timestamp-ms", int64_t{-1})) return nullptr;
+      auto list = s.find("manifest-list");
+      const bool same_list = list == s.end() ? found->manifest_list.empty()
+                                             : list->is_string() && list->get_ref<const std::string&>() == found->manifest_list;
+      return same_list ? found : nullptr;
+    };
+    md.snapshots.reserve(j["snapshots"].size());
     for (const auto& s : j["snapshots"]) {
+      if (auto same = reused(s)) {
+        md.snapshots.push_back(std::move(same));
+        continue;
+      }
       ASSIGN_OR_RAISE(auto snap, ParseSnapshot(s));
-      md.snapshots.push_back(std::move(snap));
+      md.snapshots.push_back(std::make_shared<const Snapshot>(std::move(snap)));
     }
   }
   if (j.contains("snapshot-log")) {
@@ -144,8 +173,12 @@ Result<TableMetadata> TableMetadata::Parse(std::string_view text, std::string_vi
   if (j.is_discarded()) {
     return Status::Corrupt("table metadata {}: not valid JSON (file truncated or not a metadata file)", source);
   }
+  return FromJson(j, source);
+}
+
+Result<TableMetadata> TableMetadata::FromJson(const json& j, std::string_view source, const TableMetadata* reuse) {
   try {
-    auto r = ParseImpl(j);
+    auto r = ParseImpl(j, reuse);
     if (!r.ok()) return r.status().WithContext(fmt::format("table metadata {}", source));
     return r;
   } catch (const json::exception& e) {
@@ -169,7 +202,7 @@ const PartitionSpec* TableMetadata::SpecById(int32_t id) const {
 
 const Snapshot* TableMetadata::SnapshotById(int64_t id) const {
   for (const auto& s : snapshots)
-    if (s.snapshot_id == id) return &s;
+    if (s->snapshot_id == id) return s.get();
   return nullptr;
 }
 
@@ -220,7 +253,7 @@ Result<const Snapshot*> SelectSnapshot(const TableMetadata& md, const SnapshotSe
       }
     } else {
       for (const auto& s : md.snapshots) {
-        if (s.timestamp_ms <= *sel.as_of_ms && (!best || s.timestamp_ms >= best->timestamp_ms)) best = &s;
+        if (s->timestamp_ms <= *sel.as_of_ms && (!best || s->timestamp_ms >= best->timestamp_ms)) best = s.get();
       }
     }
     if (!best)

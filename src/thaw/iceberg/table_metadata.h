@@ -5,9 +5,12 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
+
+#include <nlohmann/json_fwd.hpp>
 
 #include "thaw/common/status.h"
 #include "thaw/iceberg/schema.h"
@@ -65,13 +68,21 @@ struct TableMetadata {
   std::vector<PartitionSpec> specs;
   std::map<std::string, std::string> properties;
   std::optional<int64_t> current_snapshot_id;
-  std::vector<Snapshot> snapshots;
+  // Shared, immutable: the metadata a commit returns shares the snapshots
+  // its base had (TableMetadata::FromJson's `reuse`), so a table of many
+  // snapshots is not copied or freed whole at every commit.
+  std::vector<std::shared_ptr<const Snapshot>> snapshots;
   std::vector<SnapshotLogEntry> snapshot_log;
   std::map<std::string, SnapshotRef> refs;
   std::optional<int64_t> next_row_id;
 
   // `source` names the file in error messages.
   static Result<TableMetadata> Parse(std::string_view json_text, std::string_view source);
+  // The same from a parsed document (a commit's new metadata, not re-read).
+  // `reuse`: metadata whose snapshots of the same id (and time and manifest
+  // list) are taken as they are instead of parsed again.
+  static Result<TableMetadata> FromJson(const nlohmann::json& doc, std::string_view source,
+                                        const TableMetadata* reuse = nullptr);
 
   const Schema& current_schema() const;
   const Schema* SchemaById(int32_t id) const;

@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <random>
 #include <set>
+#include <unordered_set>
 
 #include "thaw/iceberg/schema.h"
 
@@ -185,21 +186,19 @@ json& ObjectField(json& md, const char* key) {
   return md[key];
 }
 
-bool HasSnapshot(const json& md, int64_t id) {
-  if (!md.contains("snapshots") || !md["snapshots"].is_array()) return false;
-  for (const auto& s : md["snapshots"]) {
-    if (s.value("snapshot-id", int64_t{-2}) == id) return true;
-  }
-  return false;
-}
-
+// Newest first: a commit mostly asks for the snapshot it has just added.
 const json* FindSnapshot(const json& md, int64_t id) {
-  if (!md.contains("snapshots") || !md["snapshots"].is_array()) return nullptr;
-  for (const auto& s : md["snapshots"]) {
-    if (s.value("snapshot-id", int64_t{-2}) == id) return &s;
+  auto snaps = md.find("snapshots");
+  if (snaps == md.end() || !snaps->is_array()) return nullptr;
+  for (auto s = snaps->rbegin(); s != snaps->rend(); ++s) {
+    if (!s->is_object()) continue;
+    auto sid = s->find("snapshot-id");
+    if (sid != s->end() && sid->is_number_integer() && sid->get<int64_t>() == id) return &*s;
   }
   return nullptr;
 }
+
+bool HasSnapshot(const json& md, int64_t id) { return FindSnapshot(md, id) != nullptr; }
 
 int64_t IntField(const json& md, const char* key, int64_t fallback) {
   return md.contains(key) && md[key].is_number_integer() ? md[key].get<int64_t>() : fallback;
@@ -232,9 +231,15 @@ int32_t MaxFieldId(const json& type) {
 // one was.
 void TrimSnapshotLog(json& md) {
   if (!md.contains("snapshot-log") || !md["snapshot-log"].is_array()) return;
+  std::unordered_set<int64_t> present;
+  if (auto snaps = md.find("snapshots"); snaps != md.end() && snaps->is_array()) {
+    for (const auto& s : *snaps) {
+      if (s.is_object()) present.insert(s.value("snapshot-id", int64_t{-2}));
+    }
+  }
   json kept = json::array();
   for (const auto& e : md["snapshot-log"]) {
-    if (HasSnapshot(md, e.value("snapshot-id", int64_t{-2}))) {
+    if (present.count(e.value("snapshot-id", int64_t{-2}))) {
       kept.push_back(e);
     } else {
       kept = json::array();
@@ -243,12 +248,11 @@ void TrimSnapshotLog(json& md) {
   md["snapshot-log"] = std::move(kept);
 }
 
-Result<json> ApplyImpl(const json& base, const std::string& base_location,
-                       const std::vector<TableRequirement>& requirements, const std::vector<TableUpdate>& updates,
-                       int64_t now_ms) {
-  for (const auto& r : requirements) RETURN_NOT_OK(CheckRequirement(base, r));
-  if (!base.is_object()) return Status::Invalid("cannot commit: the base table metadata is not a JSON object");
-  json md = base;
+Result<json> ApplyImpl(json md, const std::string& base_location, const std::vector<TableRequirement>& requirements,
+                       const std::vector<TableUpdate>& updates, int64_t now_ms) {
+  for (const auto& r : requirements) RETURN_NOT_OK(CheckRequirement(md, r));
+  if (!md.is_object()) return Status::Invalid("cannot commit: the base table metadata is not a JSON object");
+  const int64_t base_last_updated_ms = IntField(md, "last-updated-ms", 0);
   const int format_version = static_cast<int>(IntField(md, "format-version", 1));
   int64_t last_updated_ms = now_ms;
   std::set<int64_t> added;
@@ -382,7 +386,7 @@ Result<json> ApplyImpl(const json& base, const std::string& base_location,
   md["last-updated-ms"] = last_updated_ms;
   if (!base_location.empty()) {
     json& log = ArrayField(md, "metadata-log");
-    log.push_back({{"metadata-file", base_location}, {"timestamp-ms", IntField(base, "last-updated-ms", 0)}});
+    log.push_back({{"metadata-file", base_location}, {"timestamp-ms", base_last_updated_ms}});
     // write.metadata.previous-versions-max (Iceberg's default 100) bounds the log.
     int64_t max_entries = 100;
     if (md.contains("properties") && md["properties"].is_object() &&
@@ -402,11 +406,10 @@ Result<json> ApplyImpl(const json& base, const std::string& base_location,
 
 }  // namespace
 
-Result<json> ApplyCommit(const json& base, const std::string& base_location,
-                         const std::vector<TableRequirement>& requirements, const std::vector<TableUpdate>& updates,
-                         int64_t now_ms) {
+Result<json> ApplyCommit(json base, const std::string& base_location, const std::vector<TableRequirement>& requirements,
+                         const std::vector<TableUpdate>& updates, int64_t now_ms) {
   try {
-    return ApplyImpl(base, base_location, requirements, updates, now_ms);
+    return ApplyImpl(std::move(base), base_location, requirements, updates, now_ms);
   } catch (const json::exception& e) {
     return Status::Corrupt("table metadata {}: {}", base_location.empty() ? "(new)" : base_location, e.what());
   }

@@ -72,8 +72,10 @@ nlohmann::json SnapshotToJson(const Snapshot& s);
 // one whose snapshot is gone (no gaps in the history); ids the table lacks are
 // ignored. A failed requirement is kCommitConflict naming what differed; an
 // update that cannot apply (snapshot id reused, sequence number not above the
-// table's, unknown ref snapshot) is kInvalidArgument.
-Result<nlohmann::json> ApplyCommit(const nlohmann::json& base, const std::string& base_location,
+// table's, unknown ref snapshot) is kInvalidArgument. `base` is taken by
+// value: a caller that keeps the document (a catalog's last commit) moves it
+// in rather than copying every snapshot.
+Result<nlohmann::json> ApplyCommit(nlohmann::json base, const std::string& base_location,
                                    const std::vector<TableRequirement>& requirements,
                                    const std::vector<TableUpdate>& updates, int64_t now_ms);
 

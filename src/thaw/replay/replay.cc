@@ -804,7 +804,7 @@ Result<ReplaySummary> RunReplayImpl(std::shared_ptr<const iceberg::Table> table,
     // still in the metadata: no commit between them was expired.
     auto none_expired_before = [&](int64_t seq) {
       std::set<int64_t> present;
-      for (const auto& snap : latest->metadata.snapshots) present.insert(snap.sequence_number);
+      for (const auto& snap : latest->metadata.snapshots) present.insert(snap->sequence_number);
       for (int64_t n = last_seq + 1; n < seq; ++n) {
         if (!present.count(n)) return false;
       }

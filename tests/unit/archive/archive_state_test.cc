@@ -26,12 +26,12 @@ TEST(ArchiveState, RejectsMalformedNextOffsets) {
   }
 }
 
-iceberg::Snapshot Snap(int64_t id, std::optional<int64_t> parent, std::map<std::string, std::string> summary) {
+std::shared_ptr<const iceberg::Snapshot> Snap(int64_t id, std::optional<int64_t> parent, std::map<std::string, std::string> summary) {
   iceberg::Snapshot s;
   s.snapshot_id = id;
   s.parent_snapshot_id = parent;
   s.summary = std::move(summary);
-  return s;
+  return std::make_shared<const iceberg::Snapshot>(std::move(s));
 }
 
 TEST(ArchiveState, ReadNextOffsetsWalksMainsAncestry) {

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <memory>
 
 namespace thaw::archive {
 namespace {
@@ -105,13 +106,13 @@ TEST(PlanCompactionGroups, AFileContainedInAnotherBreaksBoth) {
   EXPECT_EQ(Paths(files, PlanCompactionGroups(files, kTarget)), (std::vector<std::vector<std::string>>{{"b", "c"}}));
 }
 
-iceberg::Snapshot Snap(int64_t id, std::optional<int64_t> parent, int64_t ts) {
+std::shared_ptr<const iceberg::Snapshot> Snap(int64_t id, std::optional<int64_t> parent, int64_t ts) {
   iceberg::Snapshot s;
   s.snapshot_id = id;
   s.parent_snapshot_id = parent;
   s.timestamp_ms = ts;
   s.sequence_number = id;
-  return s;
+  return std::make_shared<const iceberg::Snapshot>(std::move(s));
 }
 
 TEST(SnapshotsToExpire, KeepsCurrentRefHeadsAndTheNewestOnMain) {
