@@ -820,6 +820,55 @@ def test_commits_merge_manifests_as_a_merge_append_does(thaw, kafka, wh):
     assert json.loads(p.stdout)["records"] == 0
 
 
+def test_follow_merges_manifests_beside_the_commits(thaw, kafka, wh):
+    """Issue 20: merging on the commit path made every hundredth commit seconds long. Under --follow the merge
+    runs beside the archive and a later commit takes the merged manifests: the manifest count stays bounded,
+    snapshots list the merged manifests (EXISTING entries), no merged file is left behind that no snapshot
+    lists, and every engine reads every record once."""
+    import iceberg_readers
+    topic, uri, t = archived_with_properties(thaw, kafka, wh, "ns.bgmerge", {"commit.manifest.min-count-to-merge": "3"})
+    proc = start_follow(thaw, kafka, uri, "ns.bgmerge", topic, wh, "--commit-interval", "300ms", "--json")
+    counts, existing = [], 0
+    try:
+        for i in range(12):
+            produce(kafka, topic, 2, start=2 + 2 * i, partitions=2)
+            time.sleep(0.5)
+            snap = fixtures.open_catalog(wh).load_table("ns.bgmerge").current_snapshot()
+            manifests = snap.manifests(t.io)
+            counts.append(len(manifests))
+            existing = max(existing, sum(m.existing_files_count or 0 for m in manifests))
+        want = sorted(topic_view(kafka.consume_all(topic)), key=lambda r: (r["partition"], r["offset"]))
+        deadline = time.monotonic() + 30
+        while fixtures.open_catalog(wh).load_table("ns.bgmerge").current_snapshot().summary["total-records"] != \
+                str(len(want)):
+            assert time.monotonic() < deadline
+            time.sleep(0.2)
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 0, err.decode()
+    assert existing > 0, f"no snapshot listed a merged manifest: {counts}"
+    assert json.loads(out)["manifest_merges"] >= 1, counts
+    # min-count 3: a merge starts when a commit finds 3 and is taken by a later commit.
+    assert max(counts) <= 6, counts
+    t = fixtures.open_catalog(wh).load_table("ns.bgmerge")
+    listed = set()
+    for snap in t.snapshots():
+        listed.update(m.manifest_path.removeprefix("file://") for m in snap.manifests(t.io))
+        listed.add(snap.manifest_list.removeprefix("file://"))
+    meta_dir = os.path.join(t.location().removeprefix("file://"), "metadata")
+    on_disk = {os.path.join(meta_dir, f) for f in os.listdir(meta_dir) if f.endswith(".avro")}
+    assert on_disk <= listed, sorted(on_disk - listed)
+    assert len(want) == 2 * 26
+    assert inspect_records(thaw, uri, "ns.bgmerge") == want
+    assert pyiceberg_records(wh, "ns.bgmerge") == want
+    duck = iceberg_readers.read_duckdb(t.metadata_location)
+    assert sorted((r["partition"], r["offset"]) for r in duck) == [(r["partition"], r["offset"]) for r in want]
+    assert t.current_snapshot().summary["total-records"] == str(len(want))
+
+
 def test_compression_level_comes_from_the_table_property(thaw, kafka, wh):
     """Iceberg's write.parquet.compression-level sets archive's zstd level (default 3, Iceberg Java's): the same
     records take fewer bytes at level 19 than at level 1; a value that is not a zstd level is refused, naming the

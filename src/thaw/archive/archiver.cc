@@ -15,6 +15,7 @@
 #include <thread>
 #include <tuple>
 
+#include "thaw/archive/background_merge.h"
 #include "thaw/archive/maintain_plan.h"
 #include "thaw/archive/row_avro.h"
 #include "thaw/archive/row_value.h"
@@ -651,7 +652,7 @@ class Archiver {
     // The end, or a stop: what is buffered, and the positions reached (past
     // trailing gaps, and the start offsets of a first run, so a rerun resumes
     // where this one started even when it archived nothing).
-    if (HasData() || NextOffsets() != committed_) RETURN_NOT_OK(Commit());
+    if (HasData() || NextOffsets() != committed_) RETURN_NOT_OK(Commit(/*last=*/true));
     if (o_.progress) Progress();
     StopWriters();
     auto secs = [](Clock::duration d) { return std::chrono::duration<double>(d).count(); };
@@ -982,7 +983,9 @@ class Archiver {
 
   // Closes every open file and commits them, with the offsets reached, as
   // one append snapshot; a conflict is re-applied on the new table state.
-  Status Commit() {
+  // `last`: the run's final commit (a manifest merge still running is
+  // waited for, and what is left merged inline).
+  Status Commit(bool last = false) {
     const auto draining = Clock::now();
     RETURN_NOT_OK(Drain());
     times_.drain += Clock::now() - draining;
@@ -1042,6 +1045,7 @@ class Archiver {
       next = Overlay(std::move(base), ours);
       std::vector<iceberg::ManifestFile> manifests;
       if (manifest) manifests.push_back(*manifest);
+      const size_t own = manifests.size();
       if (parent) {
         auto parents = iceberg::ReadManifestList(*io_, md, *parent);
         if (!parents.ok()) {
@@ -1051,10 +1055,11 @@ class Archiver {
         manifests.insert(manifests.end(), parents->begin(), parents->end());
       }
       // A merge append, as Iceberg Java's: the parent's small manifests are
-      // merged once they number commit.manifest.min-count-to-merge.
-      auto merged = iceberg::MergeManifests(*io_, md, snapshot_id, manifests,
-                                            fmt::format("{}/{}-{}", metadata_root_, commit_id, attempt + 1),
-                                            iceberg::ManifestMergeOptions::FromProperties(md));
+      // merged once they number commit.manifest.min-count-to-merge, beside
+      // the archive but in its last commit (background_merge.h).
+      if (!merger_) merger_ = std::make_unique<BackgroundMerge>(io_);
+      auto merged = merger_->ForCommit(md, snapshot_id, std::move(manifests), own,
+                                       fmt::format("{}/{}-{}", metadata_root_, commit_id, attempt + 1), last);
       if (!merged.ok()) return merged.status().WithContext(fmt::format("table '{}'", name));
       manifests = std::move(*merged);
       iceberg::Snapshot snap;
@@ -1136,6 +1141,8 @@ class Archiver {
       std::this_thread::sleep_for(std::chrono::milliseconds(backoff_ms));
       backoff_ms = std::min<int64_t>(backoff_ms * 2, 2000);
     }
+    merger_->Committed(snapshot_id);
+    summary_.manifest_merges = merger_->merges_taken();
     const auto commit_time = Clock::now() - committing;
     times_.commit += commit_time;
     committed_ = next;
@@ -1170,6 +1177,7 @@ class Archiver {
   iceberg::PartitionSpec spec_;
   std::optional<iceberg::Schema> schema_;
   std::shared_ptr<storage::FileIO> io_;
+  std::unique_ptr<BackgroundMerge> merger_;
   std::optional<int32_t> sort_order_id_;  // what data files name as their sort order
   int64_t row_group_bytes_ = 64 << 20;
   int zstd_level_ = 3;

@@ -65,6 +65,7 @@ struct ArchiveSummary {
   int64_t commits = 0;
   int64_t data_files = 0;
   int64_t conflicts_retried = 0;
+  int64_t manifest_merges = 0;  // merges of small manifests a commit took from beside the archive
   int64_t snapshot_id = 0;    // the last one committed (0: none)
   TopicOffsets next_offsets;  // as committed
   bool interrupted = false;

@@ -146,6 +146,7 @@ Status RunArchiveCommand(const ArchiveArgs& a, const replay::KafkaConfig& kafka)
     j["commits"] = sum.commits;
     j["data_files"] = sum.data_files;
     j["conflicts_retried"] = sum.conflicts_retried;
+    j["manifest_merges"] = sum.manifest_merges;
     j["snapshot_id"] = sum.snapshot_id == 0 ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(sum.snapshot_id);
     nlohmann::ordered_json next = nlohmann::ordered_json::object();
     for (const auto& [topic, parts] : sum.next_offsets) {
