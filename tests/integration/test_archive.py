@@ -754,6 +754,42 @@ def test_resumes_after_another_engine_compacted_and_expired_every_archive_snapsh
     assert "set the table property thaw.archive.ordered-files=true" in errline(p), errline(p)
 
 
+def test_resumes_after_iceberg_java_compacted_and_expired_every_archive_snapshot(thaw, kafka, wh):
+    """Issue 20, with the commits Spark's rewrite_data_files and expire_snapshots make (Iceberg Java's RewriteFiles,
+    a `replace` snapshot without thaw.archive.next-offsets, then ExpireSnapshots down to it): the rerun resumes
+    from what the data files prove, archives only the new records, and every engine reads each record once."""
+    from pathlib import Path
+    import iceberg_readers
+    java_run = Path(__file__).resolve().parents[2] / "tests" / "fixtures" / "java" / "run.sh"
+    topic = topic_name()
+    kafka.create_topic(topic, 3)
+    uri = fixtures.catalog_uri(wh)
+    for start in (0, 5):  # two archive snapshots: two data files a partition
+        produce(kafka, topic, 5, start=start)
+        p = archive(thaw, kafka, uri, "ns.javamaint", topic, "--create", "--warehouse", wh)
+        assert p.returncode == 0, p.stderr.decode()
+    db = os.path.join(os.path.abspath(wh), "catalog.db")
+    j = subprocess.run([str(java_run), "follow", "maintain", db, "default", os.path.abspath(wh), "ns.javamaint"],
+                       capture_output=True, timeout=300)
+    assert j.returncode == 0, j.stderr.decode()
+    t = fixtures.open_catalog(wh).load_table("ns.javamaint")
+    assert t.current_snapshot().summary.operation.value == "replace", t.current_snapshot().summary
+    assert len(t.metadata.snapshots) == 1 and t.current_snapshot().summary.get("thaw.archive.next-offsets") is None
+    assert len(t.inspect.files()) == 3  # one file a partition, written by Iceberg Java
+    produce(kafka, topic, 4, start=10)
+    p = archive(thaw, kafka, uri, "ns.javamaint", topic, "--from-offset", "earliest", "--json")
+    assert p.returncode == 0, p.stderr.decode()
+    assert json.loads(p.stdout)["records"] == 12  # the 4 new records of each partition, none again
+    assert "resuming from the offsets its data files hold" in p.stderr.decode()
+    want = sorted(topic_view(kafka.consume_all(topic)), key=lambda r: (r["partition"], r["offset"]))
+    assert len(want) == 3 * 14
+    assert inspect_records(thaw, uri, "ns.javamaint") == want
+    assert pyiceberg_records(wh, "ns.javamaint") == want
+    t = fixtures.open_catalog(wh).load_table("ns.javamaint")
+    duck = iceberg_readers.read_duckdb(t.metadata_location)
+    assert sorted((r["partition"], r["offset"]) for r in duck) == [(r["partition"], r["offset"]) for r in want]
+
+
 def archived_with_properties(thaw, kafka, wh, name, properties):
     """A 2-partition topic with 2 records a partition, archived into a new table that then gets `properties`;
     returns (topic, catalog uri, table)."""
