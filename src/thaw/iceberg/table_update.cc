@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <optional>
 #include <random>
 #include <set>
 #include <unordered_set>
@@ -256,13 +257,23 @@ Result<json> ApplyImpl(json md, const std::string& base_location, const std::vec
   const int format_version = static_cast<int>(IntField(md, "format-version", 1));
   int64_t last_updated_ms = now_ms;
   std::set<int64_t> added;
+  std::optional<std::unordered_set<int64_t>> ids;  // the snapshots', for add-snapshot
   bool removed_any = false;
 
   for (const auto& u : updates) {
     switch (u.kind) {
       case TableUpdate::Kind::kAddSnapshot: {
         const Snapshot& s = u.snapshot;
-        if (HasSnapshot(md, s.snapshot_id)) {
+        if (!ids) {  // once per commit, however many snapshots it adds
+          ids.emplace();
+          if (auto snaps = md.find("snapshots"); snaps != md.end() && snaps->is_array()) {
+            ids->reserve(snaps->size() + updates.size());
+            for (const auto& e : *snaps) {
+              if (e.is_object()) ids->insert(e.value("snapshot-id", int64_t{-2}));
+            }
+          }
+        }
+        if (!ids->insert(s.snapshot_id).second) {
           return Status::Invalid("cannot add snapshot {}: the table already has a snapshot with that id",
                                  s.snapshot_id);
         }
@@ -324,6 +335,7 @@ Result<json> ApplyImpl(json md, const std::string& base_location, const std::vec
         break;
       }
       case TableUpdate::Kind::kRemoveSnapshots: {
+        ids.reset();
         // Ids the table does not have are ignored (as Iceberg Java: another
         // expiry may have removed them already).
         std::set<int64_t> ids(u.snapshot_ids.begin(), u.snapshot_ids.end());
