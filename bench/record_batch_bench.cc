@@ -19,7 +19,7 @@ using namespace thaw;
 
 struct Fixture {
   std::deque<std::string> store;
-  records::RecordBatch batch;
+  kafka::RecordBatch batch;
   int64_t payload = 0;
 
   explicit Fixture(int n, size_t value_size) {
@@ -35,7 +35,7 @@ struct Fixture {
         value += ' ';
       }
       value.resize(value_size);
-      records::Record r;
+      kafka::Record r;
       r.offset = 1'000'000 + i;
       r.timestamp_ms = 1'700'000'000'000 + i * 3;
       r.key = key;

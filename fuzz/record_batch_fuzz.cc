@@ -43,9 +43,9 @@ void Check(std::string_view bytes) {
   if (!decoded.ok()) return;
   for (const DecodedBatch& batch : decoded->batches) {
     if (batch.records.empty()) continue;
-    records::RecordBatch owner;
+    kafka::RecordBatch owner;
     for (const DecodedRecord& d : batch.records) {
-      records::Record r;
+      kafka::Record r;
       r.offset = d.offset;
       r.timestamp_ms = d.timestamp_ms;
       r.timestamp_type = batch.timestamp_type();
@@ -54,7 +54,7 @@ void Check(std::string_view bytes) {
       r.header_begin = static_cast<uint32_t>(owner.headers.size());
       r.header_count = static_cast<uint32_t>(d.headers.size());
       for (const auto& [k, v] : d.headers) {
-        records::Header h{k, std::nullopt};
+        kafka::Header h{k, std::nullopt};
         if (v) h.value = std::string_view(*v);
         owner.headers.push_back(h);
       }

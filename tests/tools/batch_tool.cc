@@ -93,16 +93,16 @@ int Encode(int argc, char** argv) {
     if (j.is_null()) return std::nullopt;
     return std::string_view(store.emplace_back(B64Decode(j.get<std::string>())));
   };
-  thaw::records::RecordBatch batch;
+  thaw::kafka::RecordBatch batch;
   std::string line;
   while (std::getline(std::cin, line)) {
     if (line.empty()) continue;
     json j = json::parse(line);
-    thaw::records::Record r;
+    thaw::kafka::Record r;
     r.offset = j.at("offset").get<int64_t>();
     r.timestamp_ms = j.at("timestamp").get<int64_t>();
     if (j.value("timestamp_type", "create") == "log_append")
-      r.timestamp_type = thaw::records::TimestampType::kLogAppendTime;
+      r.timestamp_type = thaw::kafka::TimestampType::kLogAppendTime;
     r.key = keep(j.value("key", json(nullptr)));
     r.value = keep(j.value("value", json(nullptr)));
     r.header_begin = static_cast<uint32_t>(batch.headers.size());
@@ -113,7 +113,7 @@ int Encode(int argc, char** argv) {
     batch.records.push_back(r);
   }
   std::string out;
-  std::span<const thaw::records::Record> all(batch.records);
+  std::span<const thaw::kafka::Record> all(batch.records);
   size_t step = per_batch ? per_batch : all.size();
   for (size_t i = 0; i < all.size(); i += step) {
     auto st = thaw::kafka::AppendRecordBatch(all.subspan(i, std::min(step, all.size() - i)), batch, options, &out);
@@ -157,7 +157,7 @@ int Decode(int argc, char** argv) {
                 {"offset", rec.offset},
                 {"timestamp", rec.timestamp_ms},
                 {"timestamp_type",
-                 batch.timestamp_type() == thaw::records::TimestampType::kLogAppendTime ? "log_append" : "create"},
+                 batch.timestamp_type() == thaw::kafka::TimestampType::kLogAppendTime ? "log_append" : "create"},
                 {"key", Nullable(rec.key)},
                 {"value", Nullable(rec.value)},
                 {"headers", headers}};

@@ -117,7 +117,7 @@ int main(int argc, char** argv) {
         auto eq = v.find('=');
         props[v.substr(0, eq)] = v.substr(eq + 1);
       } else if (a == "-X") {
-        RETURN_NOT_OK(thaw::replay::ParseProperty(v, &opt.kafka.properties));
+        RETURN_NOT_OK(thaw::kafka::rdkafka::ParseProperty(v, &opt.kafka.properties));
       } else {
         return Status::Invalid("unknown argument {}", a);
       }

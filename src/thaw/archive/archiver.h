@@ -33,7 +33,7 @@ namespace thaw::archive {
 enum class Layout { kThaw, kRow };
 
 struct ArchiveOptions {
-  replay::KafkaConfig kafka;
+  kafka::rdkafka::KafkaConfig kafka;
   std::vector<std::string> topics;  // one table per run; several topics add the kafka_topic column
   catalog::TableIdentifier table;
   bool create = false;

@@ -8,15 +8,15 @@
 #include <set>
 
 #include "thaw/common/log.h"
-#include "thaw/replay/kafka_internal.h"
+#include "thaw/kafka/rdkafka/client_glue.h"
 
 namespace thaw::archive {
 
 namespace {
 
-using replay::ClientErrors;
-using replay::StopWatch;
-namespace ki = replay::kafka_internal;
+using kafka::rdkafka::ClientErrors;
+using kafka::rdkafka::StopWatch;
+namespace ki = kafka::rdkafka;
 
 // Waits on the brokers are cut in slices this long, to notice a stop.
 constexpr int kSliceMs = 200;

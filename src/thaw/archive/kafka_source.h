@@ -16,7 +16,7 @@
 
 #include "thaw/common/status.h"
 #include "thaw/records/record.h"
-#include "thaw/replay/kafka_client.h"
+#include "thaw/kafka/rdkafka/client_glue.h"
 
 namespace thaw::archive {
 
@@ -28,7 +28,7 @@ struct FromOffset {
 };
 
 struct SourceOptions {
-  replay::KafkaConfig kafka;
+  kafka::rdkafka::KafkaConfig kafka;
   std::string topic;
   std::vector<int32_t> partitions;    // empty = every partition of the topic
   std::map<int32_t, int64_t> resume;  // next offset per partition, from the table

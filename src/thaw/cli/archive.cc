@@ -42,7 +42,7 @@ struct ArchiveArgs {
 
 std::string Mb(int64_t bytes) { return fmt::format("{:.1f} MB", bytes / 1e6); }
 
-Status RunArchiveCommand(const ArchiveArgs& a, const replay::KafkaConfig& kafka) {
+Status RunArchiveCommand(const ArchiveArgs& a, const kafka::rdkafka::KafkaConfig& kafka) {
   log::Init("archive", a.verbose);
   archive::ArchiveOptions o;
   o.kafka = kafka;

@@ -27,8 +27,8 @@ void KafkaArgs::Register(CLI::App* app) {
                   "tools' --command-config take");
 }
 
-Result<replay::KafkaConfig> KafkaArgs::Resolve() const {
-  replay::KafkaConfig c;
+Result<kafka::rdkafka::KafkaConfig> KafkaArgs::Resolve() const {
+  kafka::rdkafka::KafkaConfig c;
   std::map<std::string, std::string> origin;  // property -> "-F FILE" or "-X"
   if (!properties_file.empty()) {
     ASSIGN_OR_RAISE(auto file, ReadPropertiesFile(properties_file));
@@ -38,7 +38,7 @@ Result<replay::KafkaConfig> KafkaArgs::Resolve() const {
     }
   }
   for (const auto& p : properties) {
-    RETURN_NOT_OK(replay::ParseProperty(p, &c.properties));
+    RETURN_NOT_OK(kafka::rdkafka::ParseProperty(p, &c.properties));
     origin[p.substr(0, p.find('='))] = "-X";
   }
   // Unknown names and malformed values are bad usage, found before anything

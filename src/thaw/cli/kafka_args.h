@@ -17,7 +17,7 @@
 #include <CLI/CLI.hpp>
 
 #include "thaw/common/status.h"
-#include "thaw/replay/kafka_client.h"
+#include "thaw/kafka/rdkafka/client_glue.h"
 
 namespace thaw::cli {
 
@@ -29,7 +29,7 @@ struct KafkaArgs {
   void Register(CLI::App* app);
   // The connection settings, with -F read and -X applied over it. Errors
   // (an unreadable -F, a malformed line or -X) are kInvalidArgument: bad usage.
-  Result<replay::KafkaConfig> Resolve() const;
+  Result<kafka::rdkafka::KafkaConfig> Resolve() const;
 };
 
 // Reads a Java-style properties file (-F); the syntax is in thaw/common/properties.h.

@@ -1,61 +1,14 @@
-// Kafka records as Thaw hands them to replay, serve and inspect. Records are
-// views into the Arrow buffers they were decoded from (no copy of keys and
-// values); a RecordBatch keeps those buffers alive.
+// The record view the reader hands out: kafka/record.h (below both records/
+// and the Kafka wire codec), under the names records/ has always used.
 #pragma once
 
-#include <cstdint>
-#include <memory>
-#include <optional>
-#include <span>
-#include <string>
-#include <string_view>
-#include <vector>
+#include "thaw/kafka/record.h"
 
 namespace thaw::records {
 
-enum class TimestampType : int8_t { kCreateTime = 0, kLogAppendTime = 1 };
-
-struct Header {
-  std::string_view key;
-  std::optional<std::string_view> value;  // nullopt = null value
-};
-
-struct Record {
-  int32_t partition = 0;
-  int64_t offset = 0;
-  int64_t timestamp_ms = 0;
-  TimestampType timestamp_type = TimestampType::kCreateTime;
-  std::optional<std::string_view> key;    // nullopt = null key
-  std::optional<std::string_view> value;  // nullopt = null value (tombstone)
-  // The source topic stored with the row (the layout's topic column, e.g.
-  // the Kafka Connect sink's _kafka_metadata_topic); nullopt when the layout
-  // has none or the row's is null. Callers fall back to the table's
-  // `thaw.source.topic` property.
-  std::optional<std::string_view> topic;
-  uint32_t header_begin = 0;              // into RecordBatch::headers
-  uint32_t header_count = 0;
-  // The decoded row this record came from (kept alive by RecordBatch), for
-  // filters over table columns (--where).
-  const void* source_batch = nullptr;     // arrow::RecordBatch
-  int64_t source_row = -1;
-};
-
-struct RecordBatch {
-  std::vector<Record> records;
-  std::vector<Header> headers;
-  // Owners of the bytes the views point into (Arrow batches, strings built
-  // by Thaw such as JSON values); shared with the reader's buffers.
-  std::vector<std::shared_ptr<const void>> keepalive;
-
-  std::span<const Header> HeadersOf(const Record& r) const {
-    return {headers.data() + r.header_begin, r.header_count};
-  }
-  void Clear() {
-    records.clear();
-    headers.clear();
-    keepalive.clear();
-  }
-  size_t size() const { return records.size(); }
-};
+using kafka::Header;
+using kafka::Record;
+using kafka::RecordBatch;
+using kafka::TimestampType;
 
 }  // namespace thaw::records

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "thaw/common/status.h"
+#include "thaw/kafka/rdkafka/client_glue.h"
 #include "thaw/records/record.h"
 
 struct rd_kafka_s;
@@ -23,44 +24,12 @@ struct rd_kafka_topic_s;
 
 namespace thaw::replay {
 
-struct KafkaConfig {
-  std::string brokers;
-  std::map<std::string, std::string> properties;  // -X name=value passthrough
-  // Set by SIGINT/SIGTERM. Every wait on the broker (metadata, admin calls,
-  // flush, transactions, a full queue) checks it between short slices and
-  // gives up within kStopGraceMs of it being set, so Ctrl-C is prompt even
-  // when the broker does not answer.
-  const std::atomic<bool>* stop = nullptr;
-};
-
-// How long waits on the broker continue once a stop was asked: time for a
-// final checkpoint to a healthy broker, no more.
-inline constexpr int kStopGraceMs = 1500;
-
-// Connection problems librdkafka reported (its error_cb), kept to explain a
-// later failure in one line instead of printing its raw log lines.
-struct ClientErrors {
-  mutable std::mutex mu;
-  std::string first_transport;  // e.g. "127.0.0.1:1/bootstrap: Connect to ipv4#127.0.0.1:1 failed: Connection refused"
-  std::string Describe() const;
-};
-
-// Ends waits on the broker: false once the stop flag has been set for longer
-// than kStopGraceMs.
-class StopWatch {
- public:
-  explicit StopWatch(const std::atomic<bool>* stop) : stop_(stop) {}
-  // True while waiting may go on.
-  bool Continue();
-  bool stopping() const { return stop_ && stop_->load(); }
-
- private:
-  const std::atomic<bool>* stop_;
-  int64_t seen_ms_ = -1;
-};
-
-// Parses "name=value" (-X) into the map.
-Status ParseProperty(const std::string& text, std::map<std::string, std::string>* out);
+// The librdkafka glue replay shares with archive (kafka/rdkafka/client_glue.h).
+using kafka::rdkafka::ClientErrors;
+using kafka::rdkafka::KafkaConfig;
+using kafka::rdkafka::kStopGraceMs;
+using kafka::rdkafka::ParseProperty;
+using kafka::rdkafka::StopWatch;
 
 struct TopicInfo {
   std::string name;

@@ -11,9 +11,6 @@ namespace thaw::kafka {
 
 namespace {
 
-using records::Header;
-using records::Record;
-using records::TimestampType;
 
 // ---- encoding helpers ----
 
@@ -103,7 +100,7 @@ struct Plan {
   bool log_append_time = false;
 };
 
-Status CheckAndPlan(std::span<const Record> records, const records::RecordBatch& owner, Plan* plan) {
+Status CheckAndPlan(std::span<const Record> records, const RecordBatch& owner, Plan* plan) {
   if (records.empty()) return Status::Invalid("a record batch needs at least one record");
   const Record& first = records.front();
   plan->base_offset = first.offset;
@@ -161,7 +158,7 @@ Status CheckAndPlan(std::span<const Record> records, const records::RecordBatch&
   return Status::OK();
 }
 
-char* WriteRecords(char* p, std::span<const Record> records, const records::RecordBatch& owner, const Plan& plan) {
+char* WriteRecords(char* p, std::span<const Record> records, const RecordBatch& owner, const Plan& plan) {
   for (const Record& r : records) {
     auto headers = owner.HeadersOf(r);
     int64_t ts_delta = r.timestamp_ms - plan.base_timestamp;
@@ -190,7 +187,7 @@ size_t BatchableRun(std::span<const Record> records) {
   return i;
 }
 
-Status AppendRecordBatch(std::span<const Record> records, const records::RecordBatch& owner,
+Status AppendRecordBatch(std::span<const Record> records, const RecordBatch& owner,
                          const BatchOptions& options, std::string* out) {
   Plan plan;
   RETURN_NOT_OK(CheckAndPlan(records, owner, &plan));

@@ -14,7 +14,7 @@
 
 #include "thaw/common/status.h"
 #include "thaw/kafka/protocol/compression.h"
-#include "thaw/records/record.h"
+#include "thaw/kafka/record.h"
 
 namespace thaw::kafka {
 
@@ -52,13 +52,13 @@ struct BatchOptions {
 // Fast path: records are written straight from the views into *out (one
 // sizing pass, one writing pass); a compressed batch encodes its records
 // into a per-thread scratch buffer first.
-Status AppendRecordBatch(std::span<const records::Record> records, const records::RecordBatch& owner,
+Status AppendRecordBatch(std::span<const Record> records, const RecordBatch& owner,
                          const BatchOptions& options, std::string* out);
 
 // The length of the longest prefix of `records` that AppendRecordBatch
 // accepts as one batch (same timestamp type; with LogAppendTime the same
 // timestamp; offset span within int32). 0 only for an empty span.
-size_t BatchableRun(std::span<const records::Record> records);
+size_t BatchableRun(std::span<const Record> records);
 
 struct DecodedRecord {
   int64_t offset = 0;
@@ -82,9 +82,9 @@ struct DecodedBatch {
   int32_t base_sequence = -1;
 
   Compression compression() const { return static_cast<Compression>(attributes & kAttrCompressionMask); }
-  records::TimestampType timestamp_type() const {
-    return (attributes & kAttrLogAppendTime) ? records::TimestampType::kLogAppendTime
-                                             : records::TimestampType::kCreateTime;
+  TimestampType timestamp_type() const {
+    return (attributes & kAttrLogAppendTime) ? TimestampType::kLogAppendTime
+                                             : TimestampType::kCreateTime;
   }
   bool is_control() const { return attributes & kAttrControl; }
   bool is_transactional() const { return attributes & kAttrTransactional; }

@@ -10,7 +10,7 @@
 namespace thaw::kafka {
 namespace {
 
-using records::TimestampType;
+using kafka::TimestampType;
 using Headers = std::vector<std::pair<std::string, std::optional<std::string>>>;
 
 constexpr Compression kCodecs[] = {Compression::kNone, Compression::kGzip, Compression::kSnappy, Compression::kLz4,
@@ -20,7 +20,7 @@ constexpr Compression kCodecs[] = {Compression::kNone, Compression::kGzip, Compr
 // expect to decode from them.
 struct Input {
   std::deque<std::string> store;
-  records::RecordBatch batch;
+  kafka::RecordBatch batch;
   std::vector<DecodedRecord> expected;
 
   std::optional<std::string_view> Keep(const std::optional<std::string>& s) {
@@ -29,7 +29,7 @@ struct Input {
   }
   void Add(int64_t offset, int64_t ts, std::optional<std::string> key, std::optional<std::string> value,
            Headers headers = {}, TimestampType tt = TimestampType::kCreateTime) {
-    records::Record r;
+    kafka::Record r;
     r.offset = offset;
     r.timestamp_ms = ts;
     r.timestamp_type = tt;
@@ -41,7 +41,7 @@ struct Input {
     batch.records.push_back(r);
     expected.push_back({offset, ts, key, value, headers});
   }
-  std::span<const records::Record> all() const { return batch.records; }
+  std::span<const kafka::Record> all() const { return batch.records; }
 };
 
 std::string Encode(const Input& in, Compression c, int32_t epoch = 0) {
@@ -192,7 +192,7 @@ TEST(RecordBatch, DecodesLogAppendTimeBatchesAsKafkaConsumersDo) {
 
 TEST(RecordBatch, RejectsWhatOneBatchCannotHold) {
   std::string out;
-  records::RecordBatch owner;
+  kafka::RecordBatch owner;
   EXPECT_EQ(AppendRecordBatch({}, owner, {}, &out).code(), StatusCode::kInvalidArgument);
 
   Input desc;
