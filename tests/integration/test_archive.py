@@ -99,6 +99,18 @@ def assert_table_equals_topic(thaw, kafka, wh, uri, table, topic):
     return want
 
 
+def assert_every_engine_reads(thaw, uri, wh, table, want):
+    """Thaw, pyiceberg and DuckDB each read exactly `want` (sorted by partition and offset) from `table`;
+    returns the table as pyiceberg loads it."""
+    import iceberg_readers
+    assert inspect_records(thaw, uri, table) == want
+    assert pyiceberg_records(wh, table) == want
+    t = fixtures.open_catalog(wh).load_table(table)
+    duck = iceberg_readers.read_duckdb(t.metadata_location)
+    assert sorted((r["partition"], r["offset"]) for r in duck) == [(r["partition"], r["offset"]) for r in want]
+    return t
+
+
 @pytest.fixture
 def wh(tmp_path):
     """A warehouse directory with an (empty) pyiceberg SQLite catalog database."""
@@ -759,7 +771,6 @@ def test_resumes_after_iceberg_java_compacted_and_expired_every_archive_snapshot
     a `replace` snapshot without thaw.archive.next-offsets, then ExpireSnapshots down to it): the rerun resumes
     from what the data files prove, archives only the new records, and every engine reads each record once."""
     from pathlib import Path
-    import iceberg_readers
     java_run = Path(__file__).resolve().parents[2] / "tests" / "fixtures" / "java" / "run.sh"
     topic = topic_name()
     kafka.create_topic(topic, 3)
@@ -783,11 +794,7 @@ def test_resumes_after_iceberg_java_compacted_and_expired_every_archive_snapshot
     assert "resuming from the offsets its data files hold" in p.stderr.decode()
     want = sorted(topic_view(kafka.consume_all(topic)), key=lambda r: (r["partition"], r["offset"]))
     assert len(want) == 3 * 14
-    assert inspect_records(thaw, uri, "ns.javamaint") == want
-    assert pyiceberg_records(wh, "ns.javamaint") == want
-    t = fixtures.open_catalog(wh).load_table("ns.javamaint")
-    duck = iceberg_readers.read_duckdb(t.metadata_location)
-    assert sorted((r["partition"], r["offset"]) for r in duck) == [(r["partition"], r["offset"]) for r in want]
+    t = assert_every_engine_reads(thaw, uri, wh, "ns.javamaint", want)
 
 
 def archived_with_properties(thaw, kafka, wh, name, properties):
@@ -834,7 +841,6 @@ def test_commits_merge_manifests_as_a_merge_append_does(thaw, kafka, wh):
     """Issue 20: every commit added one manifest, carried forward forever. With commit.manifest.min-count-to-merge
     (Iceberg's default 100; 3 here) the parent's small manifests are merged, as Iceberg Java's merge append does,
     and every engine still reads every record."""
-    import iceberg_readers
     topic, uri, t = archived_with_properties(thaw, kafka, wh, "ns.merge", {"commit.manifest.min-count-to-merge": "3"})
     counts = []
     for i in range(8):
@@ -844,11 +850,7 @@ def test_commits_merge_manifests_as_a_merge_append_does(thaw, kafka, wh):
     assert max(counts) <= 3 and counts[-1] < 8, counts
     want = sorted(topic_view(kafka.consume_all(topic)), key=lambda r: (r["partition"], r["offset"]))
     assert len(want) == 2 * 18
-    assert inspect_records(thaw, uri, "ns.merge") == want
-    assert pyiceberg_records(wh, "ns.merge") == want
-    t = fixtures.open_catalog(wh).load_table("ns.merge")
-    duck = iceberg_readers.read_duckdb(t.metadata_location)
-    assert sorted((r["partition"], r["offset"]) for r in duck) == [(r["partition"], r["offset"]) for r in want]
+    t = assert_every_engine_reads(thaw, uri, wh, "ns.merge", want)
     # The table's summary still counts every live file and record.
     assert t.current_snapshot().summary["total-records"] == str(len(want))
     # Resuming reads the offsets through merged manifests too: nothing archived again.
@@ -861,7 +863,6 @@ def test_follow_merges_manifests_beside_the_commits(thaw, kafka, wh):
     runs beside the archive and a later commit takes the merged manifests: the manifest count stays bounded,
     snapshots list the merged manifests (EXISTING entries), no merged file is left behind that no snapshot
     lists, and every engine reads every record once."""
-    import iceberg_readers
     topic, uri, t = archived_with_properties(thaw, kafka, wh, "ns.bgmerge", {"commit.manifest.min-count-to-merge": "3"})
     proc = start_follow(thaw, kafka, uri, "ns.bgmerge", topic, wh, "--commit-interval", "300ms", "--json")
     counts, existing = [], 0
@@ -898,10 +899,7 @@ def test_follow_merges_manifests_beside_the_commits(thaw, kafka, wh):
     on_disk = {os.path.join(meta_dir, f) for f in os.listdir(meta_dir) if f.endswith(".avro")}
     assert on_disk <= listed, sorted(on_disk - listed)
     assert len(want) == 2 * 26
-    assert inspect_records(thaw, uri, "ns.bgmerge") == want
-    assert pyiceberg_records(wh, "ns.bgmerge") == want
-    duck = iceberg_readers.read_duckdb(t.metadata_location)
-    assert sorted((r["partition"], r["offset"]) for r in duck) == [(r["partition"], r["offset"]) for r in want]
+    assert_every_engine_reads(thaw, uri, wh, "ns.bgmerge", want)
     assert t.current_snapshot().summary["total-records"] == str(len(want))
 
 
