@@ -26,7 +26,6 @@ struct CommittedDocument {
   iceberg::MetadataText text;
 };
 
-
 using Row = std::vector<std::optional<std::string>>;
 using Params = std::vector<std::optional<std::string>>;
 
