@@ -417,6 +417,11 @@ kafka::Uuid ServedTopic::topic_id() const {
   return u;
 }
 
+std::vector<std::pair<std::string, std::string>> ServedTopic::ConfigOverrides() const {
+  return {{"compression.type", std::string(kafka::CompressionName(config_.compression))},
+          {"thaw.table", config_.table}};
+}
+
 std::shared_ptr<ServedTopic::State> ServedTopic::state() const {
   std::lock_guard<std::mutex> lock(mu_);
   return state_;
@@ -660,7 +665,7 @@ Result<FetchResult> ServedTopic::Fetch(int32_t partition, int64_t fetch_offset, 
   return out;
 }
 
-Result<std::optional<std::pair<int64_t, int64_t>>> ServedTopic::OffsetForTime(int32_t partition, int64_t ts_ms) {
+Result<std::optional<OffsetAndTime>> ServedTopic::OffsetForTime(int32_t partition, int64_t ts_ms) {
   using Out = std::optional<std::pair<int64_t, int64_t>>;
   if (partition < 0 || partition >= partition_count()) {
     return Status::NotFound("topic '{}' has no partition {} (it has {})", config_.name, partition, partition_count());
@@ -683,7 +688,7 @@ Result<std::optional<std::pair<int64_t, int64_t>>> ServedTopic::OffsetForTime(in
   }
 }
 
-Result<std::optional<std::pair<int64_t, int64_t>>> ServedTopic::MaxTimestamp(int32_t partition) {
+Result<std::optional<OffsetAndTime>> ServedTopic::MaxTimestamp(int32_t partition) {
   using Out = std::optional<std::pair<int64_t, int64_t>>;
   if (partition < 0 || partition >= partition_count()) {
     return Status::NotFound("topic '{}' has no partition {} (it has {})", config_.name, partition, partition_count());

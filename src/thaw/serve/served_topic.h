@@ -1,7 +1,8 @@
-// An Iceberg table served as a Kafka topic: the backend of `thaw serve`'s
-// Metadata, ListOffsets, Fetch and OffsetForLeaderEpoch handlers. Calls
-// block (they read manifests, Parquet footers and row groups): the server
-// runs them on its thread pool. Thread-safe.
+// An Iceberg table served as a Kafka topic: the kafka::server::TopicLog
+// (kafka/server/topic_log.h) the Metadata, ListOffsets, Fetch and
+// OffsetForLeaderEpoch handlers of `thaw serve` read through. Calls block
+// (they read manifests, Parquet footers and row groups): the server runs
+// them on its thread pool. Thread-safe.
 //
 // Partitions are the table's: partition_count() = the highest partition
 // the table holds + 1 (at least 1; never shrinks while serving). A
@@ -81,6 +82,7 @@
 #include "thaw/kafka/protocol/errors.h"
 #include "thaw/kafka/protocol/record_batch.h"
 #include "thaw/kafka/protocol/wire.h"
+#include "thaw/kafka/server/topic_log.h"
 #include "thaw/records/layout.h"
 #include "thaw/records/read_plan.h"
 #include "thaw/serve/batch_cache.h"
@@ -92,7 +94,13 @@ class StreamedSegments;
 class LeaderEpochs;
 
 // The epoch batches are encoded with (Fetch stamps a later one on the way out).
-inline constexpr int32_t kLeaderEpoch = 0;
+inline constexpr int32_t kLeaderEpoch = kafka::server::kInitialLeaderEpoch;
+
+// What the server asks of a topic's log is defined beside the server; the
+// names stay here for serve's own code and tests.
+using PartitionOffsets = kafka::server::PartitionOffsets;
+using FetchResult = kafka::server::FetchResult;
+using OffsetAndTime = kafka::server::OffsetAndTime;
 
 // One served topic: `thaw serve --topic NAME=NS.TABLE` or a [[topic]] table.
 struct TopicConfig {
@@ -129,85 +137,70 @@ struct ServeOptions {
   std::string state_dir;
 };
 
-struct PartitionOffsets {
-  int64_t log_start = 0;       // lowest offset present (0 for an empty partition)
-  int64_t high_watermark = 0;  // highest offset present + 1 (0 for an empty partition)
-  int32_t leader_epoch = kLeaderEpoch;
-  int64_t last_stable() const { return high_watermark; }
-};
-
-struct FetchResult {
-  // kNone, kOffsetOutOfRange (fetch offset < log_start or > high_watermark)
-  // or kUnknownTopicOrPartition (partition < 0 or >= partition_count()).
-  kafka::ErrorCode error = kafka::ErrorCode::kNone;
-  PartitionOffsets offsets;
-  // Whole record batches v2 to concatenate into the response's Records, in
-  // offset order; empty at the high watermark (the server then waits up to
-  // max_wait) and on errors.
-  std::vector<std::shared_ptr<const std::string>> batches;
-  int64_t bytes = 0;  // sum of the batches' sizes
-};
-
-class ServedTopic {
+class ServedTopic : public kafka::server::TopicLog {
  public:
   // Loads the table, plans its current snapshot and checks it is
   // Kafka-shaped (a layout with an offset column). Errors name the topic
   // and the table.
   static Result<std::shared_ptr<ServedTopic>> Make(std::shared_ptr<catalog::Catalog> catalog, TopicConfig config,
                                                    const ServeOptions& options, std::shared_ptr<BatchCache> cache);
-  ~ServedTopic();
+  ~ServedTopic() override;
 
-  const std::string& name() const { return config_.name; }
+  const std::string& name() const override { return config_.name; }
   const TopicConfig& config() const { return config_; }
   // Stable across restarts and snapshots: derived from the table's uuid (its
   // location for a v1 table without one) and the topic name (RFC 9562
   // version 8 layout; never the null or the metadata topic id).
-  kafka::Uuid topic_id() const;
+  kafka::Uuid topic_id() const override;
   const std::array<uint8_t, 16>& topic_id_bytes() const { return topic_id_; }
-  int32_t partition_count() const;
+  int32_t partition_count() const override;
   // The snapshot served now (nullopt for a table without snapshots).
   std::optional<int64_t> snapshot_id() const;
 
   // Log start and high watermark. NotFound for a partition outside
   // [0, partition_count()).
-  Result<PartitionOffsets> Offsets(int32_t partition);
+  Result<PartitionOffsets> Offsets(int32_t partition) override;
   // ListOffsets by time: the first offset (in offset order) whose timestamp
   // is >= ts_ms, with that record's timestamp; nullopt when none is.
-  Result<std::optional<std::pair<int64_t, int64_t>>> OffsetForTime(int32_t partition, int64_t ts_ms);
+  Result<std::optional<OffsetAndTime>> OffsetForTime(int32_t partition, int64_t ts_ms) override;
   // ListOffsets -3 (MAX_TIMESTAMP): the offset and timestamp of the record
   // with the greatest timestamp (the lowest offset among equals); nullopt
   // for an empty partition.
-  Result<std::optional<std::pair<int64_t, int64_t>>> MaxTimestamp(int32_t partition);
+  Result<std::optional<OffsetAndTime>> MaxTimestamp(int32_t partition) override;
   // Whole batches from the one containing fetch_offset (or, if that offset
   // was deleted, the first after it), the first always complete (KIP-74),
   // then more while the total stays <= max_bytes.
   // A consumer reading on finds the next segment decoded: after each Fetch
   // the segment that follows what it returned is read ahead in the
   // background (at most ServeOptions::read_ahead at once per topic).
-  Result<FetchResult> Fetch(int32_t partition, int64_t fetch_offset, int64_t max_bytes);
+  Result<FetchResult> Fetch(int32_t partition, int64_t fetch_offset, int64_t max_bytes) override;
   // Starts reading the segment holding `offset` in the background (the
   // Fetch handler asks for every partition of a request but the first, so
   // they decode in parallel while it fills the first). Returns at once; a
   // no-op when the segment is cached or being read, or the read-ahead is
   // full.
-  void ReadAhead(int32_t partition, int64_t offset);
+  void ReadAhead(int32_t partition, int64_t offset) override;
 
   // KIP-320 (above): the partition's latest leader epoch, the epoch of the
   // record at `offset`, and OffsetForLeaderEpoch's (epoch, end offset) for
   // `requested` ((-1, -1) for an epoch above the latest, or -1).
-  int32_t LeaderEpoch(int32_t partition) const;
-  int32_t LeaderEpochAt(int32_t partition, int64_t offset) const;
-  Result<std::pair<int32_t, int64_t>> EndOffsetForEpoch(int32_t partition, int32_t requested);
+  int32_t LeaderEpoch(int32_t partition) const override;
+  int32_t LeaderEpochAt(int32_t partition, int64_t offset) const override;
+  Result<std::pair<int32_t, int64_t>> EndOffsetForEpoch(int32_t partition, int32_t requested) override;
   // The error for a request naming `current` (-1: not checked) as the
   // partition's epoch: FENCED_LEADER_EPOCH when older, UNKNOWN_LEADER_EPOCH
   // when newer.
-  kafka::ErrorCode CheckLeaderEpoch(int32_t partition, int32_t current) const;
+  kafka::ErrorCode CheckLeaderEpoch(int32_t partition, int32_t current) const override;
 
   // Reloads the table's metadata through the catalog; a new current
   // snapshot replaces the plan. Concurrent callers share one reload, and a
   // call within ServeOptions::min_check_interval of the last reload's start
   // returns its result. On an error the previous snapshot stays served.
-  Status RefreshIfChanged();
+  Status RefreshIfChanged() override;
+
+  // DescribeConfigs: compression.type (the codec batches are encoded with)
+  // and thaw.table (the table served).
+  std::vector<std::pair<std::string, std::string>> ConfigOverrides() const override;
 
   // Work done so far (tests, logs): segments decoded, row groups and rows
   // the RecordReader decoded for them, batches encoded.

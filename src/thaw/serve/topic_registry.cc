@@ -82,12 +82,14 @@ Result<std::vector<TopicConfig>> TopicRegistry::DiscoverTopics(catalog::Catalog&
   return out;
 }
 
-std::shared_ptr<ServedTopic> TopicRegistry::Find(std::string_view name) const {
+std::shared_ptr<ServedTopic> TopicRegistry::FindTopic(std::string_view name) const {
   for (const auto& t : topics_) {
     if (t->name() == name) return t;
   }
   return nullptr;
 }
+
+std::shared_ptr<kafka::server::TopicLog> TopicRegistry::Find(std::string_view name) const { return FindTopic(name); }
 
 std::shared_ptr<ServedTopic> TopicRegistry::FindById(const std::array<uint8_t, 16>& id) const {
   for (const auto& t : topics_) {
@@ -96,7 +98,13 @@ std::shared_ptr<ServedTopic> TopicRegistry::FindById(const std::array<uint8_t, 1
   return nullptr;
 }
 
-std::shared_ptr<ServedTopic> TopicRegistry::FindById(const kafka::Uuid& id) const { return FindById(id.bytes); }
+std::shared_ptr<kafka::server::TopicLog> TopicRegistry::FindById(const kafka::Uuid& id) const {
+  return FindById(id.bytes);
+}
+
+std::vector<std::shared_ptr<kafka::server::TopicLog>> TopicRegistry::All() const {
+  return {topics_.begin(), topics_.end()};
+}
 
 Status TopicRegistry::RefreshAll() {
   Status first;

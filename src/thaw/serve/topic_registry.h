@@ -1,6 +1,7 @@
 // The topics a `thaw serve` exposes, by name and by topic id, sharing one
-// batch cache (ServeOptions::cache_bytes). Thread-safe; the set of topics
-// is fixed at Make.
+// batch cache (ServeOptions::cache_bytes): the kafka::server::TopicLogs the
+// protocol server reads through. Thread-safe; the set of topics is fixed at
+// Make.
 #pragma once
 
 #include <memory>
@@ -10,12 +11,13 @@
 
 #include "thaw/catalog/catalog.h"
 #include "thaw/common/status.h"
+#include "thaw/kafka/server/topic_log.h"
 #include "thaw/serve/batch_cache.h"
 #include "thaw/serve/served_topic.h"
 
 namespace thaw::serve {
 
-class TopicRegistry {
+class TopicRegistry : public kafka::server::TopicLogs {
  public:
   // Opens every topic (ServedTopic::Make). A missing table, a table that
   // is not Kafka-shaped, a bad or duplicate topic name is an error naming
@@ -33,16 +35,20 @@ class TopicRegistry {
                                                          const TopicConfig& defaults,
                                                          std::vector<std::string>* skipped = nullptr);
 
-  // Null when unknown.
-  std::shared_ptr<ServedTopic> Find(std::string_view name) const;
-  std::shared_ptr<ServedTopic> FindById(const kafka::Uuid& id) const;
-  std::shared_ptr<ServedTopic> FindById(const std::array<uint8_t, 16>& id) const;
-  // In the order given at Make.
-  std::vector<std::shared_ptr<ServedTopic>> topics() const { return topics_; }
-
+  // kafka::server::TopicLogs. Null when unknown; All() in the order given
+  // at Make.
+  std::shared_ptr<kafka::server::TopicLog> Find(std::string_view name) const override;
+  std::shared_ptr<kafka::server::TopicLog> FindById(const kafka::Uuid& id) const override;
+  std::vector<std::shared_ptr<kafka::server::TopicLog>> All() const override;
   // RefreshIfChanged on every topic (every topic is tried; the first error,
   // naming its topic, is returned; the others keep their new snapshots).
-  Status RefreshAll();
+  Status RefreshAll() override;
+
+  // The same lookups typed as ServedTopic, for serve's own users (RunServe,
+  // tests) that need more than the server's interface (config(), stats()).
+  std::shared_ptr<ServedTopic> FindTopic(std::string_view name) const;
+  std::shared_ptr<ServedTopic> FindById(const std::array<uint8_t, 16>& id) const;
+  std::vector<std::shared_ptr<ServedTopic>> topics() const { return topics_; }
 
   const std::shared_ptr<BatchCache>& cache() const { return cache_; }
   const ServeOptions& options() const { return options_; }

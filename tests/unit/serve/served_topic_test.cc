@@ -223,7 +223,7 @@ TEST_F(ServeFixture, OffsetsAreTheFirstAndLastRecordsPresent) {
   ASSERT_TRUE(reg);
   for (const auto& name : kTables) {
     SCOPED_TRACE(name);
-    auto t = reg->Find(name);
+    auto t = reg->FindTopic(name);
     ASSERT_TRUE(t);
     auto expected = ReaderRows(name);
     ASSERT_FALSE(expected.empty());
@@ -241,7 +241,7 @@ TEST_F(ServeFixture, OffsetsAreTheFirstAndLastRecordsPresent) {
     EXPECT_FALSE(t->Offsets(-1).ok());
   }
   // serve_part has partitions 0, 1 and 3: 2 is served, empty.
-  auto part = reg->Find("serve_part");
+  auto part = reg->FindTopic("serve_part");
   EXPECT_EQ(part->partition_count(), 4);
   auto empty = part->Offsets(2);
   ASSERT_TRUE(empty.ok());
@@ -258,7 +258,7 @@ TEST_F(ServeFixture, FetchAtEveryOffsetReturnsTheBatchHoldingItAndTheReadersReco
   ASSERT_TRUE(reg);
   for (const auto& name : kTables) {
     SCOPED_TRACE(name);
-    CheckAgainstReader(*reg->Find(name), ReaderRows(name));
+    CheckAgainstReader(*reg->FindTopic(name), ReaderRows(name));
   }
 }
 
@@ -316,10 +316,10 @@ TEST_F(ServeFixture, BatchesAreCompressedPerTopic) {
   auto reg = TopicRegistry::Make(Catalog(), cs, {});
   ASSERT_TRUE(reg.ok()) << reg.status().ToString();
   auto expected = ReaderRows("canonical_v2");
-  auto plain = (*reg)->Find("canonical_v2");
+  auto plain = (*reg)->FindTopic("canonical_v2");
   for (auto c : codecs) {
     SCOPED_TRACE(std::string(kafka::CompressionName(c)));
-    auto t = (*reg)->Find("v2-" + std::string(kafka::CompressionName(c)));
+    auto t = (*reg)->FindTopic("v2-" + std::string(kafka::CompressionName(c)));
     ASSERT_TRUE(t);
     EXPECT_NE(t->topic_id_bytes(), plain->topic_id_bytes());
     for (int32_t p = 0; p < t->partition_count(); ++p) {
@@ -343,7 +343,7 @@ TEST_F(ServeFixture, BatchesAreCompressedPerTopic) {
 
 TEST_F(ServeFixture, OffsetsOutOfRangeAndUnknownPartitions) {
   auto reg = Registry({"serve_part"});
-  auto t = reg->Find("serve_part");
+  auto t = reg->FindTopic("serve_part");
   auto expected = ReaderRows("serve_part");
   for (int32_t p : {0, 1, 3}) {
     auto o = t->Offsets(p);
@@ -378,7 +378,7 @@ TEST_F(ServeFixture, MaxBytesTakesWholeBatchesAndAlwaysTheFirst) {
   auto reg = Registry({"canonical_v2", "serve_unpart"});
   for (const auto& [name, p] : std::vector<std::pair<std::string, int32_t>>{{"canonical_v2", 1}, {"serve_unpart", 2}}) {
     SCOPED_TRACE(name);
-    auto t = reg->Find(name);
+    auto t = reg->FindTopic(name);
     auto o = t->Offsets(p);
     ASSERT_TRUE(o.ok());
     auto all = t->Fetch(p, o->log_start, int64_t{1} << 40);
@@ -400,7 +400,7 @@ TEST_F(ServeFixture, MaxBytesTakesWholeBatchesAndAlwaysTheFirst) {
   }
   // canonical_v2 partition 1 holds three 1 MiB values: each in a batch of
   // its own (over batch_bytes), returned whole even under a tiny max_bytes.
-  auto t = reg->Find("canonical_v2");
+  auto t = reg->FindTopic("canonical_v2");
   auto rows = ReaderRows("canonical_v2")[1];
   int big = 0;
   for (const auto& r : rows) {
@@ -424,7 +424,7 @@ TEST_F(ServeFixture, OffsetForTimeAndMaxTimestampMatchABruteForceScan) {
   auto reg = Registry(tables);
   for (const auto& name : tables) {
     SCOPED_TRACE(name);
-    auto t = reg->Find(name);
+    auto t = reg->FindTopic(name);
     auto expected = ReaderRows(name);
     for (int32_t p = 0; p < t->partition_count(); ++p) {
       SCOPED_TRACE("partition " + std::to_string(p));
@@ -461,7 +461,7 @@ TEST_F(ServeFixture, OffsetForTimeAndMaxTimestampMatchABruteForceScan) {
 TEST_F(ServeFixture, CachedSegmentsAreNotDecodedAgain) {
   ServeOptions opts = Options();
   auto reg = Registry({"serve_part"}, opts);
-  auto t = reg->Find("serve_part");
+  auto t = reg->FindTopic("serve_part");
   auto rows = ReaderRows("serve_part")[0];
   const int64_t mid = rows[rows.size() / 2].offset;  // present: found in the first segment looked at
   auto first = t->Fetch(0, mid, 1);
@@ -481,7 +481,7 @@ TEST_F(ServeFixture, CachedSegmentsAreNotDecodedAgain) {
 
 TEST_F(ServeFixture, ConcurrentFetchesOfOneSegmentDecodeItOnce) {
   auto reg = Registry({"serve_part"});
-  auto t = reg->Find("serve_part");
+  auto t = reg->FindTopic("serve_part");
   auto o = t->Offsets(3);
   ASSERT_TRUE(o.ok());
   const auto before = t->stats();  // the first and last segments, read for the offsets
@@ -514,7 +514,7 @@ static bool Eventually(const std::function<bool()>& done) {
 TEST_F(ServeFixture, ReadAheadDecodesTheNextSegmentOnceWhileTheConsumerTakesThisOne) {
   // Without read-ahead: how many segment reads one pass costs.
   auto plain_reg = Registry({"serve_part"});
-  auto plain = plain_reg->Find("serve_part");
+  auto plain = plain_reg->FindTopic("serve_part");
   const auto expected = FetchAll(*plain, 3, 1);
   const int64_t segments = plain->stats().segment_reads;
   ASSERT_GE(segments, 3) << "the fixture's partition 3 needs several segments";
@@ -522,7 +522,7 @@ TEST_F(ServeFixture, ReadAheadDecodesTheNextSegmentOnceWhileTheConsumerTakesThis
   ServeOptions opts = Options();
   opts.read_ahead = 2;
   auto reg = Registry({"serve_part"}, opts);
-  auto t = reg->Find("serve_part");
+  auto t = reg->FindTopic("serve_part");
   auto o = t->Offsets(3);
   ASSERT_TRUE(o.ok());
   const auto before = t->stats();
@@ -542,7 +542,7 @@ TEST_F(ServeFixture, ReadAheadDecodesTheNextSegmentOnceWhileTheConsumerTakesThis
 
 TEST_F(ServeFixture, RowGroupsHoldingSeveralPartitionsAreDecodedOnceForAll) {
   auto reg = Registry({"serve_unpart"});
-  auto t = reg->Find("serve_unpart");
+  auto t = reg->FindTopic("serve_unpart");
   ASSERT_EQ(t->partition_count(), 4);
   auto expected = ReaderRows("serve_unpart");
   for (int32_t p = 0; p < 4; ++p) EXPECT_EQ(FetchAll(*t, p, 1 << 20), expected[p]);
@@ -569,7 +569,7 @@ TEST_F(ServeFixture, ASmallCacheStaysWithinItsBoundAndServesTheSameRecords) {
   ServeOptions opts = Options();
   opts.cache_bytes = 64 << 10;
   auto reg = Registry({"serve_unpart"}, opts);
-  auto t = reg->Find("serve_unpart");
+  auto t = reg->FindTopic("serve_unpart");
   auto expected = ReaderRows("serve_unpart");
   for (int round = 0; round < 2; ++round) {
     for (int32_t p = 0; p < 4; ++p) EXPECT_EQ(FetchAll(*t, p, 1 << 20), expected[p]);
@@ -583,8 +583,8 @@ TEST_F(ServeFixture, ANewSnapshotIsServedAfterRefresh) {
   ServeOptions opts = Options();
   opts.min_check_interval = std::chrono::milliseconds(0);
   auto reg = Registry({"serve_tail", "serve_unpart_tail"}, opts);
-  auto t = reg->Find("serve_tail");
-  auto u = reg->Find("serve_unpart_tail");
+  auto t = reg->FindTopic("serve_tail");
+  auto u = reg->FindTopic("serve_unpart_tail");
   // Files holding both partitions: offsets are read (offset columns only), a
   // first and a last segment per partition.
   for (int32_t p : {0, 1}) {
@@ -596,7 +596,7 @@ TEST_F(ServeFixture, ANewSnapshotIsServedAfterRefresh) {
   ServeOptions slow = Options();
   slow.min_check_interval = std::chrono::hours(1);
   auto slow_reg = Registry({"serve_tail"}, slow);
-  auto slow_t = slow_reg->Find("serve_tail");
+  auto slow_t = slow_reg->FindTopic("serve_tail");
   ASSERT_TRUE(slow_t->RefreshIfChanged().ok());
   auto before = ReaderRows("serve_tail");
   ASSERT_EQ(t->Offsets(0)->high_watermark, 100);
@@ -686,10 +686,10 @@ TEST_F(ServeFixture, ASnapshotRemovingServedOffsetsStartsANewLeaderEpoch) {
   ServeOptions in_memory = Options();
   in_memory.min_check_interval = std::chrono::milliseconds(0);
   auto running = Registry({"serve_epochs"}, in_memory);
-  auto live = running->Find("serve_epochs");
+  auto live = running->FindTopic("serve_epochs");
   {
     auto reg = Registry({"serve_epochs"}, opts);
-    auto t = reg->Find("serve_epochs");
+    auto t = reg->FindTopic("serve_epochs");
     for (auto* topic : {t.get(), live.get()}) {
       ASSERT_EQ(topic->Offsets(0)->high_watermark, 100);
       ASSERT_EQ(topic->Offsets(1)->high_watermark, 100);
@@ -703,7 +703,7 @@ TEST_F(ServeFixture, ASnapshotRemovingServedOffsetsStartsANewLeaderEpoch) {
   ASSERT_TRUE(live->RefreshIfChanged().ok());
 
   auto reg = Registry({"serve_epochs"}, opts);
-  auto t = reg->Find("serve_epochs");
+  auto t = reg->FindTopic("serve_epochs");
   for (auto* topic : {t.get(), live.get()}) {
     EXPECT_EQ(topic->LeaderEpoch(0), 0);  // its high watermark did not move
     EXPECT_EQ(topic->LeaderEpoch(1), 1);
@@ -745,8 +745,8 @@ TEST_F(ServeFixture, ASnapshotRemovingServedOffsetsStartsANewLeaderEpoch) {
   t.reset();
   reg.reset();
   auto again = Registry({"serve_epochs"}, opts);
-  EXPECT_EQ(again->Find("serve_epochs")->LeaderEpoch(1), 1);
-  EXPECT_EQ(*again->Find("serve_epochs")->EndOffsetForEpoch(1, 0), std::make_pair(0, int64_t{90}));
+  EXPECT_EQ(again->FindTopic("serve_epochs")->LeaderEpoch(1), 1);
+  EXPECT_EQ(*again->FindTopic("serve_epochs")->EndOffsetForEpoch(1, 0), std::make_pair(0, int64_t{90}));
 }
 
 TEST_F(ServeFixture, BadTopicsAreErrorsNamingTopicAndTable) {
@@ -793,7 +793,7 @@ TEST_F(ServeFixture, TablePrefixServesTheKafkaShapedTablesOfANamespace) {
 TEST_F(ServeFixture, TopicIdsAreStableAndDistinct) {
   auto a = Registry({"serve_part", "serve_tail"});
   auto b = Registry({"serve_part"});
-  auto pa = a->Find("serve_part"), pb = b->Find("serve_part"), ta = a->Find("serve_tail");
+  auto pa = a->FindTopic("serve_part"), pb = b->FindTopic("serve_part"), ta = a->FindTopic("serve_tail");
   EXPECT_EQ(pa->topic_id_bytes(), pb->topic_id_bytes());
   EXPECT_NE(pa->topic_id_bytes(), ta->topic_id_bytes());
   EXPECT_EQ(a->FindById(pa->topic_id()), pa);
@@ -836,7 +836,7 @@ TEST_F(ServeFixture, TablesWithDeleteFilesFromIcebergJava) {
   ASSERT_TRUE(reg.ok()) << reg.status().ToString();
   for (const auto& name : tables) {
     SCOPED_TRACE(name);
-    CheckAgainstReader(*(*reg)->Find(name), ReaderRows(*shared, name));
+    CheckAgainstReader(*(*reg)->FindTopic(name), ReaderRows(*shared, name));
   }
 }
 

@@ -1,5 +1,6 @@
 // What every request handler of `thaw serve` shares: this broker's identity
-// (node id, advertised address, cluster id), the served topics, the group
+// (node id, advertised address, cluster id), the served topics (as
+// TopicLogs: the server does not know what backs them), the group
 // coordinator, and the pool that runs blocking work (Iceberg reads, catalog
 // loads) off the network thread.
 //
@@ -9,15 +10,14 @@
 
 #include <asio.hpp>
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
 #include <utility>
 
-namespace thaw::serve {
-class TopicRegistry;
-}
+#include "thaw/kafka/server/topic_log.h"
 
 namespace thaw::kafka::server {
 
@@ -32,7 +32,7 @@ struct BrokerIdentity {
 
 struct Broker {
   BrokerIdentity identity;
-  serve::TopicRegistry* topics = nullptr;
+  TopicLogs* topics = nullptr;
   GroupCoordinator* groups = nullptr;
   asio::thread_pool* blocking = nullptr;
   // How long a Fetch at the end of the log waits at most between checks for a

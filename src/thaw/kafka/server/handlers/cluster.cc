@@ -5,7 +5,6 @@
 #include <algorithm>
 
 #include "thaw/kafka/server/handlers/handlers.h"
-#include "thaw/serve/topic_registry.h"
 
 namespace thaw::kafka::server {
 

@@ -1,5 +1,5 @@
-// Fetch: record batches v2 from the served topics (serve::ServedTopic::Fetch
-// encodes and caches them), sessionless.
+// Fetch: record batches v2 from the served topics' logs (TopicLog::Fetch;
+// `thaw serve`'s encodes and caches them), sessionless.
 //
 //   - Every requested partition is in the response (sessionless fetches must
 //     list them all), in request order; topics by name (v4-12) or id (v13+).
@@ -12,10 +12,11 @@
 //   - Session ids: the response's is always 0 (no KIP-227 session), which
 //     keeps Java on full fetches; a request for an existing session gets
 //     FETCH_SESSION_ID_NOT_FOUND.
+#include <algorithm>
 #include <chrono>
 
 #include "thaw/kafka/server/handlers/handlers.h"
-#include "thaw/serve/topic_registry.h"
+#include "thaw/kafka/server/topic_log.h"
 
 namespace thaw::kafka::server {
 
@@ -25,7 +26,7 @@ using Clock = std::chrono::steady_clock;
 using Partition = msg::FetchResponse::PartitionData;
 
 struct Slot {
-  std::shared_ptr<serve::ServedTopic> topic;  // null: unknown topic
+  std::shared_ptr<TopicLog> topic;  // null: unknown topic
   const msg::FetchRequest::FetchPartition* request;
   Partition* out;
 };
@@ -108,7 +109,7 @@ asio::awaitable<msg::FetchResponse> HandleFetch(RequestContext& ctx, const msg::
     resp.error_code = static_cast<int16_t>(ErrorCode::kFetchSessionIdNotFound);
     co_return resp;
   }
-  auto& registry = *ctx.broker.topics;
+  const TopicLogs& logs = *ctx.broker.topics;
   const bool by_id = ctx.api_version >= 13;
   std::vector<Slot> slots;
   // Both vectors are reserved to their final sizes, so the slots' pointers
@@ -118,7 +119,7 @@ asio::awaitable<msg::FetchResponse> HandleFetch(RequestContext& ctx, const msg::
     auto& rt = resp.responses.emplace_back();
     rt.topic = topic.topic;
     rt.topic_id = topic.topic_id;
-    auto served = by_id ? registry.FindById(topic.topic_id) : registry.Find(topic.topic);
+    auto served = by_id ? logs.FindById(topic.topic_id) : logs.Find(topic.topic);
     rt.partitions.reserve(topic.partitions.size());
     for (const auto& p : topic.partitions) {
       auto& out = rt.partitions.emplace_back();
@@ -140,7 +141,7 @@ asio::awaitable<msg::FetchResponse> HandleFetch(RequestContext& ctx, const msg::
     if (!first) {
       // At the end of the log: has a table grown? Refresh the topics asked for.
       co_await RunBlocking(*ctx.broker.blocking, [&slots]() {
-        std::vector<serve::ServedTopic*> seen;
+        std::vector<TopicLog*> seen;
         for (const Slot& s : slots) {
           if (!s.topic || std::find(seen.begin(), seen.end(), s.topic.get()) != seen.end()) continue;
           seen.push_back(s.topic.get());

@@ -4,7 +4,7 @@
 // plain request and back; the semantics live in group_coordinator.cc.
 #include "thaw/kafka/server/group_coordinator.h"
 #include "thaw/kafka/server/handlers/handlers.h"
-#include "thaw/serve/topic_registry.h"
+#include "thaw/kafka/server/topic_log.h"
 
 namespace thaw::kafka::server {
 

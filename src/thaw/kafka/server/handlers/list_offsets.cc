@@ -1,7 +1,7 @@
 // ListOffsets (earliest, latest, by timestamp, max timestamp) and
-// OffsetForLeaderEpoch, through the served topic's per-snapshot plan.
+// OffsetForLeaderEpoch, through the served topic's log (TopicLog).
 #include "thaw/kafka/server/handlers/handlers.h"
-#include "thaw/serve/topic_registry.h"
+#include "thaw/kafka/server/topic_log.h"
 
 namespace thaw::kafka::server {
 
@@ -11,12 +11,12 @@ constexpr int64_t kLatest = -1, kEarliest = -2, kMaxTimestamp = -3, kEarliestLoc
 
 // The error for a partition outside the topic, or a leader epoch the client
 // holds that is not this broker's (KIP-320 fencing; -1 = not checked).
-ErrorCode CheckPartition(const serve::ServedTopic* t, int32_t partition, int32_t current_leader_epoch) {
+ErrorCode CheckPartition(const TopicLog* t, int32_t partition, int32_t current_leader_epoch) {
   if (!t || partition < 0 || partition >= t->partition_count()) return ErrorCode::kUnknownTopicOrPartition;
   return t->CheckLeaderEpoch(partition, current_leader_epoch);
 }
 
-void Answer(msg::ListOffsetsResponse::ListOffsetsPartitionResponse* out, serve::ServedTopic& t, int64_t timestamp) {
+void Answer(msg::ListOffsetsResponse::ListOffsetsPartitionResponse* out, TopicLog& t, int64_t timestamp) {
   auto fail = [&](const Status& st) {
     log::Warn("ListOffsets {}-{}: {}", t.name(), out->partition_index, st.message());
     out->error_code = static_cast<int16_t>(ToKafkaError(st));
@@ -32,7 +32,7 @@ void Answer(msg::ListOffsetsResponse::ListOffsetsPartitionResponse* out, serve::
     return;
   }
   if (timestamp == kLatestTiered) return;  // nothing tiered: -1, as Kafka without tiered storage
-  std::optional<std::pair<int64_t, int64_t>> found;
+  std::optional<OffsetAndTime> found;
   if (timestamp == kMaxTimestamp) {
     auto r = t.MaxTimestamp(out->partition_index);
     if (!r.ok()) return fail(r.status());
@@ -55,13 +55,13 @@ void Answer(msg::ListOffsetsResponse::ListOffsetsPartitionResponse* out, serve::
 }  // namespace
 
 asio::awaitable<msg::ListOffsetsResponse> HandleListOffsets(RequestContext& ctx, const msg::ListOffsetsRequest& req) {
-  auto& registry = *ctx.broker.topics;
-  co_return co_await RunBlocking(*ctx.broker.blocking, [&req, &registry]() {
+  const TopicLogs& logs = *ctx.broker.topics;
+  co_return co_await RunBlocking(*ctx.broker.blocking, [&req, &logs]() {
     msg::ListOffsetsResponse resp;
     for (const auto& topic : req.topics) {
       msg::ListOffsetsResponse::ListOffsetsTopicResponse rt;
       rt.name = topic.name;
-      auto t = registry.Find(topic.name);
+      auto t = logs.Find(topic.name);
       for (const auto& p : topic.partitions) {
         msg::ListOffsetsResponse::ListOffsetsPartitionResponse rp;
         rp.partition_index = p.partition_index;
@@ -85,13 +85,13 @@ asio::awaitable<msg::ListOffsetsResponse> HandleListOffsets(RequestContext& ctx,
 // latest, or -1, is UNDEFINED (-1, -1), as Kafka answers.
 asio::awaitable<msg::OffsetForLeaderEpochResponse> HandleOffsetForLeaderEpoch(
     RequestContext& ctx, const msg::OffsetForLeaderEpochRequest& req) {
-  auto& registry = *ctx.broker.topics;
-  co_return co_await RunBlocking(*ctx.broker.blocking, [&req, &registry]() {
+  const TopicLogs& logs = *ctx.broker.topics;
+  co_return co_await RunBlocking(*ctx.broker.blocking, [&req, &logs]() {
     msg::OffsetForLeaderEpochResponse resp;
     for (const auto& topic : req.topics) {
       msg::OffsetForLeaderEpochResponse::OffsetForLeaderTopicResult rt;
       rt.topic = topic.topic;
-      auto t = registry.Find(topic.topic);
+      auto t = logs.Find(topic.topic);
       for (const auto& p : topic.partitions) {
         msg::OffsetForLeaderEpochResponse::EpochEndOffset r;
         r.partition = p.partition;

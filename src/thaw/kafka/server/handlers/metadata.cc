@@ -1,14 +1,17 @@
 // Metadata and DescribeConfigs: the served topics, their partitions (node 0
 // leads each, leader epoch the served topic's) and stable topic ids, and
 // the topic settings a Kafka admin tool asks for.
+#include <algorithm>
+#include <tuple>
+
 #include "thaw/kafka/server/handlers/handlers.h"
-#include "thaw/serve/topic_registry.h"
+#include "thaw/kafka/server/topic_log.h"
 
 namespace thaw::kafka::server {
 
 namespace {
 
-msg::MetadataResponse::MetadataResponseTopic DescribeTopic(const BrokerIdentity& id, const serve::ServedTopic& t) {
+msg::MetadataResponse::MetadataResponseTopic DescribeTopic(const BrokerIdentity& id, const TopicLog& t) {
   msg::MetadataResponse::MetadataResponseTopic mt;
   mt.error_code = 0;
   mt.name = t.name();
@@ -37,19 +40,19 @@ asio::awaitable<msg::MetadataResponse> HandleMetadata(RequestContext& ctx, const
   resp.brokers.push_back(b);
   resp.cluster_id = id.cluster_id;
   resp.controller_id = id.node_id;
-  const auto& registry = *ctx.broker.topics;
+  const TopicLogs& logs = *ctx.broker.topics;
   // v0: an empty list means every topic; v1+: null means every topic, empty none.
   const bool all = !req.topics || (ctx.api_version == 0 && req.topics->empty());
   if (all) {
-    for (const auto& t : registry.topics()) resp.topics.push_back(DescribeTopic(id, *t));
+    for (const auto& t : logs.All()) resp.topics.push_back(DescribeTopic(id, *t));
     co_return resp;
   }
   for (const auto& want : *req.topics) {
-    std::shared_ptr<serve::ServedTopic> t;
+    std::shared_ptr<TopicLog> t;
     if (want.name) {
-      t = registry.Find(*want.name);
+      t = logs.Find(*want.name);
     } else {
-      t = registry.FindById(want.topic_id);
+      t = logs.FindById(want.topic_id);
     }
     if (t) {
       resp.topics.push_back(DescribeTopic(id, *t));
@@ -86,14 +89,25 @@ asio::awaitable<msg::DescribeConfigsResponse> HandleDescribeConfigs(RequestConte
       }
       configs = {
           {"cleanup.policy", "delete", kDefaultConfig},
-          {"compression.type", std::string(CompressionName(t->config().compression)), kDynamicTopicConfig},
+          {"compression.type", "producer", kDefaultConfig},
           {"message.timestamp.type", "CreateTime", kDefaultConfig},
           {"retention.ms", "-1", kDynamicTopicConfig},
           {"retention.bytes", "-1", kDefaultConfig},
           {"min.insync.replicas", "1", kDefaultConfig},
           {"max.message.bytes", "1048588", kDefaultConfig},
-          {"thaw.table", t->config().table, kDynamicTopicConfig},
       };
+      // The log's own settings replace the defaults in place (so the list
+      // keeps Kafka's order) and add what Kafka has no name for (thaw.table).
+      for (auto& o : t->ConfigOverrides()) {
+        auto it =
+            std::find_if(configs.begin(), configs.end(), [&o](const auto& c) { return std::get<0>(c) == o.first; });
+        if (it != configs.end()) {
+          std::get<1>(*it) = std::move(o.second);
+          std::get<2>(*it) = kDynamicTopicConfig;
+        } else {
+          configs.emplace_back(std::move(o.first), std::move(o.second), kDynamicTopicConfig);
+        }
+      }
     } else if (res.resource_type == kBrokerResource) {
       configs = {
           {"broker.id", std::to_string(ctx.broker.identity.node_id), kStaticBrokerConfig},

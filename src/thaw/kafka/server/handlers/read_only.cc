@@ -6,7 +6,7 @@
 // clients fail with a clear, non-retriable error instead of a dropped
 // connection.
 #include "thaw/kafka/server/handlers/handlers.h"
-#include "thaw/serve/topic_registry.h"
+#include "thaw/kafka/server/topic_log.h"
 
 namespace thaw::kafka::server {
 
