@@ -160,3 +160,19 @@ requires(!requires(const S& s) { s.status(); }) S StatusOf(S s) { return s; }
   lhs = std::move(*tmp)
 
 #define ASSIGN_OR_RAISE(lhs, rexpr) THAW_ASSIGN_OR_RAISE_IMPL(THAW_CONCAT(_thaw_res_, __COUNTER__), lhs, rexpr)
+
+// The same two for coroutines (asio::awaitable<Status> / <Result<T>>), which
+// must co_return.
+#define CO_RETURN_NOT_OK(expr)                          \
+  do {                                                  \
+    auto _thaw_st = ::thaw::internal::StatusOf((expr)); \
+    if (!_thaw_st.ok()) co_return _thaw_st;             \
+  } while (0)
+
+#define THAW_CO_ASSIGN_OR_RAISE_IMPL(tmp, lhs, rexpr) \
+  auto tmp = (rexpr);                                 \
+  if (!tmp.ok()) co_return tmp.status();              \
+  lhs = std::move(*tmp)
+
+#define CO_ASSIGN_OR_RAISE(lhs, rexpr) \
+  THAW_CO_ASSIGN_OR_RAISE_IMPL(THAW_CONCAT(_thaw_co_res_, __COUNTER__), lhs, rexpr)

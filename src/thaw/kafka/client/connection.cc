@@ -1,0 +1,142 @@
+#include "thaw/kafka/client/connection.h"
+
+#include <array>
+#include <charconv>
+
+namespace thaw::kafka::client {
+
+namespace {
+
+using asio::use_awaitable;
+
+void PutBigEndian32(char* p, uint32_t v) {
+  p[0] = static_cast<char>(v >> 24);
+  p[1] = static_cast<char>(v >> 16);
+  p[2] = static_cast<char>(v >> 8);
+  p[3] = static_cast<char>(v);
+}
+
+}  // namespace
+
+Result<std::pair<std::string, uint16_t>> ParseAddress(std::string_view address, std::string_view what) {
+  const size_t colon = address.rfind(':');
+  if (colon == std::string_view::npos || colon + 1 == address.size()) {
+    return Status::Invalid("{} '{}' must be HOST:PORT, e.g. 127.0.0.1:9092", what, address);
+  }
+  std::string host(address.substr(0, colon));
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
+  const std::string_view digits = address.substr(colon + 1);
+  int port = -1;
+  auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), port);
+  if (ec != std::errc() || end != digits.data() + digits.size() || port < 0 || port > 65535) {
+    return Status::Invalid("{} '{}': the port must be 0..65535", what, address);
+  }
+  if (host.empty()) host = "127.0.0.1";
+  return std::make_pair(host, static_cast<uint16_t>(port));
+}
+
+int32_t FrameSize(const uint8_t* p) {
+  return static_cast<int32_t>((uint32_t{p[0]} << 24) | (uint32_t{p[1]} << 16) | (uint32_t{p[2]} << 8) | p[3]);
+}
+
+bool PeekRequest(std::string_view frame, RequestPeek* out) {
+  if (frame.size() < 8) return false;
+  const auto* p = reinterpret_cast<const uint8_t*>(frame.data());
+  out->api_key = static_cast<int16_t>((p[0] << 8) | p[1]);
+  out->api_version = static_cast<int16_t>((p[2] << 8) | p[3]);
+  out->correlation_id = FrameSize(p + 4);
+  return true;
+}
+
+bool PeekCorrelationId(std::string_view frame, int32_t* out) {
+  if (frame.size() < 4) return false;
+  *out = FrameSize(reinterpret_cast<const uint8_t*>(frame.data()));
+  return true;
+}
+
+std::string EncodeRequestFrame(const msg::RequestHeader& header, int16_t header_version, std::string_view body) {
+  WireWriter w;
+  w.WriteInt32(0);  // size, patched below
+  header.Write(w, header_version);
+  std::string out = std::move(w).Take();
+  out.append(body);
+  PutBigEndian32(out.data(), static_cast<uint32_t>(out.size() - 4));
+  return out;
+}
+
+std::string EncodeResponseFrame(int32_t correlation_id, int16_t header_version, std::string_view body) {
+  msg::ResponseHeader header;
+  header.correlation_id = correlation_id;
+  WireWriter w;
+  w.WriteInt32(0);
+  header.Write(w, header_version);
+  std::string out = std::move(w).Take();
+  out.append(body);
+  PutBigEndian32(out.data(), static_cast<uint32_t>(out.size() - 4));
+  return out;
+}
+
+asio::awaitable<Result<std::unique_ptr<Connection>>> Connection::Open(asio::any_io_executor executor,
+                                                                      std::string host, uint16_t port,
+                                                                      ConnectionOptions options) {
+  const std::string address = fmt::format("{}:{}", host, port);
+  asio::ip::tcp::resolver resolver(executor);
+  asio::error_code ec;
+  auto endpoints =
+      co_await resolver.async_resolve(host, std::to_string(port), asio::redirect_error(use_awaitable, ec));
+  if (ec) co_return Status::IOError("cannot resolve {}: {}", address, ec.message());
+  asio::ip::tcp::socket socket(executor);
+  // The connect races a timer: whichever ends first cancels the other.
+  asio::steady_timer timer(executor);
+  timer.expires_after(options.connect_timeout);
+  bool timed_out = false;
+  timer.async_wait([&](const asio::error_code& e) {
+    if (!e) {
+      timed_out = true;
+      asio::error_code ignored;
+      socket.cancel(ignored);
+    }
+  });
+  co_await asio::async_connect(socket, endpoints, asio::redirect_error(use_awaitable, ec));
+  timer.cancel();
+  if (timed_out) co_return Status::IOError("cannot connect to {}: no answer within {} ms", address,
+                                           options.connect_timeout.count());
+  if (ec) co_return Status::IOError("cannot connect to {}: {}", address, ec.message());
+  socket.set_option(asio::ip::tcp::no_delay(true), ec);
+  co_return std::unique_ptr<Connection>(new Connection(std::move(socket), address, std::move(options)));
+}
+
+asio::awaitable<Status> Connection::WriteFrame(std::string_view frame) {
+  asio::error_code ec;
+  co_await asio::async_write(socket_, asio::buffer(frame.data(), frame.size()),
+                             asio::redirect_error(use_awaitable, ec));
+  if (ec) co_return Status::IOError("{}: write failed: {}", address_, ec.message());
+  co_return Status::OK();
+}
+
+asio::awaitable<Status> Connection::ReadFrame(std::string* frame) {
+  uint8_t prefix[4];
+  asio::error_code ec;
+  co_await asio::async_read(socket_, asio::buffer(prefix, 4), asio::redirect_error(use_awaitable, ec));
+  if (ec) {
+    co_return Status::IOError("{}: {}", address_,
+                              ec == asio::error::eof ? std::string("the broker closed the connection") : ec.message());
+  }
+  const int32_t size = FrameSize(prefix);
+  if (size < 4 || size > options_.max_frame_bytes) {
+    co_return Status::IOError("{}: response frame of {} bytes is outside the accepted 4..{}", address_, size,
+                              options_.max_frame_bytes);
+  }
+  frame->resize(static_cast<size_t>(size));
+  co_await asio::async_read(socket_, asio::buffer(*frame), asio::redirect_error(use_awaitable, ec));
+  if (ec) co_return Status::IOError("{}: connection lost inside a {}-byte response: {}", address_, size, ec.message());
+  co_return Status::OK();
+}
+
+void Connection::Close() {
+  asio::error_code ignored;
+  socket_.shutdown(asio::ip::tcp::socket::shutdown_both, ignored);
+  socket_.close(ignored);
+}
+
+}  // namespace thaw::kafka::client
