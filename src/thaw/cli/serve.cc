@@ -1,7 +1,7 @@
 // `thaw serve`: Iceberg tables as Kafka topics over the Kafka protocol.
 // This file is the command line only: it turns flags (and --config's
-// `[[topic]]` tables) into a kafka::server::ServeConfig and runs it
-// (kafka/server/serve_main.h).
+// `[[topic]]` tables) into a serve::ServeConfig and runs it
+// (serve/serve_main.h; with --upstream, the tiered proxy of merged/).
 #include "thaw/cli/serve.h"
 
 #include <cstdlib>
@@ -10,7 +10,9 @@
 #include "thaw/cli/table_args.h"
 #include "thaw/common/log.h"
 #include "thaw/common/units.h"
-#include "thaw/kafka/server/serve_main.h"
+#include "thaw/kafka/client/connection.h"
+#include "thaw/merged/broker_map.h"
+#include "thaw/serve/serve_main.h"
 
 namespace thaw::cli {
 
@@ -25,6 +27,8 @@ struct ServeArgs {
   std::string compression = "none";
   std::string listen = "127.0.0.1:9092";
   std::string advertise;
+  std::vector<std::string> upstream;  // HOST:PORT[,HOST:PORT...], repeatable
+  std::string broker_ports;
   std::string state;  // empty: DefaultStateDir()
   std::string refresh = "5s";
   std::string cache_size = "1GiB";
@@ -34,25 +38,6 @@ struct ServeArgs {
   std::string initial_rebalance_delay = "3s";
   int threads = 4;
 };
-
-Result<std::pair<std::string, int>> ParseHostPort(const std::string& text, const char* flag) {
-  const size_t colon = text.rfind(':');
-  if (colon == std::string::npos || colon + 1 == text.size()) {
-    return Status::Invalid("{} '{}' must be HOST:PORT, e.g. 127.0.0.1:9092", flag, text);
-  }
-  std::string host = text.substr(0, colon);
-  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
-  int port = -1;
-  try {
-    size_t used = 0;
-    port = std::stoi(text.substr(colon + 1), &used);
-    if (used != text.size() - colon - 1) port = -1;
-  } catch (...) {
-  }
-  if (port < 0 || port > 65535) return Status::Invalid("{} '{}': the port must be 0..65535", flag, text);
-  if (host.empty()) host = "127.0.0.1";
-  return std::make_pair(host, port);
-}
 
 // NAME=NS.TABLE[:key=value...], keys layout, column (FIELD=COLUMN, repeatable), compression, source_topic.
 Status ParseTopic(const std::string& text, const ServeArgs& a, serve::TopicConfig* out) {
@@ -128,7 +113,7 @@ Status RunServeCommand(const ServeArgs& a) {
     return Status::Invalid("--log-level '{}': use debug, info, warn or error", a.log_level);
   }
   log::SetLevel(level);
-  kafka::server::ServeConfig config;
+  serve::ServeConfig config;
   if (!a.catalog.given()) {
     return Status::Invalid(
         "which catalog? give --catalog URI|NAME (e.g. sqlite:////path/catalog.db, http://host:8181, or a catalog "
@@ -152,13 +137,32 @@ Status RunServeCommand(const ServeArgs& a) {
     RETURN_NOT_OK(ParseTopic("x=x", a, &defaults));
     config.prefix_defaults = defaults;
   }
-  ASSIGN_OR_RAISE(auto listen, ParseHostPort(a.listen, "--listen"));
+  ASSIGN_OR_RAISE(auto listen, kafka::client::ParseAddress(a.listen, "--listen"));
   config.server.listen_host = listen.first;
   config.server.listen_port = static_cast<uint16_t>(listen.second);
   if (!a.advertise.empty()) {
-    ASSIGN_OR_RAISE(auto adv, ParseHostPort(a.advertise, "--advertise"));
+    ASSIGN_OR_RAISE(auto adv, kafka::client::ParseAddress(a.advertise, "--advertise"));
     config.advertised_host = adv.first;
     config.advertised_port = adv.second;
+  }
+  for (const auto& list : a.upstream) {
+    size_t start = 0;
+    while (start <= list.size()) {
+      const size_t comma = std::min(list.find(',', start), list.size());
+      const std::string one = list.substr(start, comma - start);
+      if (!one.empty()) {
+        ASSIGN_OR_RAISE(auto hp, kafka::client::ParseAddress(one, "--upstream"));
+        config.upstream.push_back({hp.first, hp.second});
+      }
+      start = comma + 1;
+    }
+  }
+  if (!a.upstream.empty() && config.upstream.empty()) {
+    return Status::Invalid("--upstream: give HOST:PORT[,HOST:PORT...] of the upstream cluster's bootstrap servers");
+  }
+  if (!a.broker_ports.empty()) {
+    if (config.upstream.empty()) return Status::Invalid("--broker-ports is for --upstream (the tiered proxy) only");
+    ASSIGN_OR_RAISE(config.broker_ports, merged::ParseBrokerPorts(a.broker_ports));
   }
   if (a.state.empty()) {
     ASSIGN_OR_RAISE(config.state_dir, DefaultStateDir(config.server.listen_port));
@@ -177,7 +181,7 @@ Status RunServeCommand(const ServeArgs& a) {
   config.initial_rebalance_delay = std::chrono::milliseconds(delay_ms);
   if (a.threads < 1 || a.threads > 256) return Status::Invalid("--threads must be 1..256");
   config.threads = a.threads;
-  return kafka::server::RunServe(config);
+  return serve::RunServe(config);
 }
 
 }  // namespace
@@ -200,6 +204,15 @@ void RegisterServe(CLI::App* app, int* exit_code) {
   cmd->add_option("--listen", args->listen, "HOST:PORT to listen on (default 127.0.0.1:9092, loopback only)");
   cmd->add_option("--advertise", args->advertise,
                   "HOST:PORT clients are told to connect to (default: the --listen address)");
+  cmd->add_option("--upstream", args->upstream,
+                  "Run in front of this Kafka cluster (HOST:PORT[,HOST:PORT...] bootstrap servers): every --topic "
+                  "NAME is an upstream topic whose history below the upstream's log start is read from its table, "
+                  "everything else passes through (docs/serve.md, \"In front of a cluster\")")
+      ->type_name("HOST:PORT,...");
+  cmd->add_option("--broker-ports", args->broker_ports,
+                  "With --upstream: upstream broker N is reachable through port START+N of the advertised host "
+                  "(START[-END]; default --listen's port + 1, 100 ports)")
+      ->type_name("START[-END]");
   cmd->add_option("--state", args->state,
                   "Directory of the server's state: committed group offsets, leader epochs, cluster id (default "
                   "$XDG_STATE_HOME/thaw/serve-PORT, or ~/.local/state/thaw/serve-PORT; PORT is --listen's)")

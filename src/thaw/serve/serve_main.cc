@@ -1,4 +1,4 @@
-#include "thaw/kafka/server/serve_main.h"
+#include "thaw/serve/serve_main.h"
 
 #include <unistd.h>
 
@@ -10,11 +10,16 @@
 #include "thaw/common/log.h"
 #include "thaw/kafka/server/group_coordinator.h"
 
-namespace thaw::kafka::server {
+namespace thaw::serve {
 
 namespace {
 
 namespace fs = std::filesystem;
+using kafka::server::Broker;
+using kafka::server::GroupCoordinator;
+using kafka::server::GroupCoordinatorOptions;
+using kafka::server::RunBlocking;
+using kafka::server::Server;
 
 // A Kafka cluster id (22 characters of URL-safe base64 over 16 random
 // bytes), kept in the state directory so that it is stable across restarts.
@@ -82,12 +87,12 @@ Status RunServe(const ServeConfig& config) {
   ASSIGN_OR_RAISE(auto catalog_unique, catalog::OpenCatalog(config.catalog));
   std::shared_ptr<catalog::Catalog> catalog(std::move(catalog_unique));
 
-  std::vector<serve::TopicConfig> topics = config.topics;
+  std::vector<TopicConfig> topics = config.topics;
   if (!config.table_prefix.empty()) {
     std::vector<std::string> skipped;
-    ASSIGN_OR_RAISE(auto found, serve::TopicRegistry::DiscoverTopics(
-                                    *catalog, config.table_prefix,
-                                    config.prefix_defaults.value_or(serve::TopicConfig{}), &skipped));
+    ASSIGN_OR_RAISE(auto found,
+                    TopicRegistry::DiscoverTopics(*catalog, config.table_prefix,
+                                                  config.prefix_defaults.value_or(TopicConfig{}), &skipped));
     for (const auto& s : skipped) log::Info("--table-prefix {}: not served: {}", config.table_prefix, s);
     for (auto& t : found) {
       bool dup = false;
@@ -99,9 +104,10 @@ Status RunServe(const ServeConfig& config) {
                               config.table_prefix);
     }
   }
-  serve::ServeOptions serve_options = config.serve;
+  ServeOptions serve_options = config.serve;
   serve_options.state_dir = config.state_dir;  // leader epochs beside the group offsets
-  ASSIGN_OR_RAISE(auto registry, serve::TopicRegistry::Make(catalog, topics, serve_options));
+  ASSIGN_OR_RAISE(auto registry, TopicRegistry::Make(catalog, topics, serve_options));
+  if (!config.upstream.empty()) return RunTieredServe(config, *registry);
 
   asio::io_context io(1);
   asio::thread_pool pool(static_cast<size_t>(config.threads));
@@ -163,4 +169,4 @@ Status RunServe(const ServeConfig& config) {
   return Status::OK();
 }
 
-}  // namespace thaw::kafka::server
+}  // namespace thaw::serve

@@ -1,5 +1,7 @@
 // Runs `thaw serve`: loads the served tables, starts the group coordinator,
 // the listener and the snapshot refresh, and runs until SIGINT or SIGTERM.
+// Here, not in kafka/server/: it is what wires the Iceberg backend
+// (TopicRegistry) into the protocol server, which knows only TopicLogs.
 // On a signal: stop accepting, let in-flight requests answer, close the
 // group coordinator (its offsets are already durable), return OK (exit 0).
 #pragma once
@@ -12,24 +14,33 @@
 #include "thaw/catalog/catalog_config.h"
 #include "thaw/common/status.h"
 #include "thaw/kafka/server/server.h"
+#include "thaw/merged/broker_map.h"
 #include "thaw/serve/topic_registry.h"
 
-namespace thaw::kafka::server {
+namespace thaw::serve {
 
 struct ServeConfig {
   catalog::CatalogConfig catalog;  // resolved from --catalog, --catalog-property, [catalog], pyiceberg's config
-  std::vector<serve::TopicConfig> topics;
-  std::string table_prefix;                           // serve every Kafka-shaped table of this namespace
-  std::optional<serve::TopicConfig> prefix_defaults;  // layout / compression for those
-  ServerOptions server;
+  std::vector<TopicConfig> topics;
+  std::string table_prefix;                    // serve every Kafka-shaped table of this namespace
+  std::optional<TopicConfig> prefix_defaults;  // layout / compression for those
+  kafka::server::ServerOptions server;
   std::string advertised_host;  // empty: the listen host
   int advertised_port = -1;     // -1: the bound port
   std::string state_dir;
-  serve::ServeOptions serve;
+  ServeOptions serve;
   std::chrono::milliseconds initial_rebalance_delay{3000};
   int threads = 4;
+  // --upstream: run as the tiered proxy in front of this cluster
+  // (merged/proxy.h); the topics are upstream topics, their tables their
+  // history. Empty: serve the tables as a cluster of Thaw's own.
+  std::vector<merged::UpstreamAddress> upstream;
+  merged::BrokerPorts broker_ports;  // first == 0: --listen's port + 1, 100 ports
 };
 
 Status RunServe(const ServeConfig& config);
 
-}  // namespace thaw::kafka::server
+// RunServe with config.upstream (tiered_main.cc), once the tables are open.
+Status RunTieredServe(const ServeConfig& config, TopicRegistry& tables);
+
+}  // namespace thaw::serve

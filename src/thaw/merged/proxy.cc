@@ -1,0 +1,183 @@
+#include "thaw/merged/proxy.h"
+
+#include "thaw/common/log.h"
+#include "thaw/merged/proxy_connection.h"
+
+namespace thaw::merged {
+
+namespace msg = kafka::msg;
+
+Proxy::Proxy(asio::io_context& io, ProxyOptions options, kafka::server::TopicLogs* tables, asio::thread_pool* pool)
+    : io_(io),
+      options_(std::move(options)),
+      brokers_(options_.advertised_host.empty() ? options_.listen_host : options_.advertised_host,
+               options_.broker_ports) {
+  tiers_.tables = tables;
+  tiers_.pool = pool;
+  tiers_.lost = &lost_;
+}
+
+Proxy::~Proxy() = default;
+
+Result<std::unique_ptr<Proxy>> Proxy::Make(asio::io_context& io, ProxyOptions options,
+                                           kafka::server::TopicLogs* tables, asio::thread_pool* pool) {
+  if (options.upstream.empty()) return Status::Invalid("--upstream: no bootstrap address given");
+  if (options.broker_ports.first == 0) {
+    if (options.listen_port == 0) {
+      return Status::Invalid("--broker-ports is required when --listen's port is 0 (any free port)");
+    }
+    const int first = options.listen_port + 1;
+    if (first > 65535) return Status::Invalid("--broker-ports: no port above --listen's {}", options.listen_port);
+    options.broker_ports = {static_cast<uint16_t>(first), static_cast<uint16_t>(std::min(65535, first + 99))};
+  }
+  if (options.listen_port != 0 && options.listen_port >= options.broker_ports.first &&
+      options.listen_port <= options.broker_ports.last) {
+    return Status::Invalid("--broker-ports {}-{} contains --listen's port {}", options.broker_ports.first,
+                           options.broker_ports.last, options.listen_port);
+  }
+  std::unique_ptr<Proxy> proxy(new Proxy(io, std::move(options), tables, pool));
+  ASSIGN_OR_RAISE(proxy->bootstrap_port_, proxy->Listen(-1, proxy->options_.listen_port));
+  proxy->brokers_.OnNewNode([p = proxy.get()](int32_t node) { p->OpenBrokerListener(node); });
+  return proxy;
+}
+
+Result<uint16_t> Proxy::Listen(int32_t node_id, uint16_t port) {
+  const std::string what =
+      node_id < 0 ? std::string("--listen") : fmt::format("upstream broker {}'s port (--broker-ports)", node_id);
+  asio::error_code ec;
+  auto address = asio::ip::make_address(options_.listen_host, ec);
+  if (ec) {
+    asio::ip::tcp::resolver resolver(io_);
+    auto found = resolver.resolve(options_.listen_host, std::to_string(port), ec);
+    if (ec || found.empty()) {
+      return Status::Invalid("{}: cannot resolve '{}': {}", what, options_.listen_host, ec.message());
+    }
+    address = found.begin()->endpoint().address();
+  }
+  asio::ip::tcp::endpoint endpoint(address, port);
+  Listener& l = listeners_.emplace_back(Listener{node_id, asio::ip::tcp::acceptor(io_)});
+  auto fail = [&](const char* step) {
+    Status st = Status::IOError("{}: cannot {} {}:{}: {}", what, step, options_.listen_host, port, ec.message());
+    listeners_.pop_back();
+    return st;
+  };
+  l.acceptor.open(endpoint.protocol(), ec);
+  if (ec) return fail("open");
+  l.acceptor.set_option(asio::ip::tcp::acceptor::reuse_address(true), ec);
+  l.acceptor.bind(endpoint, ec);
+  if (ec) return fail("listen on");
+  l.acceptor.listen(asio::socket_base::max_listen_connections, ec);
+  if (ec) return fail("listen on");
+  const uint16_t bound = l.acceptor.local_endpoint(ec).port();
+  if (started_) asio::co_spawn(io_, Accept(l), asio::detached);
+  return bound;
+}
+
+void Proxy::OpenBrokerListener(int32_t node_id) {
+  if (stopping_) return;
+  auto port = brokers_.PortFor(node_id);
+  if (!port) {
+    log::Warn("upstream broker {} has no port in --broker-ports {}-{}: clients cannot reach it through Thaw "
+              "(widen the range)",
+              node_id, options_.broker_ports.first, options_.broker_ports.last);
+    return;
+  }
+  auto bound = Listen(node_id, *port);
+  if (!bound.ok()) {
+    log::Error("{}", bound.status().message());
+    return;
+  }
+  auto up = brokers_.Upstream(node_id);
+  log::Info("upstream broker {} ({}:{}) is reachable through {}:{}", node_id, up ? up->host : "?",
+            up ? up->port : 0, brokers_.advertised_host(), *bound);
+}
+
+void Proxy::Start() {
+  started_ = true;
+  for (Listener& l : listeners_) asio::co_spawn(io_, Accept(l), asio::detached);
+  asio::co_spawn(
+      io_,
+      [this]() -> asio::awaitable<void> {
+        Status st = co_await LearnBrokers();
+        if (!st.ok()) {
+          log::Warn("learning the upstream's brokers: {} (their ports open when a client's Metadata names them)",
+                    st.message());
+        }
+      },
+      asio::detached);
+}
+
+void Proxy::Stop() {
+  stopping_ = true;
+  for (Listener& l : listeners_) {
+    asio::error_code ignored;
+    l.acceptor.close(ignored);
+  }
+  for (auto& c : connections_) {
+    if (!c->busy()) c->Close();
+  }
+}
+
+size_t Proxy::open_connections() const {
+  size_t n = 0;
+  for (const auto& c : connections_) n += c->closed() ? 0 : 1;
+  return n;
+}
+
+void Proxy::CloseAll() {
+  for (auto& c : connections_) c->Close();
+}
+
+asio::awaitable<void> Proxy::Accept(Listener& l) {
+  for (;;) {
+    asio::error_code ec;
+    asio::ip::tcp::socket socket = co_await l.acceptor.async_accept(asio::redirect_error(asio::use_awaitable, ec));
+    if (ec) {
+      if (stopping_ || ec == asio::error::operation_aborted) co_return;
+      log::Warn("accepting a connection: {}", ec.message());
+      continue;
+    }
+    connections_.remove_if([](const auto& c) { return c->closed(); });
+    auto conn = std::make_shared<ProxyConnection>(*this, std::move(socket), l.node_id);
+    connections_.push_back(conn);
+    asio::co_spawn(io_, [conn]() { return conn->Run(); }, asio::detached);
+  }
+}
+
+asio::awaitable<Result<std::unique_ptr<kafka::client::Connection>>> Proxy::ConnectUpstream(int32_t node_id) {
+  auto executor = co_await asio::this_coro::executor;
+  if (node_id < 0) {
+    std::string errors;
+    for (const UpstreamAddress& a : options_.upstream) {
+      auto conn = co_await kafka::client::Connection::Open(executor, a.host, a.port, options_.upstream_options);
+      if (conn.ok()) co_return std::move(*conn);
+      errors += (errors.empty() ? "" : "; ") + conn.status().message();
+    }
+    co_return Status::IOError("no --upstream address answers: {}", errors);
+  }
+  auto address = brokers_.Upstream(node_id);
+  if (!address) {
+    // A client that kept the addresses from before a restart of Thaw.
+    Status st = co_await LearnBrokers();
+    address = brokers_.Upstream(node_id);
+    if (!address) {
+      co_return Status::NotFound("upstream broker {} is not in the cluster's metadata{}", node_id,
+                                 st.ok() ? "" : " (" + st.message() + ")");
+    }
+  }
+  co_return co_await kafka::client::Connection::Open(executor, address->host, address->port,
+                                                     options_.upstream_options);
+}
+
+asio::awaitable<Status> Proxy::LearnBrokers() {
+  CO_ASSIGN_OR_RAISE(auto conn, co_await ConnectUpstream(-1));
+  msg::MetadataRequest req;
+  req.topics = std::vector<msg::MetadataRequest::MetadataRequestTopic>();  // brokers only
+  req.allow_auto_topic_creation = false;
+  CO_ASSIGN_OR_RAISE(auto resp, (co_await conn->Call<msg::MetadataRequest, msg::MetadataResponse>(req, 9)));
+  brokers_.RewriteMetadata(resp);
+  conn->Close();
+  co_return Status::OK();
+}
+
+}  // namespace thaw::merged

@@ -1,0 +1,91 @@
+// `thaw serve --upstream`: a Kafka proxy in front of an upstream cluster
+// whose tiered topics' history comes from Iceberg tables.
+//
+//   auto proxy = Proxy::Make(io, options, tables, pool);   binds the bootstrap listener
+//   proxy->Start();            accepts; learns the brokers; opens a listener per broker
+//   proxy->Stop();             stops accepting; connections close after their in-flight response
+//
+// Listeners: `--listen` (bootstrap: paired with the first reachable
+// `--upstream` address) and one per upstream broker on BrokerMap's port
+// (paired with that broker). Each accepted client connection gets its own
+// upstream connection (1:1), so authentication and per-connection state stay
+// the client's own; proxy_connection.cc runs the pair.
+#pragma once
+
+#include <asio.hpp>
+#include <chrono>
+#include <cstdint>
+#include <list>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "thaw/common/status.h"
+#include "thaw/kafka/client/connection.h"
+#include "thaw/kafka/server/topic_log.h"
+#include "thaw/merged/broker_map.h"
+#include "thaw/merged/tiered_requests.h"
+
+namespace thaw::merged {
+
+struct ProxyOptions {
+  std::string listen_host = "127.0.0.1";
+  uint16_t listen_port = 9092;  // 0: any free port
+  std::string advertised_host;  // empty: the listen host
+  BrokerPorts broker_ports;     // first == 0: listen_port + 1 .. + 100
+  std::vector<UpstreamAddress> upstream;  // bootstrap servers, tried in order
+  // Largest request frame accepted from a client (socket.request.max.bytes).
+  int32_t max_frame_bytes = 100 << 20;
+  kafka::client::ConnectionOptions upstream_options;
+};
+
+class ProxyConnection;
+
+class Proxy {
+ public:
+  static Result<std::unique_ptr<Proxy>> Make(asio::io_context& io, ProxyOptions options,
+                                             kafka::server::TopicLogs* tables, asio::thread_pool* pool);
+  ~Proxy();
+
+  uint16_t port() const { return bootstrap_port_; }
+  const BrokerMap& brokers() const { return brokers_; }
+  void Start();
+  void Stop();
+  size_t open_connections() const;
+  void CloseAll();
+  bool stopping() const { return stopping_; }
+
+  // Used by the connections.
+  BrokerMap& broker_map() { return brokers_; }
+  const TierContext& tiers() const { return tiers_; }
+  const ProxyOptions& options() const { return options_; }
+  // An upstream connection for a client that arrived on `node_id`'s port (-1:
+  // the bootstrap listener).
+  asio::awaitable<Result<std::unique_ptr<kafka::client::Connection>>> ConnectUpstream(int32_t node_id);
+
+ private:
+  Proxy(asio::io_context& io, ProxyOptions options, kafka::server::TopicLogs* tables, asio::thread_pool* pool);
+  struct Listener {
+    int32_t node_id;  // -1: bootstrap
+    asio::ip::tcp::acceptor acceptor;
+  };
+  Result<uint16_t> Listen(int32_t node_id, uint16_t port);
+  void OpenBrokerListener(int32_t node_id);
+  asio::awaitable<void> Accept(Listener& l);
+  // Learns the upstream's brokers with a Metadata request of Thaw's own.
+  asio::awaitable<Status> LearnBrokers();
+
+  asio::io_context& io_;
+  ProxyOptions options_;
+  BrokerMap brokers_;
+  LostRanges lost_;
+  TierContext tiers_;
+  std::list<Listener> listeners_;
+  uint16_t bootstrap_port_ = 0;
+  bool started_ = false;
+  bool stopping_ = false;
+  std::list<std::shared_ptr<ProxyConnection>> connections_;
+};
+
+}  // namespace thaw::merged

@@ -1,0 +1,380 @@
+#include "thaw/merged/proxy_connection.h"
+
+#include <array>
+
+#include "thaw/common/log.h"
+#include "thaw/kafka/protocol/errors.h"
+#include "thaw/kafka/protocol/messages.h"
+#include "thaw/merged/api_versions.h"
+#include "thaw/merged/proxy.h"
+#include "thaw/merged/tiered_requests.h"
+
+namespace thaw::merged {
+
+namespace msg = kafka::msg;
+
+namespace {
+
+using asio::use_awaitable;
+using kafka::client::FrameSize;
+
+constexpr int16_t kProduce = 0, kFetch = 1, kListOffsets = 2, kMetadata = 3, kFindCoordinator = 10,
+                  kApiVersions = 18, kDescribeCluster = 60;
+
+void Sleep(asio::steady_timer& t) { t.expires_at(asio::steady_timer::time_point::max()); }
+
+// Produce's acks (after the header and transactional_id); nullopt when the
+// request does not decode that far (the broker will answer or close).
+std::optional<int16_t> ProduceAcks(std::string_view frame, int16_t version) {
+  kafka::WireReader in(frame);
+  msg::RequestHeader header;
+  if (!header.Read(in, msg::RequestHeaderVersion(kProduce, version)).ok()) return std::nullopt;
+  std::optional<std::string> transactional_id;
+  if (!in.ReadNullableString(&transactional_id, version >= 9, true, "transactional_id").ok()) return std::nullopt;
+  int16_t acks = 0;
+  if (!in.ReadInt16(&acks, "acks").ok()) return std::nullopt;
+  return acks;
+}
+
+// KIP-511's answer to an ApiVersions Thaw cannot decode: UNSUPPORTED_VERSION
+// in the v0 format with the ranges Thaw can relay, so the client retries at
+// one it knows.
+std::string UnsupportedApiVersions(int32_t correlation_id) {
+  msg::ApiVersionsResponse resp;
+  resp.error_code = static_cast<int16_t>(kafka::ErrorCode::kUnsupportedVersion);
+  for (const kafka::ApiSpec& spec : kafka::GeneratedApis()) {
+    if (spec.key != kApiVersions) continue;
+    msg::ApiVersionsResponse::ApiVersion v;
+    v.api_key = spec.key;
+    v.min_version = spec.min_version;
+    v.max_version = spec.latest_version_unstable ? spec.max_version - 1 : spec.max_version;
+    resp.api_keys.push_back(v);
+  }
+  kafka::WireWriter w;
+  resp.Write(w, 0);
+  return kafka::client::EncodeResponseFrame(correlation_id, 0, w.data());
+}
+
+template <typename Resp>
+bool Reencode(std::string* frame, int16_t api_key, int16_t version, void (*rewrite)(Resp&, BrokerMap&),
+              BrokerMap& brokers) {
+  kafka::WireReader in(*frame);
+  msg::ResponseHeader header;
+  const int16_t hv = msg::ResponseHeaderVersion(api_key, version);
+  if (!header.Read(in, hv).ok()) return false;
+  Resp resp;
+  if (!resp.Read(in, version).ok()) return false;
+  rewrite(resp, brokers);
+  kafka::WireWriter w;
+  header.Write(w, hv);
+  resp.Write(w, version);
+  *frame = std::move(w).Take();
+  return true;
+}
+
+}  // namespace
+
+ProxyConnection::ProxyConnection(Proxy& proxy, asio::ip::tcp::socket client, int32_t node_id)
+    : proxy_(proxy),
+      client_(std::move(client)),
+      node_id_(node_id),
+      relay_wake_(client_.get_executor()),
+      drained_wake_(client_.get_executor()) {
+  asio::error_code ec;
+  auto ep = client_.remote_endpoint(ec);
+  peer_ = ec ? "?" : fmt::format("{}:{}", ep.address().to_string(), ep.port());
+  client_.set_option(asio::ip::tcp::no_delay(true), ec);
+}
+
+void ProxyConnection::Fail(const std::string& why) {
+  if (closed_) return;
+  log::Warn("client {} (client id '{}'){}: {}; closing the connection", peer_, client_id_,
+            node_id_ >= 0 ? fmt::format(" on broker {}'s port", node_id_) : std::string(), why);
+  Close();
+}
+
+void ProxyConnection::Close() {
+  if (closed_) return;
+  closed_ = true;
+  asio::error_code ignored;
+  client_.shutdown(asio::ip::tcp::socket::shutdown_both, ignored);
+  client_.close(ignored);
+  if (upstream_) upstream_->Close();
+  relay_wake_.cancel();
+  drained_wake_.cancel();
+}
+
+asio::awaitable<void> ProxyConnection::Run() {
+  auto self = shared_from_this();
+  auto up = co_await proxy_.ConnectUpstream(node_id_);
+  if (!up.ok()) {
+    // The client sees what it sees when a broker is down, and retries.
+    log::Warn("client {}: {}; closing the connection (the client retries)", peer_, up.status().message());
+    Close();
+    co_return;
+  }
+  upstream_ = std::move(*up);
+  asio::co_spawn(client_.get_executor(), [self]() { return self->Relay(); }, asio::detached);
+  co_await ClientLoop();
+  Close();
+}
+
+asio::awaitable<bool> ProxyConnection::WriteClient(std::string_view frame) {
+  asio::error_code ec;
+  co_await asio::async_write(client_, asio::buffer(frame.data(), frame.size()), asio::redirect_error(use_awaitable, ec));
+  if (ec) {
+    if (!closed_ && ec != asio::error::operation_aborted && !proxy_.stopping()) Fail("write failed: " + ec.message());
+    Close();
+    co_return false;
+  }
+  co_return true;
+}
+
+asio::awaitable<bool> ProxyConnection::Forward(std::string_view frame, const Pending* pending) {
+  if (pending) {
+    pending_.push_back(*pending);
+    relay_wake_.cancel();
+  }
+  Status st = co_await upstream_->WriteFrame(frame);
+  if (!st.ok()) {
+    if (!closed_) log::Warn("client {}: upstream {}; closing the connection", peer_, st.message());
+    Close();
+    co_return false;
+  }
+  co_return true;
+}
+
+asio::awaitable<void> ProxyConnection::Drained() {
+  while (!pending_.empty() && !closed_) {
+    Sleep(drained_wake_);
+    asio::error_code ec;
+    co_await drained_wake_.async_wait(asio::redirect_error(use_awaitable, ec));
+  }
+}
+
+bool ProxyConnection::RewriteResponse(const Pending& p, std::string* frame) {
+  BrokerMap& brokers = proxy_.broker_map();
+  switch (p.rewrite) {
+    case Rewrite::kNone:
+      return true;
+    case Rewrite::kMetadata:
+      return Reencode<msg::MetadataResponse>(
+          frame, p.api_key, p.api_version, +[](msg::MetadataResponse& r, BrokerMap& b) { b.RewriteMetadata(r); },
+          brokers);
+    case Rewrite::kFindCoordinator:
+      return Reencode<msg::FindCoordinatorResponse>(
+          frame, p.api_key, p.api_version,
+          +[](msg::FindCoordinatorResponse& r, BrokerMap& b) { b.RewriteFindCoordinator(r); }, brokers);
+    case Rewrite::kDescribeCluster:
+      return Reencode<msg::DescribeClusterResponse>(
+          frame, p.api_key, p.api_version,
+          +[](msg::DescribeClusterResponse& r, BrokerMap& b) { b.RewriteDescribeCluster(r); }, brokers);
+    case Rewrite::kApiVersions: {
+      kafka::WireReader in(*frame);
+      msg::ResponseHeader header;
+      if (!header.Read(in, 0).ok()) return false;
+      msg::ApiVersionsResponse resp;
+      if (!resp.Read(in, p.api_version).ok()) return false;
+      for (const auto& v : resp.api_keys) {
+        if (v.api_key != kListOffsets) continue;
+        auto range = NarrowedRange(v.api_key, v.min_version, v.max_version);
+        if (range) list_offsets_version_ = range->second;
+      }
+      NarrowApiVersions(resp);
+      kafka::WireWriter w;
+      header.Write(w, 0);
+      resp.Write(w, p.api_version);
+      *frame = std::move(w).Take();
+      return true;
+    }
+  }
+  return false;
+}
+
+asio::awaitable<void> ProxyConnection::Relay() {
+  auto self = shared_from_this();
+  std::string frame;
+  std::string out;
+  while (!closed_) {
+    if (pending_.empty()) {
+      if (proxy_.stopping()) break;
+      Sleep(relay_wake_);
+      asio::error_code ec;
+      co_await relay_wake_.async_wait(asio::redirect_error(use_awaitable, ec));
+      continue;
+    }
+    Status st = co_await upstream_->ReadFrame(&frame);
+    if (!st.ok()) {
+      if (!closed_) log::Warn("client {}: upstream {}; closing the connection", peer_, st.message());
+      break;
+    }
+    const Pending p = pending_.front();
+    int32_t correlation_id = 0;
+    if (!kafka::client::PeekCorrelationId(frame, &correlation_id) || correlation_id != p.correlation_id) {
+      Fail(fmt::format("the upstream answered correlation id {} where {} was due", correlation_id,
+                       p.correlation_id));
+      break;
+    }
+    if (p.rewrite != Rewrite::kNone && !RewriteResponse(p, &frame)) {
+      if (p.rewrite == Rewrite::kApiVersions) {
+        out = UnsupportedApiVersions(p.correlation_id);
+      } else {
+        const kafka::ApiSpec* spec = kafka::FindApiSpec(p.api_key);
+        Fail(fmt::format("the upstream's {} v{} response does not decode, and it names brokers Thaw must rewrite",
+                         spec ? spec->name : "?", p.api_version));
+        break;
+      }
+    } else {
+      out.resize(4);
+      const uint32_t size = static_cast<uint32_t>(frame.size());
+      out[0] = static_cast<char>(size >> 24);
+      out[1] = static_cast<char>(size >> 16);
+      out[2] = static_cast<char>(size >> 8);
+      out[3] = static_cast<char>(size);
+      out.append(frame);
+    }
+    if (!co_await WriteClient(out)) break;
+    pending_.pop_front();
+    if (pending_.empty()) drained_wake_.cancel();
+    if (out.capacity() > (size_t{1} << 20)) std::string().swap(out);
+    if (frame.capacity() > (size_t{1} << 20)) std::string().swap(frame);
+  }
+  Close();
+}
+
+asio::awaitable<void> ProxyConnection::ClientLoop() {
+  const int32_t max_frame = proxy_.options().max_frame_bytes;
+  std::string frame;
+  while (!closed_) {
+    uint8_t prefix[4];
+    asio::error_code ec;
+    co_await asio::async_read(client_, asio::buffer(prefix, 4), asio::redirect_error(use_awaitable, ec));
+    if (ec) break;  // the client went away (or Close)
+    const int32_t size = FrameSize(prefix);
+    if (size < 8 || size > max_frame) {
+      Fail(fmt::format("request frame of {} bytes is outside the accepted 8..{} (socket.request.max.bytes)", size,
+                       max_frame));
+      break;
+    }
+    frame.resize(4 + static_cast<size_t>(size));
+    std::copy(prefix, prefix + 4, frame.begin());
+    co_await asio::async_read(client_, asio::buffer(frame.data() + 4, static_cast<size_t>(size)),
+                              asio::redirect_error(use_awaitable, ec));
+    if (ec) {
+      Fail(fmt::format("connection lost inside a {}-byte request frame: {}", size, ec.message()));
+      break;
+    }
+    const std::string_view body(frame.data() + 4, static_cast<size_t>(size));
+    kafka::client::RequestPeek peek;
+    kafka::client::PeekRequest(body, &peek);
+    Pending pending{peek.correlation_id, peek.api_key, peek.api_version, Rewrite::kNone};
+    bool ok = true;
+    switch (peek.api_key) {
+      case kProduce: {
+        auto acks = ProduceAcks(body, peek.api_version);
+        ok = co_await Forward(frame, acks && *acks == 0 ? nullptr : &pending);
+        break;
+      }
+      case kMetadata:
+        pending.rewrite = Rewrite::kMetadata;
+        ok = co_await Forward(frame, &pending);
+        break;
+      case kFindCoordinator:
+        pending.rewrite = Rewrite::kFindCoordinator;
+        ok = co_await Forward(frame, &pending);
+        break;
+      case kDescribeCluster:
+        pending.rewrite = Rewrite::kDescribeCluster;
+        ok = co_await Forward(frame, &pending);
+        break;
+      case kApiVersions:
+        pending.rewrite = Rewrite::kApiVersions;
+        ok = co_await Forward(frame, &pending);
+        break;
+      case kFetch:
+      case kListOffsets: {
+        // Decoded: a version ApiVersions did not offer, or bytes that do not
+        // decode, go to the broker as they are (it answers or closes).
+        kafka::WireReader in(body);
+        msg::RequestHeader header;
+        const auto* spec = kafka::FindApiSpec(peek.api_key);
+        const bool known = spec && peek.api_version >= spec->min_version && peek.api_version <= spec->max_version &&
+                           header.Read(in, msg::RequestHeaderVersion(peek.api_key, peek.api_version)).ok();
+        if (header.client_id) client_id_ = *header.client_id;
+        if (peek.api_key == kListOffsets) {
+          msg::ListOffsetsRequest req;
+          if (known && req.Read(in, peek.api_version).ok() && NamesTieredTopic(proxy_.tiers(), req)) {
+            co_await Drained();
+            if (closed_) break;
+            exchanging_ = true;
+            auto reply = co_await TieredListOffsets(proxy_.tiers(), *upstream_, header, req);
+            exchanging_ = false;
+            if (!reply.ok()) {
+              if (!closed_) log::Warn("client {}: upstream {}; closing the connection", peer_, reply.status().message());
+              ok = false;
+              break;
+            }
+            ok = co_await WriteClient(kafka::client::EncodeResponseFrame(
+                peek.correlation_id, msg::ResponseHeaderVersion(peek.api_key, peek.api_version), *reply));
+          } else {
+            ok = co_await Forward(frame, &pending);
+          }
+          break;
+        }
+        msg::FetchRequest req;
+        if (!known || peek.api_version > 12 || !req.Read(in, peek.api_version).ok()) {
+          ok = co_await Forward(frame, &pending);
+          break;
+        }
+        if (req.session_id != 0) {
+          // Thaw never hands out a session (KIP-227): an incremental fetch
+          // lists only what changed and cannot be forwarded as a full one.
+          co_await Drained();
+          msg::FetchResponse resp;
+          resp.error_code = static_cast<int16_t>(kafka::ErrorCode::kFetchSessionIdNotFound);
+          kafka::WireWriter w;
+          resp.Write(w, peek.api_version);
+          ok = co_await WriteClient(kafka::client::EncodeResponseFrame(
+              peek.correlation_id, msg::ResponseHeaderVersion(kFetch, peek.api_version), w.data()));
+          break;
+        }
+        // Sessionless: the broker creates no session, answers with session
+        // id 0, and every client then keeps sending full fetches.
+        req.session_epoch = -1;
+        req.forgotten_topics_data.clear();
+        if (NamesTieredTopic(proxy_.tiers(), req)) {
+          co_await Drained();
+          if (closed_) break;
+          exchanging_ = true;
+          auto reply = co_await TieredFetch(proxy_.tiers(), *upstream_, header, req, list_offsets_version_);
+          exchanging_ = false;
+          if (!reply.ok()) {
+            if (!closed_) log::Warn("client {}: upstream {}; closing the connection", peer_, reply.status().message());
+            ok = false;
+            break;
+          }
+          ok = co_await WriteClient(kafka::client::EncodeResponseFrame(
+              peek.correlation_id, msg::ResponseHeaderVersion(kFetch, peek.api_version), *reply));
+          break;
+        }
+        kafka::WireWriter w;
+        req.Write(w, peek.api_version);
+        ok = co_await Forward(kafka::client::EncodeRequestFrame(
+                                  header, msg::RequestHeaderVersion(kFetch, peek.api_version), w.data()),
+                              &pending);
+        break;
+      }
+      default:
+        ok = co_await Forward(frame, &pending);
+        break;
+    }
+    if (!ok || closed_) break;
+    if (proxy_.stopping() && pending_.empty()) break;
+    if (frame.capacity() > (size_t{1} << 20)) std::string().swap(frame);
+  }
+  // Let queued responses reach the client before closing (a stop, or a
+  // client that half-closed after its last request).
+  if (!closed_) co_await Drained();
+}
+
+}  // namespace thaw::merged

@@ -1,0 +1,344 @@
+#include "thaw/merged/tiered_requests.h"
+
+#include <algorithm>
+#include <optional>
+#include <vector>
+
+#include "thaw/common/log.h"
+#include "thaw/kafka/protocol/errors.h"
+#include "thaw/kafka/server/broker.h"
+#include "thaw/merged/tiering.h"
+
+namespace thaw::merged {
+
+namespace msg = kafka::msg;
+
+namespace {
+
+using kafka::ErrorCode;
+using kafka::server::PartitionOffsets;
+using kafka::server::TopicLog;
+
+constexpr int64_t kEarliest = -2, kLatest = -1;
+
+// The client's request, sent with its own header; the response decoded.
+template <typename Req, typename Resp>
+asio::awaitable<Result<Resp>> Forward(kafka::client::Connection& up, const msg::RequestHeader& header,
+                                      const Req& req) {
+  const int16_t v = header.request_api_version;
+  kafka::WireWriter body;
+  req.Write(body, v);
+  const std::string frame =
+      kafka::client::EncodeRequestFrame(header, msg::RequestHeaderVersion(Req::kApiKey, v), body.data());
+  CO_RETURN_NOT_OK(co_await up.WriteFrame(frame));
+  std::string reply;
+  CO_RETURN_NOT_OK(co_await up.ReadFrame(&reply));
+  kafka::WireReader in(reply);
+  msg::ResponseHeader rh;
+  CO_RETURN_NOT_OK(rh.Read(in, msg::ResponseHeaderVersion(Req::kApiKey, v)));
+  if (rh.correlation_id != header.correlation_id) {
+    co_return Status::IOError("{}: response correlation id {} for request {}", up.address(), rh.correlation_id,
+                              header.correlation_id);
+  }
+  Resp resp;
+  if (Status st = resp.Read(in, v); !st.ok()) {
+    co_return Status::IOError("{}: {} v{} response does not decode: {}", up.address(), Req::kName, v, st.message());
+  }
+  co_return resp;
+}
+
+template <typename Resp>
+std::string Encode(const Resp& resp, int16_t version) {
+  kafka::WireWriter w;
+  resp.Write(w, version);
+  return std::move(w).Take();
+}
+
+struct Refused {
+  std::shared_ptr<TopicLog> log;
+  const msg::FetchRequest::FetchPartition* request;
+  msg::FetchResponse::PartitionData* out;
+  std::optional<PartitionOffsets> table;
+  int64_t upstream_start = -1, upstream_end = -1;
+  bool bounds_known = false;
+};
+
+// The upstream's bound (`timestamp` kEarliest or kLatest) of each refused
+// partition, asked on the client's connection with its client id.
+asio::awaitable<Status> AskBounds(kafka::client::Connection& up, const msg::RequestHeader& header, int8_t isolation,
+                                  int16_t version, std::vector<Refused>& refused) {
+  for (const int64_t ts : {kEarliest, kLatest}) {
+    msg::ListOffsetsRequest req;
+    req.replica_id = -1;
+    req.isolation_level = isolation;
+    for (const Refused& r : refused) {
+      const std::string& name = r.log->name();
+      auto it = std::find_if(req.topics.begin(), req.topics.end(), [&](const auto& t) { return t.name == name; });
+      if (it == req.topics.end()) {
+        req.topics.emplace_back().name = name;
+        it = std::prev(req.topics.end());
+      }
+      auto& p = it->partitions.emplace_back();
+      p.partition_index = r.out->partition_index;
+      p.timestamp = ts;
+    }
+    CO_ASSIGN_OR_RAISE(auto resp, (co_await up.Call<msg::ListOffsetsRequest, msg::ListOffsetsResponse>(
+                                      req, version, header.client_id)));
+    for (Refused& r : refused) {
+      for (const auto& t : resp.topics) {
+        if (t.name != r.log->name()) continue;
+        for (const auto& p : t.partitions) {
+          if (p.partition_index != r.out->partition_index) continue;
+          if (p.error_code != 0 || p.offset < 0) {
+            r.bounds_known = false;
+            r.upstream_start = -2;  // marks "unknown" for the kLatest pass too
+            continue;
+          }
+          if (ts == kEarliest) {
+            r.upstream_start = p.offset;
+            r.bounds_known = true;
+          } else if (r.upstream_start != -2) {
+            r.upstream_end = p.offset;
+          }
+        }
+      }
+    }
+  }
+  for (Refused& r : refused) r.bounds_known = r.bounds_known && r.upstream_start >= 0 && r.upstream_end >= 0;
+  co_return Status::OK();
+}
+
+}  // namespace
+
+void LostRanges::Report(const std::string& topic, int32_t partition, int64_t from, int64_t to, int64_t table_start,
+                        int64_t table_end, int64_t upstream_start) {
+  {
+    std::lock_guard lock(mu_);
+    if (!logged_.emplace(topic, partition, from).second) return;
+  }
+  log::Warn(
+      "{}-{}: offsets {}..{} are in neither tier (the table holds {}..{}, the upstream starts at {}: the archive "
+      "fell behind retention); consumers skip them",
+      topic, partition, from, to - 1, table_start, table_end - 1, upstream_start);
+}
+
+bool NamesTieredTopic(const TierContext& tc, const msg::FetchRequest& req) {
+  for (const auto& t : req.topics) {
+    if (tc.tables->Find(t.topic)) return true;
+  }
+  return false;
+}
+
+bool NamesTieredTopic(const TierContext& tc, const msg::ListOffsetsRequest& req) {
+  for (const auto& t : req.topics) {
+    if (tc.tables->Find(t.name)) return true;
+  }
+  return false;
+}
+
+asio::awaitable<Result<std::string>> TieredFetch(const TierContext& tc, kafka::client::Connection& up,
+                                                 const msg::RequestHeader& header, const msg::FetchRequest& req,
+                                                 int16_t list_offsets_version) {
+  const int16_t version = header.request_api_version;
+  CO_ASSIGN_OR_RAISE(auto resp, (co_await Forward<msg::FetchRequest, msg::FetchResponse>(up, header, req)));
+  if (resp.error_code != 0) co_return Encode(resp, version);
+
+  // The tiered partitions of the answer: refused ones, and served ones whose
+  // log start becomes the merged one.
+  std::vector<Refused> refused;
+  std::vector<std::pair<std::shared_ptr<TopicLog>, msg::FetchResponse::PartitionData*>> served;
+  int64_t used = 0;
+  for (auto& t : resp.responses) {
+    for (auto& p : t.partitions) used += p.records ? static_cast<int64_t>(p.records->size()) : 0;
+    auto log = tc.tables->Find(t.topic);
+    if (!log) continue;
+    const msg::FetchRequest::FetchTopic* rt = nullptr;
+    for (const auto& candidate : req.topics) {
+      if (candidate.topic == t.topic) rt = &candidate;
+    }
+    for (auto& p : t.partitions) {
+      const msg::FetchRequest::FetchPartition* rp = nullptr;
+      if (rt) {
+        for (const auto& c : rt->partitions) {
+          if (c.partition == p.partition_index) rp = &c;
+        }
+      }
+      if (p.error_code == static_cast<int16_t>(ErrorCode::kOffsetOutOfRange) && rp) {
+        refused.push_back({log, rp, &p, std::nullopt});
+      } else if (p.error_code == 0) {
+        served.emplace_back(log, &p);
+      }
+    }
+  }
+  if (refused.empty() && served.empty()) co_return Encode(resp, version);
+
+  // The table's offsets (an in-memory plan; a pool thread all the same).
+  std::vector<std::optional<PartitionOffsets>> served_tables(served.size());
+  co_await kafka::server::RunBlocking(*tc.pool, [&]() {
+    for (size_t i = 0; i < served.size(); ++i) {
+      if (auto o = served[i].first->Offsets(served[i].second->partition_index); o.ok()) served_tables[i] = *o;
+    }
+    for (Refused& r : refused) {
+      if (auto o = r.log->Offsets(r.out->partition_index); o.ok()) r.table = *o;
+    }
+    return 0;
+  });
+  for (size_t i = 0; i < served.size(); ++i) {
+    served[i].second->log_start_offset = MergedLogStart(served[i].second->log_start_offset, served_tables[i]);
+  }
+  if (refused.empty()) co_return Encode(resp, version);
+
+  CO_RETURN_NOT_OK(co_await AskBounds(up, header, req.isolation_level, list_offsets_version, refused));
+  std::vector<Refused*> from_table, skip;
+  for (Refused& r : refused) {
+    if (!r.bounds_known) continue;  // the upstream would not say: its answer stands
+    TierBounds b{r.upstream_start, r.upstream_end, r.table};
+    auto& out = *r.out;
+    out.high_watermark = r.upstream_end;
+    out.last_stable_offset = r.upstream_end;
+    out.log_start_offset = MergedLogStart(r.upstream_start, r.table);
+    switch (RouteRefusedFetch(r.request->fetch_offset, b)) {
+      case Route::kTable:
+        from_table.push_back(&r);
+        break;
+      case Route::kSkipToUpstream:
+        skip.push_back(&r);
+        break;
+      case Route::kRetry:
+        out.error_code = 0;
+        out.records = std::string();
+        break;
+      case Route::kOutOfRange:
+        break;
+    }
+  }
+
+  // Cold reads, in request order, within what is left of max_bytes.
+  if (!from_table.empty()) {
+    const int64_t max_bytes = req.max_bytes <= 0 ? INT32_MAX : req.max_bytes;
+    co_await kafka::server::RunBlocking(*tc.pool, [&]() {
+      for (Refused* r : from_table) {
+        auto& out = *r->out;
+        const bool first_whole = used == 0;
+        const int64_t limit = std::min<int64_t>(r->request->partition_max_bytes, max_bytes - used);
+        out.error_code = 0;
+        out.aborted_transactions = std::vector<msg::FetchResponse::AbortedTransaction>();
+        out.records = std::string();
+        if (limit <= 0 && !first_whole) continue;
+        auto fetched = r->log->Fetch(out.partition_index, r->request->fetch_offset, std::max<int64_t>(limit, 1));
+        if (!fetched.ok()) {
+          log::Warn("Fetch {}-{} at offset {} from the table: {}", r->log->name(), out.partition_index,
+                    r->request->fetch_offset, fetched.status().message());
+          out.error_code = static_cast<int16_t>(kafka::ToKafkaError(fetched.status()));
+          continue;
+        }
+        used += AppendColdBatches(fetched->batches, r->upstream_start, std::max<int64_t>(limit, 0), first_whole,
+                                  &*out.records);
+      }
+      return 0;
+    });
+  }
+
+  // A range neither tier holds: the upstream's records from its log start.
+  if (!skip.empty()) {
+    msg::FetchRequest again;
+    again.replica_id = -1;
+    again.max_wait_ms = 0;
+    again.min_bytes = 0;
+    again.max_bytes = req.max_bytes;
+    again.isolation_level = req.isolation_level;
+    again.session_id = 0;
+    again.session_epoch = -1;
+    again.rack_id = req.rack_id;
+    for (Refused* r : skip) {
+      const int64_t table_end = r->table ? r->table->high_watermark : 0;
+      const int64_t table_start = r->table ? r->table->log_start : 0;
+      tc.lost->Report(r->log->name(), r->out->partition_index, std::max(r->request->fetch_offset, table_end),
+                      r->upstream_start, table_start, table_end, r->upstream_start);
+      auto it = std::find_if(again.topics.begin(), again.topics.end(),
+                             [&](const auto& t) { return t.topic == r->log->name(); });
+      if (it == again.topics.end()) {
+        again.topics.emplace_back().topic = r->log->name();
+        it = std::prev(again.topics.end());
+      }
+      auto p = *r->request;
+      p.fetch_offset = r->upstream_start;
+      it->partitions.push_back(p);
+    }
+    msg::RequestHeader h = header;
+    h.correlation_id = header.correlation_id ^ 0x40000000;  // not the client's: checked on the way back
+    CO_ASSIGN_OR_RAISE(auto more, (co_await Forward<msg::FetchRequest, msg::FetchResponse>(up, h, again)));
+    for (Refused* r : skip) {
+      for (auto& t : more.responses) {
+        if (t.topic != r->log->name()) continue;
+        for (auto& p : t.partitions) {
+          if (p.partition_index != r->out->partition_index) continue;
+          const int64_t merged_start = r->out->log_start_offset;
+          *r->out = std::move(p);
+          r->out->log_start_offset = MergedLogStart(r->out->log_start_offset, r->table);
+          if (r->out->log_start_offset < 0) r->out->log_start_offset = merged_start;
+        }
+      }
+    }
+  }
+  co_return Encode(resp, version);
+}
+
+asio::awaitable<Result<std::string>> TieredListOffsets(const TierContext& tc, kafka::client::Connection& up,
+                                                       const msg::RequestHeader& header,
+                                                       const msg::ListOffsetsRequest& req) {
+  const int16_t version = header.request_api_version;
+  CO_ASSIGN_OR_RAISE(auto resp,
+                     (co_await Forward<msg::ListOffsetsRequest, msg::ListOffsetsResponse>(up, header, req)));
+  struct Slot {
+    std::shared_ptr<TopicLog> log;
+    int64_t timestamp;
+    msg::ListOffsetsResponse::ListOffsetsPartitionResponse* out;
+  };
+  std::vector<Slot> slots;
+  for (auto& t : resp.topics) {
+    auto log = tc.tables->Find(t.name);
+    if (!log) continue;
+    for (auto& p : t.partitions) {
+      if (p.error_code != 0) continue;  // the upstream's refusal (ACLs, leadership) stands
+      for (const auto& rt : req.topics) {
+        if (rt.name != t.name) continue;
+        for (const auto& rp : rt.partitions) {
+          if (rp.partition_index == p.partition_index) slots.push_back({log, rp.timestamp, &p});
+        }
+      }
+    }
+  }
+  if (slots.empty()) co_return Encode(resp, version);
+  co_await kafka::server::RunBlocking(*tc.pool, [&]() {
+    for (Slot& s : slots) {
+      auto& out = *s.out;
+      if (s.timestamp == kEarliest) {
+        auto o = s.log->Offsets(out.partition_index);
+        if (!o.ok()) continue;
+        const int64_t merged = MergedLogStart(out.offset, *o);
+        if (merged != out.offset) {
+          out.offset = merged;
+          out.timestamp = -1;
+          out.leader_epoch = -1;
+        }
+      } else if (s.timestamp >= 0) {
+        auto found = s.log->OffsetForTime(out.partition_index, s.timestamp);
+        if (!found.ok()) {
+          log::Warn("ListOffsets {}-{} by time in the table: {}", s.log->name(), out.partition_index,
+                    found.status().message());
+          continue;
+        }
+        if (*found && (out.offset < 0 || (*found)->first < out.offset)) {
+          out.offset = (*found)->first;
+          out.timestamp = (*found)->second;
+          out.leader_epoch = -1;
+        }
+      }
+    }
+    return 0;
+  });
+  co_return Encode(resp, version);
+}
+
+}  // namespace thaw::merged
