@@ -18,7 +18,7 @@ export CCACHE_BASEDIR := $(ROOT)
 export CCACHE_NOHASHDIR := true
 CCACHE := -DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache
 
-.PHONY: deps deps-test build install demo test unit-test integration-test asan-test fuzz-test bench clean format
+.PHONY: deps deps-test build build-thaw install demo test unit-test integration-test asan-test fuzz-test bench clean format
 
 deps:
 	@scripts/deps/install.sh
@@ -31,12 +31,17 @@ build: deps
 	@ninja -C $(BUILD) -j$(JOBS) thaw thaw_unit_tests thaw_batch_tool thaw_rest_tool thaw_storage_tool \
 	  thaw_kafka_source_tool
 
+# Only what `make demo` needs: the binary.
+build-thaw: deps
+	@cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo $(CCACHE) >/dev/null
+	@ninja -C $(BUILD) -j$(JOBS) thaw
+
 # The binary plus the Arrow libraries it loads (relative rpath): runs without
 # this build tree or the venv. `make install PREFIX=$$HOME/.local`
 install: build
 	@cmake --install $(BUILD) --prefix $(PREFIX) --strip
 
-demo: build
+demo: build-thaw
 	@$(PY) tests/integration/make_demo_table.py $(DEMO_WH) >/dev/null
 	@echo "== thaw inspect (summary) =="
 	$(THAW) inspect --catalog sqlite:///$(DEMO_WH)/catalog.db --table demo.orders
@@ -46,6 +51,7 @@ demo: build
 	@scripts/deps/install-kafka.sh
 	@scripts/demo-replay.sh $(THAW) $(DEMO_WH)
 	@scripts/demo-serve.sh $(THAW) $(DEMO_WH)
+	@scripts/demo-tiered.sh $(THAW) $(DEMO_WH)
 
 # The Avro cross-check reads every manifest pyiceberg wrote for the demo table.
 unit-test: build

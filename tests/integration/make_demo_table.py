@@ -86,6 +86,13 @@ def main() -> int:
     except NoSuchTableError:
         pass
     shutil.rmtree(os.path.join(wh, "demo", "orders"), ignore_errors=True)
+    # The tiered step (scripts/demo-tiered.sh) archives a fresh topic into
+    # tiered.orders each run: start it from nothing.
+    try:
+        cat.drop_table("tiered.orders")
+    except NoSuchTableError:
+        pass
+    shutil.rmtree(os.path.join(wh, "tiered.db"), ignore_errors=True)
     t = cat.create_table(TABLE, schema=fixtures.canonical_schema(), location=f"file://{wh}/demo/orders",
                          partition_spec=fixtures.CANONICAL_SPEC, sort_order=fixtures.CANONICAL_SORT,
                          properties={"format-version": "2", "thaw.layout": "thaw/1", "thaw.source.topic": "orders"})

@@ -32,6 +32,32 @@ def _b64(b):
     return None if b is None else base64.b64encode(bytes(b)).decode("ascii")
 
 
+def free_port_block(n: int) -> int:
+    """A port P with P..P+n-1 all free now (Thaw's bootstrap port, then
+    broker N's on --broker-ports START+N)."""
+    import socket
+    for _ in range(200):
+        s = socket.socket()
+        s.bind(("127.0.0.1", 0))
+        base = s.getsockname()[1]
+        s.close()
+        if base + n > 65535:
+            continue
+        held = []
+        try:
+            for port in range(base, base + n):
+                t = socket.socket()
+                t.bind(("127.0.0.1", port))
+                held.append(t)
+            return base
+        except OSError:
+            continue
+        finally:
+            for t in held:
+                t.close()
+    raise RuntimeError(f"no block of {n} free ports")
+
+
 def norm_broker(r: dict) -> tuple:
     return (r["partition"], r["offset"], r["timestamp"], _b64(r["key"]), _b64(r["value"]),
             tuple((k, _b64(v)) for k, v in r["headers"]))
@@ -97,12 +123,14 @@ class Tiered:
     `thaw serve --upstream` in front of the broker."""
 
     def __init__(self, thaw_bin: Path, kafka, tmp_path: Path, partitions: int = 3, history: int = 120,
-                 archive_all: bool = True, truncate: str = "retention"):
+                 archive_all: bool = True, truncate: str = "retention", compression: str = "lz4"):
         """`truncate`: how the broker loses the history once archived:
         "retention" (retention.ms=1 day deletes the month-old segments; needs
         a broker whose retention checker runs often, kafka_fast_retention) or
         "delete_records" (DeleteRecords up to the history's end, as
-        kafka-delete-records.sh; any broker, e.g. the 3-node cluster)."""
+        kafka-delete-records.sh; any broker, e.g. the 3-node cluster).
+        `compression`: the producer's codec for every record (gzip for a topic
+        kafkajs and kafka-python read: they have no lz4)."""
         self.kafka = kafka
         self.thaw_bin = thaw_bin
         self.tmp = tmp_path
@@ -113,11 +141,12 @@ class Tiered:
         self.uri = archive_cli.new_catalog(str(tmp_path / "wh"))
         self.table = f"arch.{self.topic.replace('-', '_')}"
         half = history // 2
-        produce_records(kafka, self.topic, partitions, half, old, "old", rounds=2)
+        produce_records(kafka, self.topic, partitions, half, old, "old", rounds=2, compression=compression)
         if not archive_all:
             # The archive lags: it ran when the first half was there.
             self.thaw(*archive_cli.archive_args(kafka, self.uri, self.table, self.topic))
-        produce_records(kafka, self.topic, partitions, history - half, old + half, "older", rounds=2)
+        produce_records(kafka, self.topic, partitions, history - half, old + half, "older", rounds=2,
+                        compression=compression)
         self.history = kafka.consume_all(self.topic, isolation="read_uncommitted")
         self.archived_until = {p: half if not archive_all else history for p in range(partitions)}
         if archive_all:
@@ -125,7 +154,8 @@ class Tiered:
         if truncate == "retention":
             # Retention now deletes every segment of the month-old records.
             set_retention(kafka, self.topic, DAY_MS)
-        produce_records(kafka, self.topic, partitions, 40, int(time.time() * 1000), "new", rounds=1)
+        produce_records(kafka, self.topic, partitions, 40, int(time.time() * 1000), "new", rounds=1,
+                        compression=compression)
         if truncate == "delete_records":
             import confluent_kafka as ck
             fs = kafka.admin().delete_records([ck.TopicPartition(self.topic, p, history) for p in range(partitions)],
@@ -134,8 +164,8 @@ class Tiered:
                 f.result(timeout=30)
         self.bounds = wait_log_start(kafka, self.topic, {p: history for p in range(partitions)})
         self.recent = kafka.consume_all(self.topic, isolation="read_uncommitted")
-        self.port = free_port()
-        self.broker_ports = free_port()
+        self.port = free_port_block(11)
+        self.broker_ports = self.port + 1
         self.proc = None
         self.others: list[subprocess.Popen] = []
 
@@ -168,13 +198,16 @@ class Tiered:
     def log(self) -> str:
         return self.stderr_path.read_text(errors="replace")
 
-    def start_another(self, *extra: str) -> str:
+    def start_another(self, *extra: str, upstream: str | None = None) -> str:
         """A second `thaw serve --upstream` in front of the same cluster, on
-        ports of its own; returns its bootstrap address."""
-        port, broker_ports = free_port(), free_port()
+        ports of its own; returns its bootstrap address (its log:
+        log_of(address)). `upstream`: another --upstream address than the
+        broker's (e.g. a fault-injecting TCP proxy in front of it)."""
+        port = free_port_block(11)
+        broker_ports = port + 1
         log = self.tmp / f"serve-{port}.log"
         proc = subprocess.Popen(
-            [str(self.thaw_bin), "serve", "--upstream", self.kafka.bootstrap, "--catalog", self.uri,
+            [str(self.thaw_bin), "serve", "--upstream", upstream or self.kafka.bootstrap, "--catalog", self.uri,
              "--topic", f"{self.topic}={self.table}", "--listen", f"127.0.0.1:{port}",
              "--broker-ports", f"{broker_ports}-{broker_ports + 9}", "--state", str(self.tmp / f"state-{port}"),
              "--refresh", "500ms", *extra],
@@ -182,6 +215,10 @@ class Tiered:
         self.others.append(proc)
         wait_port(port, proc, 60, "a second thaw serve --upstream")
         return f"127.0.0.1:{port}"
+
+    def log_of(self, bootstrap: str) -> str:
+        """The log of the instance start_another() returned `bootstrap` for."""
+        return (self.tmp / f"serve-{bootstrap.rsplit(':', 1)[1]}.log").read_text(errors="replace")
 
     def stop(self) -> None:
         for proc in [self.proc, *self.others]:

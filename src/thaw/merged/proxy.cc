@@ -84,7 +84,12 @@ void Proxy::OpenBrokerListener(int32_t node_id) {
   }
   auto bound = Listen(node_id, *port);
   if (!bound.ok()) {
-    log::Error("{}", bound.status().message());
+    // Clients would be sent to whatever holds the port: stop.
+    fatal_ = Status::IOError("{} (another process holds it: choose a free range with --broker-ports)",
+                             bound.status().message());
+    Stop();
+    CloseAll();
+    io_.stop();
     return;
   }
   auto up = brokers_.Upstream(node_id);

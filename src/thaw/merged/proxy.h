@@ -55,6 +55,9 @@ class Proxy {
   size_t open_connections() const;
   void CloseAll();
   bool stopping() const { return stopping_; }
+  // Set when a broker's listener could not open (its port is taken): the
+  // proxy stops then, rather than hand clients an address that is not Thaw.
+  const Status& fatal() const { return fatal_; }
 
   // Used by the connections.
   BrokerMap& broker_map() { return brokers_; }
@@ -85,6 +88,7 @@ class Proxy {
   uint16_t bootstrap_port_ = 0;
   bool started_ = false;
   bool stopping_ = false;
+  Status fatal_;
   std::list<std::shared_ptr<ProxyConnection>> connections_;
 };
 

@@ -80,7 +80,7 @@ Status RunTieredServe(const ServeConfig& config, TopicRegistry& tables) {
   });
   io.run();
   pool.join();
-  return Status::OK();
+  return proxy->fatal();
 }
 
 }  // namespace thaw::serve
