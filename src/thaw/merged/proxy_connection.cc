@@ -119,9 +119,11 @@ asio::awaitable<void> ProxyConnection::Run() {
   Close();
 }
 
-asio::awaitable<bool> ProxyConnection::WriteClient(std::string_view frame) {
+asio::awaitable<bool> ProxyConnection::WriteClient(std::string_view frame, std::string_view more) {
   asio::error_code ec;
-  co_await asio::async_write(client_, asio::buffer(frame.data(), frame.size()), asio::redirect_error(use_awaitable, ec));
+  const std::array<asio::const_buffer, 2> buffers{asio::buffer(frame.data(), frame.size()),
+                                                   asio::buffer(more.data(), more.size())};
+  co_await asio::async_write(client_, buffers, asio::redirect_error(use_awaitable, ec));
   if (ec) {
     if (!closed_ && ec != asio::error::operation_aborted && !proxy_.stopping()) Fail("write failed: " + ec.message());
     Close();
@@ -225,15 +227,23 @@ asio::awaitable<void> ProxyConnection::Relay() {
         break;
       }
     } else {
-      out.resize(4);
-      const uint32_t size = static_cast<uint32_t>(frame.size());
-      out[0] = static_cast<char>(size >> 24);
-      out[1] = static_cast<char>(size >> 16);
-      out[2] = static_cast<char>(size >> 8);
-      out[3] = static_cast<char>(size);
-      out.append(frame);
+      out.clear();
     }
-    if (!co_await WriteClient(out)) break;
+    bool written;
+    if (out.empty()) {
+      // Relayed as it came: the size prefix and the frame in one gather
+      // write, no copy of the frame.
+      uint8_t prefix[4];
+      const uint32_t size = static_cast<uint32_t>(frame.size());
+      prefix[0] = static_cast<uint8_t>(size >> 24);
+      prefix[1] = static_cast<uint8_t>(size >> 16);
+      prefix[2] = static_cast<uint8_t>(size >> 8);
+      prefix[3] = static_cast<uint8_t>(size);
+      written = co_await WriteClient(std::string_view(reinterpret_cast<const char*>(prefix), 4), frame);
+    } else {
+      written = co_await WriteClient(out);
+    }
+    if (!written) break;
     pending_.pop_front();
     if (pending_.empty()) drained_wake_.cancel();
     if (out.capacity() > (size_t{1} << 20)) std::string().swap(out);

@@ -54,7 +54,8 @@ class ProxyConnection : public std::enable_shared_from_this<ProxyConnection> {
   asio::awaitable<bool> Forward(std::string_view frame, const Pending* pending);
   // Waits until every queued response was relayed.
   asio::awaitable<void> Drained();
-  asio::awaitable<bool> WriteClient(std::string_view frame);
+  // Writes `frame`, then `more` (a gather write).
+  asio::awaitable<bool> WriteClient(std::string_view frame, std::string_view more = {});
   // The relayed response frame (without size prefix) rewritten as `p` says;
   // false when it does not decode.
   bool RewriteResponse(const Pending& p, std::string* frame);
