@@ -137,3 +137,50 @@ def test_a_range_neither_tier_holds_is_skipped_and_logged(tiered):
     log = t.log()
     for p in range(t.partitions):
         assert re.search(rf"{re.escape(t.topic)}-{p}: offsets {t.archived_until[p]}\.\.\d+ are in neither tier", log), log
+
+
+def _read_with_epochs(bootstrap: str, topic: str, partitions: int, timeout: float = 120) -> dict[tuple, int | None]:
+    """{(partition, offset): the batch's leader epoch (None for -1)} of a
+    whole-topic read from the beginning through `bootstrap`."""
+    import confluent_kafka as ck
+    c = ck.Consumer({"bootstrap.servers": bootstrap, "group.id": "epochs-" + uuid.uuid4().hex[:6],
+                     "enable.auto.commit": False, "enable.partition.eof": True})
+    try:
+        c.assign([ck.TopicPartition(topic, p, ck.OFFSET_BEGINNING) for p in range(partitions)])
+        out, at_end = {}, set()
+        deadline = time.monotonic() + timeout
+        while len(at_end) < partitions:
+            assert time.monotonic() < deadline, f"read stalled: {len(out)} records, at the end: {at_end}"
+            m = c.poll(0.5)
+            if m is None:
+                continue
+            if m.error():
+                assert m.error().code() == ck.KafkaError._PARTITION_EOF, m.error()
+                at_end.add(m.partition())
+                continue
+            out[(m.partition(), m.offset())] = m.leader_epoch()
+        return out
+    finally:
+        c.close()
+
+
+def test_prefer_table_serves_what_both_tiers_hold_from_the_table(tiered):
+    import archive_cli
+    t = tiered(partitions=2)
+    # Archive again: the table now also holds the records the broker still has.
+    t.thaw(*archive_cli.archive_args(t.kafka, t.uri, t.table, t.topic))
+    expected = t.expected()
+    t.start()
+    upstream_first = _read_with_epochs(t.bootstrap, t.topic, t.partitions)
+    t.stop()
+    t.start(topic_options=":prefer=table")
+    table_first = _read_with_epochs(t.bootstrap, t.topic, t.partitions)
+    assert sorted(upstream_first) == sorted(table_first) == [(r[0], r[1]) for r in expected]
+    for (p, off), epoch in upstream_first.items():
+        # Default: the upstream serves from its log start, with its epochs.
+        assert (epoch is None) == (off < t.bounds[p][0]), (p, off, epoch)
+    # prefer=table: every offset the table holds comes from it (epoch -1).
+    assert all(epoch is None for epoch in table_first.values()), \
+        sorted(k for k, e in table_first.items() if e is not None)[:5]
+    got = t.consume(kcat_cmd("-b", t.bootstrap, "-t", t.topic, "--start", "beginning"))
+    assert got == expected, diff(expected, got)

@@ -181,11 +181,11 @@ class Tiered:
             seen[(r["partition"], r["offset"])] = norm_broker(r)
         return [seen[k] for k in sorted(seen)]
 
-    def start(self, *extra: str) -> None:
+    def start(self, *extra: str, topic_options: str = "") -> None:
         self.stderr_path = self.tmp / f"serve-{self.port}.log"
         self.proc = subprocess.Popen(
             [str(self.thaw_bin), "serve", "--upstream", self.kafka.bootstrap, "--catalog", self.uri,
-             "--topic", f"{self.topic}={self.table}", "--listen", f"127.0.0.1:{self.port}",
+             "--topic", f"{self.topic}={self.table}{topic_options}", "--listen", f"127.0.0.1:{self.port}",
              "--broker-ports", f"{self.broker_ports}-{self.broker_ports + 9}", "--state", str(self.tmp / "state"),
              "--refresh", "500ms", *extra],
             stdout=subprocess.DEVNULL, stderr=open(self.stderr_path, "wb"), stdin=subprocess.DEVNULL)

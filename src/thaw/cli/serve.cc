@@ -67,11 +67,16 @@ Status ParseTopic(const std::string& text, const ServeArgs& a, serve::TopicConfi
       compression = value;
     } else if (key == "column") {
       columns.push_back(value);
+    } else if (key == "prefer") {
+      if (value != "upstream" && value != "table") {
+        return Status::Invalid("--topic '{}': prefer is upstream or table, not '{}'", text, value);
+      }
+      out->prefer_table = value == "table";
     } else if (key == "source_topic") {
       if (value.empty()) return Status::Invalid("--topic '{}': source_topic needs a topic name", text);
       out->source_topic = value;
     } else {
-      return Status::Invalid("--topic '{}': unknown setting '{}' (settings: layout, column, compression, source_topic)",
+      return Status::Invalid("--topic '{}': unknown setting '{}' (settings: layout, column, compression, source_topic, prefer)",
                              text, key);
     }
   }
@@ -160,6 +165,11 @@ Status RunServeCommand(const ServeArgs& a) {
   if (!a.upstream.empty() && config.upstream.empty()) {
     return Status::Invalid("--upstream: give HOST:PORT[,HOST:PORT...] of the upstream cluster's bootstrap servers");
   }
+  for (const auto& t : config.topics) {
+    if (t.prefer_table && config.upstream.empty()) {
+      return Status::Invalid("topic '{}': prefer=table is for --upstream (the tiered proxy) only", t.name);
+    }
+  }
   if (!a.broker_ports.empty()) {
     if (config.upstream.empty()) return Status::Invalid("--broker-ports is for --upstream (the tiered proxy) only");
     ASSIGN_OR_RAISE(config.broker_ports, merged::ParseBrokerPorts(a.broker_ports));
@@ -192,7 +202,7 @@ void RegisterServe(CLI::App* app, int* exit_code) {
   args->catalog.Register(cmd);
   cmd->add_option("--topic", args->topics,
                   "Serve a table as a topic: NAME=NAMESPACE.TABLE[:layout=L][:compression=C][:column=FIELD=COL]"
-                  "[:source_topic=T]; repeatable (in --config: [[topic]] tables with name, table, layout, "
+                  "[:source_topic=T][:prefer=upstream|table]; repeatable (in --config: [[topic]] tables with name, table, layout, "
                   "compression, column, source_topic). source_topic picks one topic of a table that holds several")
       ->type_name("NAME=NS.TABLE");
   cmd->add_option("--table-prefix", args->table_prefix,

@@ -15,6 +15,7 @@ Proxy::Proxy(asio::io_context& io, ProxyOptions options, kafka::server::TopicLog
   tiers_.tables = tables;
   tiers_.pool = pool;
   tiers_.lost = &lost_;
+  tiers_.prefer_table = options_.prefer_table;
 }
 
 Proxy::~Proxy() = default;

@@ -18,6 +18,7 @@
 #include <list>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -38,6 +39,7 @@ struct ProxyOptions {
   // Largest request frame accepted from a client (socket.request.max.bytes).
   int32_t max_frame_bytes = 100 << 20;
   kafka::client::ConnectionOptions upstream_options;
+  std::set<std::string> prefer_table;  // topics with `:prefer=table`
 };
 
 class ProxyConnection;

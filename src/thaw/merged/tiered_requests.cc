@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <optional>
+#include <tuple>
 #include <vector>
 
 #include "thaw/common/log.h"
@@ -140,12 +141,43 @@ asio::awaitable<Result<std::string>> TieredFetch(const TierContext& tc, kafka::c
                                                  const msg::RequestHeader& header, const msg::FetchRequest& req,
                                                  int16_t list_offsets_version) {
   const int16_t version = header.request_api_version;
-  CO_ASSIGN_OR_RAISE(auto resp, (co_await Forward<msg::FetchRequest, msg::FetchResponse>(up, header, req)));
+  // prefer=table: partitions whose fetch offset the table holds go upstream
+  // with partition_max_bytes 0 (the upstream still decides whether this
+  // connection may read them; it returns at most one batch) and without a
+  // wait, and are answered from the table.
+  msg::FetchRequest forwarded = req;
+  std::vector<std::pair<std::string, int32_t>> preferred;
+  if (!tc.prefer_table.empty()) {
+    std::vector<std::tuple<std::shared_ptr<TopicLog>, msg::FetchRequest::FetchPartition*>> candidates;
+    for (auto& t : forwarded.topics) {
+      if (!tc.prefer_table.count(t.topic)) continue;
+      auto log = tc.tables->Find(t.topic);
+      if (!log) continue;
+      for (auto& p : t.partitions) candidates.emplace_back(log, &p);
+    }
+    if (!candidates.empty()) {
+      co_await kafka::server::RunBlocking(*tc.pool, [&]() {
+        for (auto& [log, p] : candidates) {
+          auto o = log->Offsets(p->partition);
+          if (o.ok() && p->fetch_offset >= o->log_start && p->fetch_offset < o->high_watermark) {
+            p->partition_max_bytes = 0;
+            preferred.emplace_back(log->name(), p->partition);
+          }
+        }
+        return 0;
+      });
+      if (!preferred.empty()) forwarded.max_wait_ms = 0;
+    }
+  }
+  auto is_preferred = [&](const std::string& topic, int32_t partition) {
+    return std::find(preferred.begin(), preferred.end(), std::make_pair(topic, partition)) != preferred.end();
+  };
+  CO_ASSIGN_OR_RAISE(auto resp, (co_await Forward<msg::FetchRequest, msg::FetchResponse>(up, header, forwarded)));
   if (resp.error_code != 0) co_return Encode(resp, version);
 
   // The tiered partitions of the answer: refused ones, and served ones whose
   // log start becomes the merged one.
-  std::vector<Refused> refused;
+  std::vector<Refused> refused, preferred_reads;
   std::vector<std::pair<std::shared_ptr<TopicLog>, msg::FetchResponse::PartitionData*>> served;
   int64_t used = 0;
   for (auto& t : resp.responses) {
@@ -163,14 +195,22 @@ asio::awaitable<Result<std::string>> TieredFetch(const TierContext& tc, kafka::c
           if (c.partition == p.partition_index) rp = &c;
         }
       }
-      if (p.error_code == static_cast<int16_t>(ErrorCode::kOffsetOutOfRange) && rp) {
+      if (p.error_code == 0 && rp && is_preferred(t.topic, p.partition_index)) {
+        // Answered from the table: what the upstream returned goes.
+        used -= p.records ? static_cast<int64_t>(p.records->size()) : 0;
+        Refused r{log, rp, &p, std::nullopt};
+        r.upstream_start = INT64_MAX;  // nothing to cut: the table serves all it holds
+        r.upstream_end = p.high_watermark;
+        r.bounds_known = true;
+        preferred_reads.push_back(std::move(r));
+      } else if (p.error_code == static_cast<int16_t>(ErrorCode::kOffsetOutOfRange) && rp) {
         refused.push_back({log, rp, &p, std::nullopt});
       } else if (p.error_code == 0) {
         served.emplace_back(log, &p);
       }
     }
   }
-  if (refused.empty() && served.empty()) co_return Encode(resp, version);
+  if (refused.empty() && served.empty() && preferred_reads.empty()) co_return Encode(resp, version);
 
   // The table's offsets (an in-memory plan; a pool thread all the same).
   std::vector<std::optional<PartitionOffsets>> served_tables(served.size());
@@ -181,15 +221,22 @@ asio::awaitable<Result<std::string>> TieredFetch(const TierContext& tc, kafka::c
     for (Refused& r : refused) {
       if (auto o = r.log->Offsets(r.out->partition_index); o.ok()) r.table = *o;
     }
+    for (Refused& r : preferred_reads) {
+      if (auto o = r.log->Offsets(r.out->partition_index); o.ok()) r.table = *o;
+    }
     return 0;
   });
   for (size_t i = 0; i < served.size(); ++i) {
     served[i].second->log_start_offset = MergedLogStart(served[i].second->log_start_offset, served_tables[i]);
   }
-  if (refused.empty()) co_return Encode(resp, version);
-
-  CO_RETURN_NOT_OK(co_await AskBounds(up, header, req.isolation_level, list_offsets_version, refused));
   std::vector<Refused*> from_table, skip;
+  for (Refused& r : preferred_reads) {
+    r.out->log_start_offset = MergedLogStart(r.out->log_start_offset, r.table);
+    from_table.push_back(&r);
+  }
+  if (!refused.empty()) {
+    CO_RETURN_NOT_OK(co_await AskBounds(up, header, req.isolation_level, list_offsets_version, refused));
+  }
   for (Refused& r : refused) {
     if (!r.bounds_known) continue;  // the upstream would not say: its answer stands
     TierBounds b{r.upstream_start, r.upstream_end, r.table};

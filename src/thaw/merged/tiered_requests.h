@@ -10,6 +10,10 @@
 //                after compaction; the loss is logged once). Tiered
 //                partitions report the merged log start. One response,
 //                within max_bytes and partition_max_bytes (KIP-74).
+//                With `:prefer=table`, a partition whose fetch offset the
+//                table holds is forwarded with partition_max_bytes 0 (the
+//                upstream still decides whether the connection may read it)
+//                and answered from the table.
 //   ListOffsets  forwarded; for tiered partitions earliest is the merged log
 //                start and a timestamp finds the first offset at or after it
 //                across both tiers; latest and max-timestamp stay the
@@ -46,6 +50,9 @@ struct TierContext {
   kafka::server::TopicLogs* tables = nullptr;  // tiered topics, by their upstream name
   asio::thread_pool* pool = nullptr;           // blocking table reads
   LostRanges* lost = nullptr;
+  // Topics whose offsets both tiers hold are read from the table
+  // (`:prefer=table`).
+  std::set<std::string> prefer_table;
 };
 
 // Whether a request names a tiered topic.

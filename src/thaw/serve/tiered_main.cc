@@ -51,6 +51,9 @@ Status RunTieredServe(const ServeConfig& config, TopicRegistry& tables) {
   options.advertised_host = config.advertised_host;
   options.broker_ports = config.broker_ports;
   options.upstream = config.upstream;
+  for (const auto& t : config.topics) {
+    if (t.prefer_table) options.prefer_table.insert(t.name);
+  }
   ASSIGN_OR_RAISE(auto proxy, merged::Proxy::Make(io, options, &tables, &pool));
 
   std::string tiered, upstream;
