@@ -11,6 +11,8 @@ namespace {
 
 constexpr int16_t kFetchMaxByName = 12;      // v13 names topics by id
 constexpr int16_t kProduceMaxNoEndpoints = 9;  // v10 adds node_endpoints
+constexpr int16_t kSaslHandshakeKey = 17;
+constexpr int16_t kSaslHandshakeFramed = 1;  // v0 sends the SASL tokens unframed
 
 // Responses naming brokers Thaw does not rewrite.
 bool Dropped(int16_t key) {
@@ -48,6 +50,10 @@ std::optional<std::pair<int16_t, int16_t>> NarrowedRange(int16_t api_key, int16_
   }
   if (api_key == msg::FetchRequest::kApiKey) hi = std::min(hi, kFetchMaxByName);
   if (api_key == msg::ProduceRequest::kApiKey) hi = std::min(hi, kProduceMaxNoEndpoints);
+  // After SaslHandshake v0 the client sends raw SASL tokens, not Kafka
+  // frames, which the proxy could not pass on frame by frame; v1 sends them
+  // in SaslAuthenticate requests (KIP-152).
+  if (api_key == kSaslHandshakeKey) lo = std::max(lo, kSaslHandshakeFramed);
   if (hi < lo) return std::nullopt;
   return std::make_pair(lo, hi);
 }

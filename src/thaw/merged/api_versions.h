@@ -8,6 +8,7 @@
 //     could map only for topics whose Metadata it saw), and no KIP-951
 //     node_endpoints (v16+), which would name the upstream's brokers.
 //   - Produce at most v9: v10+ responses carry node_endpoints too.
+//   - SaslHandshake at least v1: after v0 the SASL tokens travel unframed.
 //   - Dropped: the APIs whose responses name brokers Thaw does not rewrite
 //     (DescribeQuorum, the share-group APIs of KIP-932); clients fall back to
 //     the others.

@@ -105,10 +105,6 @@ using OffsetAndTime = kafka::server::OffsetAndTime;
 // One served topic: `thaw serve --topic NAME=NS.TABLE` or a [[topic]] table.
 struct TopicConfig {
   std::string name;   // the Kafka topic name ([a-zA-Z0-9._-], at most 249 characters)
-  // serve --upstream only (`:prefer=table`): offsets both tiers hold are read
-  // from the table (sparing the brokers' disks), once the upstream has let
-  // the connection read the partition.
-  bool prefer_table = false;
   std::string table;  // NS.TABLE in the catalog
   records::LayoutOptions layout;
   kafka::Compression compression = kafka::Compression::kNone;
@@ -116,6 +112,10 @@ struct TopicConfig {
   // The source topic served, for a table that holds several (required then;
   // records::ReadOptions::source_topic).
   std::optional<std::string> source_topic = std::nullopt;
+  // serve --upstream only (`:prefer=table`): offsets both tiers hold are read
+  // from the table (sparing the brokers' disks), once the upstream has let
+  // the connection read the partition.
+  bool prefer_table = false;
 };
 
 struct ServeOptions {

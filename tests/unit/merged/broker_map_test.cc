@@ -83,8 +83,10 @@ TEST(NarrowApiVersions, RewrittenApisStayWithinTheCodecAndAddressCarryingOnesGo)
   resp.api_keys.push_back({78, 0, 1, {}});    // ShareFetch
   resp.api_keys.push_back({11, 0, 9, {}});    // JoinGroup: passed through
   resp.api_keys.push_back({1000, 0, 3, {}});  // unknown to Thaw: passed through
+  resp.api_keys.push_back({17, 0, 1, {}});    // SaslHandshake
   NarrowApiVersions(resp);
-  ASSERT_EQ(resp.api_keys.size(), 5u);
+  ASSERT_EQ(resp.api_keys.size(), 6u);
+  EXPECT_EQ(resp.api_keys[5].min_version, 1);
   EXPECT_EQ(resp.api_keys[0].max_version, 9);
   EXPECT_EQ(resp.api_keys[1].max_version, 12);
   const kafka::ApiSpec* metadata = kafka::FindApiSpec(3);
