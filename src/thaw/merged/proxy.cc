@@ -7,6 +7,14 @@ namespace thaw::merged {
 
 namespace msg = kafka::msg;
 
+namespace {
+
+// How long Thaw's own Metadata request may wait for the upstream (Kafka's
+// default request.timeout.ms).
+constexpr std::chrono::seconds kControlTimeout{30};
+
+}  // namespace
+
 Proxy::Proxy(asio::io_context& io, ProxyOptions options, kafka::server::TopicLogs* tables, asio::thread_pool* pool)
     : io_(io),
       options_(std::move(options)),
@@ -105,7 +113,7 @@ void Proxy::Start() {
       io_,
       [this]() -> asio::awaitable<void> {
         Status st = co_await LearnBrokers();
-        if (!st.ok()) {
+        if (!st.ok() && !stopping_) {
           log::Warn("learning the upstream's brokers: {} (their ports open when a client's Metadata names them)",
                     st.message());
         }
@@ -122,6 +130,7 @@ void Proxy::Stop() {
   for (auto& c : connections_) {
     if (!c->busy()) c->Close();
   }
+  for (auto& c : control_) c->Close();
 }
 
 size_t Proxy::open_connections() const {
@@ -176,13 +185,37 @@ asio::awaitable<Result<std::unique_ptr<kafka::client::Connection>>> Proxy::Conne
 }
 
 asio::awaitable<Status> Proxy::LearnBrokers() {
-  CO_ASSIGN_OR_RAISE(auto conn, co_await ConnectUpstream(-1));
+  CO_ASSIGN_OR_RAISE(auto opened, co_await ConnectUpstream(-1));
+  std::shared_ptr<kafka::client::Connection> conn = std::move(opened);
+  if (stopping_) {
+    conn->Close();
+    co_return Status::Aborted("stopping");
+  }
+  // Closing the connection ends the call: on a timer, or from Stop(). The
+  // handler owns what it touches (it may run after this frame is gone).
+  auto timed_out = std::make_shared<bool>(false);
+  asio::steady_timer timer(co_await asio::this_coro::executor);
+  timer.expires_after(kControlTimeout);
+  timer.async_wait([conn, timed_out](const asio::error_code& ec) {
+    if (ec) return;
+    *timed_out = true;
+    conn->Close();
+  });
+  auto it = control_.insert(control_.end(), conn);
   msg::MetadataRequest req;
   req.topics = std::vector<msg::MetadataRequest::MetadataRequestTopic>();  // brokers only
   req.allow_auto_topic_creation = false;
-  CO_ASSIGN_OR_RAISE(auto resp, (co_await conn->Call<msg::MetadataRequest, msg::MetadataResponse>(req, 9)));
-  brokers_.RewriteMetadata(resp);
+  auto resp = co_await conn->Call<msg::MetadataRequest, msg::MetadataResponse>(req, 9);
+  timer.cancel();
+  control_.erase(it);
   conn->Close();
+  if (!resp.ok()) {
+    if (*timed_out) {
+      co_return Status::IOError("{}: no answer to Metadata within {} s", conn->address(), kControlTimeout.count());
+    }
+    co_return resp.status();
+  }
+  brokers_.RewriteMetadata(*resp);
   co_return Status::OK();
 }
 

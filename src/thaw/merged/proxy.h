@@ -78,7 +78,9 @@ class Proxy {
   Result<uint16_t> Listen(int32_t node_id, uint16_t port);
   void OpenBrokerListener(int32_t node_id);
   asio::awaitable<void> Accept(Listener& l);
-  // Learns the upstream's brokers with a Metadata request of Thaw's own.
+  // Learns the upstream's brokers with a Metadata request of Thaw's own,
+  // within kControlTimeout; Stop() closes its connection (an upstream that
+  // accepts and never answers must not keep Thaw from exiting).
   asio::awaitable<Status> LearnBrokers();
 
   asio::io_context& io_;
@@ -92,6 +94,7 @@ class Proxy {
   bool stopping_ = false;
   Status fatal_;
   std::list<std::shared_ptr<ProxyConnection>> connections_;
+  std::list<std::shared_ptr<kafka::client::Connection>> control_;  // LearnBrokers' connections in use
 };
 
 }  // namespace thaw::merged

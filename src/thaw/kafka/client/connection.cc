@@ -86,21 +86,28 @@ asio::awaitable<Result<std::unique_ptr<Connection>>> Connection::Open(asio::any_
       co_await resolver.async_resolve(host, std::to_string(port), asio::redirect_error(use_awaitable, ec));
   if (ec) co_return Status::IOError("cannot resolve {}: {}", address, ec.message());
   asio::ip::tcp::socket socket(executor);
-  // The connect races a timer: whichever ends first cancels the other.
+  // The connect races a timer: whichever ends first cancels the other. A
+  // timer that expired in the same turn as the connect completed still runs
+  // its handler, maybe after this frame is gone: the handler owns its state
+  // and touches the socket only while the connect is pending.
+  struct Race {
+    bool connected = false;
+    bool timed_out = false;
+  };
+  auto race = std::make_shared<Race>();
   asio::steady_timer timer(executor);
   timer.expires_after(options.connect_timeout);
-  bool timed_out = false;
-  timer.async_wait([&](const asio::error_code& e) {
-    if (!e) {
-      timed_out = true;
-      asio::error_code ignored;
-      socket.cancel(ignored);
-    }
+  timer.async_wait([race, &socket](const asio::error_code& e) {
+    if (e || race->connected) return;
+    race->timed_out = true;
+    asio::error_code ignored;
+    socket.cancel(ignored);
   });
   co_await asio::async_connect(socket, endpoints, asio::redirect_error(use_awaitable, ec));
+  race->connected = true;
   timer.cancel();
-  if (timed_out) co_return Status::IOError("cannot connect to {}: no answer within {} ms", address,
-                                           options.connect_timeout.count());
+  if (race->timed_out) co_return Status::IOError("cannot connect to {}: no answer within {} ms", address,
+                                                 options.connect_timeout.count());
   if (ec) co_return Status::IOError("cannot connect to {}: {}", address, ec.message());
   socket.set_option(asio::ip::tcp::no_delay(true), ec);
   co_return std::unique_ptr<Connection>(new Connection(std::move(socket), address, std::move(options)));
