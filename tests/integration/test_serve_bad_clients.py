@@ -231,3 +231,24 @@ def test_many_bad_connections_then_good(served):
             pass
         s.close()
     good_client_served(served)
+
+
+def test_frames_that_announce_100_mib_and_send_little_cost_little(served):
+    """Eight clients each announce a 100 MiB request (the accepted maximum)
+    and send 12 bytes of it: the buffer grows as bytes arrive, so they do
+    not hold 800 MiB between them (they did: 34 -> 834 MB resident)."""
+    before = peak_rss_mib(served)
+    held = []
+    try:
+        for _ in range(8):
+            s = connect(served)
+            s.sendall(struct.pack(">i", 100 << 20) + header(3, 1, 7)[:8])
+            held.append(s)
+        time.sleep(1.0)
+        after = peak_rss_mib(served)
+        if before is not None and after is not None:
+            assert after < before + 64, f"peak RSS went from {before:.0f} to {after:.0f} MiB"
+    finally:
+        for s in held:
+            s.close()
+    good_client_served(served)

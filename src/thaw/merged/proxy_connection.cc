@@ -3,6 +3,7 @@
 #include <array>
 
 #include "thaw/common/log.h"
+#include "thaw/kafka/frame_io.h"
 #include "thaw/kafka/protocol/errors.h"
 #include "thaw/kafka/protocol/messages.h"
 #include "thaw/merged/api_versions.h"
@@ -266,10 +267,8 @@ asio::awaitable<void> ProxyConnection::ClientLoop() {
                        max_frame));
       break;
     }
-    frame.resize(4 + static_cast<size_t>(size));
-    std::copy(prefix, prefix + 4, frame.begin());
-    co_await asio::async_read(client_, asio::buffer(frame.data() + 4, static_cast<size_t>(size)),
-                              asio::redirect_error(use_awaitable, ec));
+    frame.assign(reinterpret_cast<const char*>(prefix), 4);
+    ec = co_await kafka::ReadGrowing(client_, &frame, 4, static_cast<size_t>(size));
     if (ec) {
       Fail(fmt::format("connection lost inside a {}-byte request frame: {}", size, ec.message()));
       break;

@@ -1,5 +1,7 @@
 #include "thaw/kafka/client/connection.h"
 
+#include "thaw/kafka/frame_io.h"
+
 #include <array>
 #include <charconv>
 
@@ -134,8 +136,8 @@ asio::awaitable<Status> Connection::ReadFrame(std::string* frame) {
     co_return Status::IOError("{}: response frame of {} bytes is outside the accepted 4..{}", address_, size,
                               options_.max_frame_bytes);
   }
-  frame->resize(static_cast<size_t>(size));
-  co_await asio::async_read(socket_, asio::buffer(*frame), asio::redirect_error(use_awaitable, ec));
+  frame->clear();
+  ec = co_await ReadGrowing(socket_, frame, 0, static_cast<size_t>(size));
   if (ec) co_return Status::IOError("{}: connection lost inside a {}-byte response: {}", address_, size, ec.message());
   co_return Status::OK();
 }

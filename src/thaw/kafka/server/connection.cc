@@ -3,6 +3,7 @@
 #include <array>
 
 #include "thaw/common/log.h"
+#include "thaw/kafka/frame_io.h"
 #include "thaw/kafka/protocol/errors.h"
 #include "thaw/kafka/protocol/messages.h"
 #include "thaw/kafka/protocol/wire.h"
@@ -81,8 +82,8 @@ asio::awaitable<void> ServeConnection(Broker& broker, std::shared_ptr<Connection
                        options.max_frame_bytes));
       break;
     }
-    frame.resize(static_cast<size_t>(size));
-    co_await asio::async_read(conn->socket, asio::buffer(frame), asio::redirect_error(use_awaitable, ec));
+    frame.clear();
+    ec = co_await ReadGrowing(conn->socket, &frame, 0, static_cast<size_t>(size));
     if (ec) {
       fail(fmt::format("connection lost inside a {}-byte request frame: {}", size, ec.message()));
       break;
