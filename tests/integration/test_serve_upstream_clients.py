@@ -881,6 +881,9 @@ def test_upstream_closing_connections_mid_stream(t):
         assert re.search(r"upstream .*(closed the connection|connection lost inside a|Connection reset|"
                          r"End of file|Broken pipe).*; closing the connection", log), log[-4000:]
         assert re.search(r"no --upstream address answers: cannot connect to 127\.0\.0\.1:\d+: Connection refused"
-                         r"; closing the connection \(the client retries\)", log), log[-4000:]
+                         r"; clients arriving for it are closed", log), log[-4000:]
+        # One line while it was down, one when it came back: not one per retry.
+        assert log.count("no --upstream address answers") == 1, log[-4000:]
+        assert "the upstream's bootstrap servers: reachable again" in log, log[-4000:]
     finally:
         proxy.stop()

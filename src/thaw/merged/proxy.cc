@@ -106,6 +106,43 @@ void Proxy::OpenBrokerListener(int32_t node_id) {
             up ? up->port : 0, brokers_.advertised_host(), *bound);
 }
 
+namespace {
+std::string NodeName(int32_t node_id) {
+  return node_id < 0 ? std::string("the upstream's bootstrap servers") : fmt::format("upstream broker {}", node_id);
+}
+}  // namespace
+
+void Proxy::NoteUpstream(int32_t node_id, const Status& connect) {
+  UpstreamHealth& h = health_[node_id];
+  if (!connect.ok()) {
+    if (h.refused++ == 0) {
+      log::Warn("{}: {}; clients arriving for it are closed (they retry) until it answers", NodeName(node_id),
+                connect.message());
+    }
+    return;
+  }
+  if (h.refused > 0) {
+    log::Info("{}: reachable again ({} client connections closed meanwhile)", NodeName(node_id), h.refused);
+    h.refused = 0;
+  }
+}
+
+void Proxy::NoteLost(int32_t node_id, const std::string& line) {
+  UpstreamHealth& h = health_[node_id];
+  const auto now = std::chrono::steady_clock::now();
+  if (h.last_lost != std::chrono::steady_clock::time_point{} && now - h.last_lost < std::chrono::seconds(10)) {
+    ++h.lost_held_back;
+    return;
+  }
+  if (h.lost_held_back > 0) {
+    log::Warn("{} (and {} more connections to {} in the 10 s before)", line, h.lost_held_back, NodeName(node_id));
+  } else {
+    log::Warn("{}", line);
+  }
+  h.last_lost = now;
+  h.lost_held_back = 0;
+}
+
 void Proxy::Start() {
   started_ = true;
   for (Listener& l : listeners_) asio::co_spawn(io_, Accept(l), asio::detached);
@@ -162,8 +199,13 @@ asio::awaitable<void> Proxy::Accept(Listener& l) {
 asio::awaitable<Result<std::unique_ptr<kafka::client::Connection>>> Proxy::ConnectUpstream(int32_t node_id) {
   auto executor = co_await asio::this_coro::executor;
   if (node_id < 0) {
+    // Each new client starts at the next address: a broker that accepts and
+    // never answers (paused) holds up one attempt, not every retry.
     std::string errors;
-    for (const UpstreamAddress& a : options_.upstream) {
+    const size_t n = options_.upstream.size();
+    const size_t first = next_bootstrap_++ % n;
+    for (size_t i = 0; i < n; ++i) {
+      const UpstreamAddress& a = options_.upstream[(first + i) % n];
       auto conn = co_await kafka::client::Connection::Open(executor, a.host, a.port, options_.upstream_options);
       if (conn.ok()) co_return std::move(*conn);
       errors += (errors.empty() ? "" : "; ") + conn.status().message();

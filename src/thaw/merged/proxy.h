@@ -65,6 +65,13 @@ class Proxy {
   BrokerMap& broker_map() { return brokers_; }
   const TierContext& tiers() const { return tiers_; }
   const ProxyOptions& options() const { return options_; }
+  // One line when connecting to an upstream broker (node -1: the bootstrap
+  // servers) starts failing, one when it works again; the clients closed in
+  // between are counted, not logged one by one.
+  void NoteUpstream(int32_t node_id, const Status& connect);
+  // A paired connection lost its upstream leg: logged at most once per
+  // broker every 10 s, with the number of lines held back.
+  void NoteLost(int32_t node_id, const std::string& line);
   // An upstream connection for a client that arrived on `node_id`'s port (-1:
   // the bootstrap listener).
   asio::awaitable<Result<std::unique_ptr<kafka::client::Connection>>> ConnectUpstream(int32_t node_id);
@@ -93,6 +100,13 @@ class Proxy {
   bool started_ = false;
   bool stopping_ = false;
   Status fatal_;
+  struct UpstreamHealth {
+    int64_t refused = 0;  // client connections closed since connecting failed
+    std::chrono::steady_clock::time_point last_lost{};
+    int64_t lost_held_back = 0;
+  };
+  std::map<int32_t, UpstreamHealth> health_;
+  size_t next_bootstrap_ = 0;  // bootstrap pairing rotates over --upstream
   std::list<std::shared_ptr<ProxyConnection>> connections_;
   std::list<std::shared_ptr<kafka::client::Connection>> control_;  // LearnBrokers' connections in use
 };

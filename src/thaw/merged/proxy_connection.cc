@@ -94,6 +94,13 @@ void ProxyConnection::Fail(const std::string& why) {
   Close();
 }
 
+void ProxyConnection::UpstreamLost(const std::string& why) {
+  proxy_.NoteLost(node_id_, fmt::format("client {} (client id '{}'): upstream {}; closing the connection (the client "
+                                        "reconnects)",
+                                        peer_, client_id_, why));
+  Close();
+}
+
 void ProxyConnection::Close() {
   if (closed_) return;
   closed_ = true;
@@ -110,10 +117,11 @@ asio::awaitable<void> ProxyConnection::Run() {
   auto up = co_await proxy_.ConnectUpstream(node_id_);
   if (!up.ok()) {
     // The client sees what it sees when a broker is down, and retries.
-    log::Warn("client {}: {}; closing the connection (the client retries)", peer_, up.status().message());
+    proxy_.NoteUpstream(node_id_, up.status());
     Close();
     co_return;
   }
+  proxy_.NoteUpstream(node_id_, Status::OK());
   upstream_ = std::move(*up);
   asio::co_spawn(client_.get_executor(), [self]() { return self->Relay(); }, asio::detached);
   co_await ClientLoop();
@@ -126,7 +134,10 @@ asio::awaitable<bool> ProxyConnection::WriteClient(std::string_view frame, std::
                                                    asio::buffer(more.data(), more.size())};
   co_await asio::async_write(client_, buffers, asio::redirect_error(use_awaitable, ec));
   if (ec) {
-    if (!closed_ && ec != asio::error::operation_aborted && !proxy_.stopping()) Fail("write failed: " + ec.message());
+    // A client that closed its end (broken pipe, reset) just went away.
+    const bool gone = ec == asio::error::broken_pipe || ec == asio::error::connection_reset ||
+                      ec == asio::error::eof || ec == asio::error::operation_aborted;
+    if (!closed_ && !gone && !proxy_.stopping()) Fail("write failed: " + ec.message());
     Close();
     co_return false;
   }
@@ -140,7 +151,7 @@ asio::awaitable<bool> ProxyConnection::Forward(std::string_view frame, const Pen
   }
   Status st = co_await upstream_->WriteFrame(frame);
   if (!st.ok()) {
-    if (!closed_) log::Warn("client {}: upstream {}; closing the connection", peer_, st.message());
+    if (!closed_) UpstreamLost(st.message());
     Close();
     co_return false;
   }
@@ -194,6 +205,60 @@ bool ProxyConnection::RewriteResponse(const Pending& p, std::string* frame) {
   return false;
 }
 
+asio::awaitable<bool> ProxyConnection::StreamResponse(const Pending& p) {
+  // A response relayed as it is streams through a buffer of at most
+  // kStreamChunk: the client gets its first bytes before the last arrive, and
+  // a 50 MiB Fetch response costs 256 KiB here, not 50 MiB.
+  constexpr size_t kStreamChunk = size_t{256} << 10;
+  auto& up = upstream_->socket();
+  uint8_t prefix[4];
+  asio::error_code ec;
+  co_await asio::async_read(up, asio::buffer(prefix, 4), asio::redirect_error(use_awaitable, ec));
+  if (ec) {
+    if (!closed_) {
+      UpstreamLost(fmt::format("{}: {}", upstream_->address(),
+                               ec == asio::error::eof ? std::string("the broker closed the connection") : ec.message()));
+    }
+    co_return false;
+  }
+  const int32_t size = FrameSize(prefix);
+  if (size < 4 || size > proxy_.options().upstream_options.max_frame_bytes) {
+    Fail(fmt::format("the upstream's response frame of {} bytes is outside the accepted 4..{}", size,
+                     proxy_.options().upstream_options.max_frame_bytes));
+    co_return false;
+  }
+  size_t remaining = static_cast<size_t>(size);
+  bool first = true;
+  while (remaining > 0) {
+    const size_t n = std::min(remaining, kStreamChunk);
+    if (stream_buffer_.size() < n) stream_buffer_.resize(n);
+    co_await asio::async_read(up, asio::buffer(stream_buffer_.data(), n), asio::redirect_error(use_awaitable, ec));
+    if (ec) {
+      if (!closed_) {
+        UpstreamLost(fmt::format("{}: connection lost inside a {}-byte response: {}", upstream_->address(), size,
+                                 ec.message()));
+      }
+      co_return false;
+    }
+    const std::string_view chunk(stream_buffer_.data(), n);
+    if (first) {
+      int32_t correlation_id = 0;
+      kafka::client::PeekCorrelationId(chunk, &correlation_id);
+      if (correlation_id != p.correlation_id) {
+        Fail(fmt::format("the upstream answered correlation id {} where {} was due", correlation_id,
+                         p.correlation_id));
+        co_return false;
+      }
+      if (!co_await WriteClient(std::string_view(reinterpret_cast<const char*>(prefix), 4), chunk)) co_return false;
+      first = false;
+    } else if (!co_await WriteClient(chunk)) {
+      co_return false;
+    }
+    remaining -= n;
+  }
+  co_return true;
+}
+
 asio::awaitable<void> ProxyConnection::Relay() {
   auto self = shared_from_this();
   std::string frame;
@@ -206,12 +271,18 @@ asio::awaitable<void> ProxyConnection::Relay() {
       co_await relay_wake_.async_wait(asio::redirect_error(use_awaitable, ec));
       continue;
     }
+    const Pending p = pending_.front();
+    if (p.rewrite == Rewrite::kNone) {
+      if (!co_await StreamResponse(p)) break;
+      pending_.pop_front();
+      if (pending_.empty()) drained_wake_.cancel();
+      continue;
+    }
     Status st = co_await upstream_->ReadFrame(&frame);
     if (!st.ok()) {
-      if (!closed_) log::Warn("client {}: upstream {}; closing the connection", peer_, st.message());
+      if (!closed_) UpstreamLost(st.message());
       break;
     }
-    const Pending p = pending_.front();
     int32_t correlation_id = 0;
     if (!kafka::client::PeekCorrelationId(frame, &correlation_id) || correlation_id != p.correlation_id) {
       Fail(fmt::format("the upstream answered correlation id {} where {} was due", correlation_id,
@@ -232,8 +303,8 @@ asio::awaitable<void> ProxyConnection::Relay() {
     }
     bool written;
     if (out.empty()) {
-      // Relayed as it came: the size prefix and the frame in one gather
-      // write, no copy of the frame.
+      // The rewritten frame: its size prefix and the frame in one gather
+      // write.
       uint8_t prefix[4];
       const uint32_t size = static_cast<uint32_t>(frame.size());
       prefix[0] = static_cast<uint8_t>(size >> 24);
@@ -319,7 +390,7 @@ asio::awaitable<void> ProxyConnection::ClientLoop() {
             auto reply = co_await TieredListOffsets(proxy_.tiers(), *upstream_, header, req);
             exchanging_ = false;
             if (!reply.ok()) {
-              if (!closed_) log::Warn("client {}: upstream {}; closing the connection", peer_, reply.status().message());
+              if (!closed_) UpstreamLost(reply.status().message());
               ok = false;
               break;
             }
@@ -358,7 +429,7 @@ asio::awaitable<void> ProxyConnection::ClientLoop() {
           auto reply = co_await TieredFetch(proxy_.tiers(), *upstream_, header, req, list_offsets_version_);
           exchanging_ = false;
           if (!reply.ok()) {
-            if (!closed_) log::Warn("client {}: upstream {}; closing the connection", peer_, reply.status().message());
+            if (!closed_) UpstreamLost(reply.status().message());
             ok = false;
             break;
           }

@@ -50,6 +50,8 @@ class ProxyConnection : public std::enable_shared_from_this<ProxyConnection> {
 
   asio::awaitable<void> ClientLoop();
   asio::awaitable<void> Relay();
+  // Relays one response frame from the upstream to the client as it arrives.
+  asio::awaitable<bool> StreamResponse(const Pending& p);
   // Forwards a request frame (size prefix included) and queues its response.
   asio::awaitable<bool> Forward(std::string_view frame, const Pending* pending);
   // Waits until every queued response was relayed.
@@ -60,6 +62,8 @@ class ProxyConnection : public std::enable_shared_from_this<ProxyConnection> {
   // false when it does not decode.
   bool RewriteResponse(const Pending& p, std::string* frame);
   void Fail(const std::string& why);
+  // The upstream leg failed: noted (rate-limited per broker) and closed.
+  void UpstreamLost(const std::string& why);
 
   Proxy& proxy_;
   asio::ip::tcp::socket client_;
@@ -70,6 +74,7 @@ class ProxyConnection : public std::enable_shared_from_this<ProxyConnection> {
   std::deque<Pending> pending_;
   asio::steady_timer relay_wake_;   // cancelled when pending_ gains an entry
   asio::steady_timer drained_wake_;  // cancelled when pending_ empties
+  std::string stream_buffer_;  // StreamResponse's, at most 256 KiB
   bool exchanging_ = false;
   bool closed_ = false;
   int16_t list_offsets_version_ = 5;  // narrowed by the upstream's ApiVersions

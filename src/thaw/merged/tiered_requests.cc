@@ -62,7 +62,27 @@ struct Refused {
   std::optional<PartitionOffsets> table;
   int64_t upstream_start = -1, upstream_end = -1;
   bool bounds_known = false;
+  int16_t bounds_error = 0;  // the upstream's ListOffsets error, when it had one
 };
+
+// What a refused partition is told when the upstream would not give its
+// bounds: never OFFSET_OUT_OF_RANGE, which makes the client reset (to the
+// beginning or the end) though the table may hold the offset. A new leader
+// refuses ListOffsets LATEST for a moment after an election, a follower
+// refuses it altogether: both are retriable, as the client learns from these.
+int16_t RetriableBoundsError(int16_t listoffsets_error) {
+  switch (static_cast<ErrorCode>(listoffsets_error)) {
+    case ErrorCode::kUnknownTopicOrPartition:
+    case ErrorCode::kLeaderNotAvailable:
+    case ErrorCode::kNotLeaderOrFollower:
+    case ErrorCode::kFencedLeaderEpoch:
+    case ErrorCode::kUnknownLeaderEpoch:
+    case ErrorCode::kTopicAuthorizationFailed:
+      return listoffsets_error;
+    default:
+      return static_cast<int16_t>(ErrorCode::kLeaderNotAvailable);
+  }
+}
 
 // The upstream's bound (`timestamp` kEarliest or kLatest) of each refused
 // partition, asked on the client's connection with its client id.
@@ -81,6 +101,7 @@ asio::awaitable<Status> AskBounds(kafka::client::Connection& up, const msg::Requ
       }
       auto& p = it->partitions.emplace_back();
       p.partition_index = r.out->partition_index;
+      p.current_leader_epoch = r.request->current_leader_epoch;
       p.timestamp = ts;
     }
     CO_ASSIGN_OR_RAISE(auto resp, (co_await up.Call<msg::ListOffsetsRequest, msg::ListOffsetsResponse>(
@@ -92,6 +113,7 @@ asio::awaitable<Status> AskBounds(kafka::client::Connection& up, const msg::Requ
           if (p.partition_index != r.out->partition_index) continue;
           if (p.error_code != 0 || p.offset < 0) {
             r.bounds_known = false;
+            if (r.bounds_error == 0) r.bounds_error = p.error_code;
             r.upstream_start = -2;  // marks "unknown" for the kLatest pass too
             continue;
           }
@@ -238,7 +260,16 @@ asio::awaitable<Result<std::string>> TieredFetch(const TierContext& tc, kafka::c
     CO_RETURN_NOT_OK(co_await AskBounds(up, header, req.isolation_level, list_offsets_version, refused));
   }
   for (Refused& r : refused) {
-    if (!r.bounds_known) continue;  // the upstream would not say: its answer stands
+    if (!r.bounds_known) {
+      // The upstream would not say where its log starts: a retriable error,
+      // never the out-of-range that resets the client.
+      r.out->error_code = RetriableBoundsError(r.bounds_error);
+      r.out->records = std::string();
+      r.out->high_watermark = -1;
+      r.out->last_stable_offset = -1;
+      r.out->log_start_offset = -1;
+      continue;
+    }
     TierBounds b{r.upstream_start, r.upstream_end, r.table};
     auto& out = *r.out;
     out.high_watermark = r.upstream_end;
