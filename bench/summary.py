@@ -19,7 +19,8 @@ docs/benchmarks.md opens with, and `make bench` prints it at its end.
                                            append the rows found in the output LOG of a bench script that does
                                            not write rows itself: KIND is replay (bench/replay_bench.sh), serve
                                            (bench/serve_bench.sh), objstore (bench/object_store_bench.sh),
-                                           archive (bench/.work/archive_bench.results of bench/archive_bench.sh)
+                                           archive (bench/.work/archive_bench.results of bench/archive_bench.sh),
+                                           tiered (bench/.work/tiered_bench.results of bench/tiered_bench.sh)
                                            or overlap (bench/overlap_memory.py); CMD, with the PREFIX* variables
                                            set in the environment before it, is the row's command
 
@@ -528,8 +529,52 @@ def parse_overlap(log: str) -> list[dict]:
                  value=t, note="best of 2 runs by peak RSS")]
 
 
+def parse_tiered(log: str) -> list[dict]:
+    """The RESULT lines of bench/tiered_bench.sh (bench/.work/tiered_bench.results): its "summary" rows."""
+    s = {}
+    for line in log.splitlines():
+        if line.startswith("RESULT "):
+            try:
+                r = json.loads(line[len("RESULT "):])
+            except json.JSONDecodeError:
+                continue
+            if r.get("phase") == "summary":
+                s[r["kind"]] = r
+    out = []
+
+    def busy(r, note=None):
+        b = r.get("busy") or 0
+        parts = [x for x in (note, f"other work (tests, compilers) on the machine for up to {b:.0%} of a run"
+                             if b else None) if x]
+        return "; ".join(parts) or None
+    for kind in ("produce", "consume"):
+        if r := s.get(kind):
+            out.append(dict(key=f"tiered.{kind}", thaw=f"{r['thaw']:.1f} MB/s", peer_value=f"{r['direct']:.1f} MB/s",
+                            ratio=r["ratio"], note=busy(r, f"median of {r['runs']} runs" if r["runs"] > 1 else None)))
+    for kind in ("produce", "consume"):
+        if r := s.get(kind):
+            out.append(dict(key="tiered.cpu", qualifier=kind, thaw=f"{r['thaw_cpu_gb']:.2f} CPU s/GB",
+                            peer_value=f"{r['broker_cpu_gb']:.2f} CPU s/GB",
+                            ratio=r["thaw_cpu_gb"] / r["broker_cpu_gb"]))
+    if r := s.get("latency"):
+        out.append(dict(key="tiered.latency", thaw=f"{r['added_p99']:+.2f} ms (p99 {r['thaw_p99']:.2f} ms)",
+                        peer_value=f"p99 {r['direct_p99']:.2f} ms", value=r["added_p99"],
+                        note=busy(r, f"p50 {r['thaw_p50']:.2f} ms via Thaw, {r['direct_p50']:.2f} ms direct")))
+    if r := s.get("history"):
+        bad = r["records"] != r.get("expected", r["records"]) or r.get("verify") is False
+        out.append(dict(key="tiered.history", thaw=f"{r['thaw']:.1f} MB/s", peer_value=f"{r['direct']:.1f} MB/s",
+                        ratio=r["ratio"], met="no" if bad else None,
+                        note=busy(r, f"warm cache: {', '.join(f'{x:.1f}' for x in r['warm'])} MB/s"
+                                  if r.get("warm") else None)))
+    if r := s.get("memory"):
+        out.append(dict(key="tiered.memory", thaw=f"{r['per_conn_kib']:.1f} KiB",
+                        note=f"RSS {r['rss0_mib']:.1f} MiB idle, {r['rss_n_mib']:.1f} MiB with {r['connections']} "
+                             f"connections; peak {r['peak_mib']:.0f} MiB (history read included)"))
+    return out
+
+
 PARSERS = {"replay": parse_replay, "serve": parse_serve, "objstore": parse_objstore, "archive": parse_archive,
-           "overlap": parse_overlap}
+           "overlap": parse_overlap, "tiered": parse_tiered}
 
 
 def with_env(command: str, prefixes: list[str]) -> str:
