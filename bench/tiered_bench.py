@@ -23,7 +23,9 @@ start of the run (build/bin/thaw is rebuilt by others at times). Phases, in this
                 ConsumerPerformance: bytes / fetch.time.ms, i.e. the group join excluded), MB = 10^6 bytes.
                 CPU: utime + stime of Thaw and of the broker JVM (/proc/PID/stat) before and after each tool
                 run, per GB of the payload moved (RECORDS x RECORD_SIZE / 10^9); Thaw's over the broker's
-                during the same through-Thaw run.
+                during the same through-Thaw run. The client JVM's CPU (its rusage, start-up included) is
+                printed too: on 2 cores the three processes share the CPU, so what Thaw adds to their sum is
+                what the throughput loses.
   latency       one partition; a confluent-kafka producer (its own process, acks=1, linger.ms=0, 5 requests in
                 flight at most, as the Java producer) at LAT_RATE records/s for LAT_SECONDS s, each value
                 (LAT_SIZE bytes) carrying its produce time (CLOCK_MONOTONIC, ns); a confluent-kafka consumer
@@ -34,6 +36,10 @@ start of the run (build/bin/thaw is rebuilt by others at times). Phases, in this
                 the first with Thaw's batch cache empty), the record count checked = HIST_RECORDS; ratio to the
                 direct baseline read before the delete. Then (VERIFY=1) a confluent-kafka consumer reads it all
                 again through Thaw and checks every partition's offsets are 0..end, each once.
+
+Every measurement also records the share of 1 s samples that saw other work on the machine (pytest, a compiler:
+class Activity), printed as "quiet" or "busy N%". PROFILE=FILE records `perf record -g` of Thaw during each
+through-Thaw run (FILE.produce, FILE.consume, FILE.history1, ...).
 
 Prints progress ("[tiered-bench] ...", stderr), one JSON line per measurement ("RESULT {...}", stdout) and the
 table of figures (stdout).
@@ -686,7 +692,7 @@ def main():
     ap.add_argument("--record-size", type=int, default=1024)
     ap.add_argument("--pt-records", type=int, default=1000000)
     ap.add_argument("--pt-partitions", type=int, default=4)
-    ap.add_argument("--runs", type=int, default=2)
+    ap.add_argument("--runs", type=int, default=4)
     ap.add_argument("--producer-props", default="acks=1")
     ap.add_argument("--hist-records", type=int, default=1000000)
     ap.add_argument("--hist-partitions", type=int, default=4)
@@ -698,7 +704,7 @@ def main():
     ap.add_argument("--lat-seconds", type=float, default=15)
     ap.add_argument("--lat-warmup", type=float, default=2)
     ap.add_argument("--lat-size", type=int, default=1024)
-    ap.add_argument("--lat-runs", type=int, default=2)
+    ap.add_argument("--lat-runs", type=int, default=3)
     ap.add_argument("--consume-timeout-ms", type=int, default=20000)
     ap.add_argument("--serve-args", default="")
     ap.add_argument("--phases", default="passthrough,latency,history,memory")

@@ -22,14 +22,18 @@
 #   bench/tiered_bench.sh             (also run by scripts/bench.sh)
 #
 # Every measurement is also kept as a JSON line (RESULT ...) in
-# bench/.work/tiered_bench.results. About 6 minutes on 2 cores with the
-# defaults.
+# bench/.work/tiered_bench.results, Thaw's log in
+# bench/.work/tiered_bench.serve.log. About 5 minutes on 2 cores with the
+# defaults (a quick run: TIERED_BENCH_RECORDS=100000 TIERED_BENCH_HIST_RECORDS=100000
+# TIERED_BENCH_RUNS=1 TIERED_BENCH_LAT_RUNS=1 TIERED_BENCH_LAT_SECONDS=5).
+# Every figure says whether other work (a test run, a compiler) was seen on
+# the machine while it was taken ("quiet" / "busy N%").
 #
 # Environment:
 #   TIERED_BENCH_RECORDS       passthrough records per producer run (default 1000000)
 #   TIERED_BENCH_RECORD_SIZE   record (value) size, bytes (default 1024)
 #   TIERED_BENCH_PARTITIONS    passthrough topics' partitions (default 4)
-#   TIERED_BENCH_RUNS          passthrough runs, direct and via Thaw alternating (default 2)
+#   TIERED_BENCH_RUNS          passthrough runs, direct and via Thaw alternating (default 4)
 #   TIERED_BENCH_PRODUCER_PROPS  ProducerPerformance --producer-props (default "acks=1")
 #   TIERED_BENCH_HIST_RECORDS  records of the tiered topic (default 1000000; 4 partitions)
 #   TIERED_BENCH_HIST_RUNS     history reads through Thaw, the first with its cache empty (default 2)
@@ -40,7 +44,7 @@
 #   TIERED_BENCH_LAT_RATE      latency producer, records/s (default 20000)
 #   TIERED_BENCH_LAT_SECONDS   latency producing time per run (default 15; the first 2 s dropped)
 #   TIERED_BENCH_LAT_SIZE      latency record size (default 1024)
-#   TIERED_BENCH_LAT_RUNS      latency runs, direct and via Thaw alternating (default 2)
+#   TIERED_BENCH_LAT_RUNS      latency runs, direct and via Thaw alternating (default 3)
 #   TIERED_BENCH_PHASES        passthrough,latency,history,memory (default all)
 #   TIERED_BENCH_SERVE_ARGS    extra `thaw serve` arguments
 #   TIERED_BENCH_PROFILE       FILE: `perf record -g` of Thaw during each through-Thaw
@@ -48,6 +52,8 @@
 #                              (diagnosis; perf's own cost skews the figures)
 #   TIERED_BENCH_VERIFY        1: check every offset of the history read once more
 #                              with confluent-kafka through Thaw (default 1)
+#   THAW_BIN                   the thaw binary to run (default: a copy of build/bin/thaw
+#                              taken at the start, as others rebuild it at times)
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 # shellcheck source=bench/lib.sh
@@ -83,13 +89,13 @@ kpid="$(sed -n 's/^KAFKA_PID=//p' "$tmp/start.out")"
 "$py" "$root/bench/tiered_bench.py" --thaw "$thaw" --bootstrap "$bootstrap" --kafka-pid "$kpid" \
   --kafka-dir "$kdir" --work "$work" \
   --pt-records "${TIERED_BENCH_RECORDS:-1000000}" --record-size "${TIERED_BENCH_RECORD_SIZE:-1024}" \
-  --pt-partitions "${TIERED_BENCH_PARTITIONS:-4}" --runs "${TIERED_BENCH_RUNS:-2}" \
+  --pt-partitions "${TIERED_BENCH_PARTITIONS:-4}" --runs "${TIERED_BENCH_RUNS:-4}" \
   --producer-props "${TIERED_BENCH_PRODUCER_PROPS:-acks=1}" \
   --hist-records "${TIERED_BENCH_HIST_RECORDS:-1000000}" --hist-runs "${TIERED_BENCH_HIST_RUNS:-2}" \
   --baseline-runs "${TIERED_BENCH_BASELINE_RUNS:-3}" \
   --delete-fraction "${TIERED_BENCH_DELETE:-0.9}" --connections "${TIERED_BENCH_CONNECTIONS:-200}" \
   --lat-rate "${TIERED_BENCH_LAT_RATE:-20000}" --lat-seconds "${TIERED_BENCH_LAT_SECONDS:-15}" \
-  --lat-size "${TIERED_BENCH_LAT_SIZE:-1024}" --lat-runs "${TIERED_BENCH_LAT_RUNS:-2}" \
+  --lat-size "${TIERED_BENCH_LAT_SIZE:-1024}" --lat-runs "${TIERED_BENCH_LAT_RUNS:-3}" \
   --phases "${TIERED_BENCH_PHASES:-passthrough,latency,history,memory}" \
   --serve-args "${TIERED_BENCH_SERVE_ARGS:-}" --verify "${TIERED_BENCH_VERIFY:-1}" \
   --profile "${TIERED_BENCH_PROFILE:-}" \
