@@ -259,6 +259,21 @@ asio::awaitable<bool> ProxyConnection::StreamResponse(const Pending& p) {
   co_return true;
 }
 
+ProxyConnection::Rewrite ProxyConnection::RewriteOf(int16_t api_key) {
+  switch (api_key) {
+    case kMetadata:
+      return Rewrite::kMetadata;
+    case kFindCoordinator:
+      return Rewrite::kFindCoordinator;
+    case kDescribeCluster:
+      return Rewrite::kDescribeCluster;
+    case kApiVersions:
+      return Rewrite::kApiVersions;
+    default:
+      return Rewrite::kNone;
+  }
+}
+
 asio::awaitable<void> ProxyConnection::Relay() {
   auto self = shared_from_this();
   std::string frame;
@@ -356,19 +371,10 @@ asio::awaitable<void> ProxyConnection::ClientLoop() {
         break;
       }
       case kMetadata:
-        pending.rewrite = Rewrite::kMetadata;
-        ok = co_await Forward(frame, &pending);
-        break;
       case kFindCoordinator:
-        pending.rewrite = Rewrite::kFindCoordinator;
-        ok = co_await Forward(frame, &pending);
-        break;
       case kDescribeCluster:
-        pending.rewrite = Rewrite::kDescribeCluster;
-        ok = co_await Forward(frame, &pending);
-        break;
       case kApiVersions:
-        pending.rewrite = Rewrite::kApiVersions;
+        pending.rewrite = RewriteOf(peek.api_key);
         ok = co_await Forward(frame, &pending);
         break;
       case kFetch:

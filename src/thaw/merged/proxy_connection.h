@@ -48,6 +48,8 @@ class ProxyConnection : public std::enable_shared_from_this<ProxyConnection> {
     Rewrite rewrite;
   };
 
+  // How the response to a request of `api_key` is rewritten on its way back.
+  static Rewrite RewriteOf(int16_t api_key);
   asio::awaitable<void> ClientLoop();
   asio::awaitable<void> Relay();
   // Relays one response frame from the upstream to the client as it arrives.
