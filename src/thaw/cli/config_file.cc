@@ -93,10 +93,32 @@ struct Expander {
     return Status::OK();
   }
 
+  // [upstream] (serve): bootstrap = "HOST:PORT,..." (--upstream), and the
+  // options that go with it: broker-ports, cold-suffix, X, F.
+  Status UpstreamTable(const toml::table& t) {
+    if (!command.get_option_no_throw("--upstream")) {
+      return Status::Invalid("{}: `thaw {}` has no upstream, so an [upstream] table does not apply to it",
+                             Where(t.source(), "upstream"), command.get_name());
+    }
+    for (const auto& [k, v] : t) {
+      const std::string key(k.str());
+      if (key == "bootstrap") {
+        RETURN_NOT_OK(SettingArgs("upstream", v, k.source()));
+      } else if (key == "broker-ports" || key == "cold-suffix" || key == "X" || key == "F") {
+        RETURN_NOT_OK(SettingArgs(key, v, k.source()));
+      } else {
+        return Status::Invalid("{}: [upstream] takes bootstrap, broker-ports, cold-suffix, X and F, not '{}'",
+                               Where(k.source(), "upstream." + key), key);
+      }
+    }
+    return Status::OK();
+  }
+
   Status SettingArgs(const std::string& key, const toml::node& v, const toml::source_region& key_src) {
     const std::string where = Where(key_src, key);
     if (key == "config") return Status::Invalid("{}: a --config file cannot name another", where);
     if (key == "catalog" && v.is_table()) return CatalogProperties(*v.as_table(), "");
+    if (key == "upstream" && v.is_table()) return UpstreamTable(*v.as_table());
     const std::string flag = key.size() == 1 ? "-" + key : "--" + key;
     const CLI::Option* opt = key == "help" ? nullptr : command.get_option_no_throw(flag);
     if (!opt) {

@@ -173,6 +173,49 @@ TEST_F(Fixture, ParseErrorsOfFileValuesSayWhereTheValueCameFrom) {
   }
 }
 
+TEST(ConfigUpstream, UpstreamTableBecomesTheTieredProxysOptions) {
+  CLI::App app{"t"};
+  app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  CLI::App* serve = app.add_subcommand("serve", "s");
+  CLI::App* replay = app.add_subcommand("replay", "r");
+  std::vector<std::string> upstream, props, rprops;
+  std::string ports;
+  serve->add_option("--upstream", upstream, "");
+  serve->add_option("--broker-ports", ports, "");
+  serve->add_option("-X", props, "");
+  replay->add_option("-X", rprops, "");
+  const auto dir = std::filesystem::temp_directory_path() / ("thaw_upstream_cfg_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  auto write = [&](const std::string& text) {
+    std::ofstream(dir / "u.toml") << text;
+    return (dir / "u.toml").string();
+  };
+  auto f = write(
+      "[upstream]\nbootstrap = \"k1:9092,k2:9092\"\nbroker-ports = \"19000-19099\"\n"
+      "X = { \"request.timeout.ms\" = \"60000\" }\n");
+  auto e = ExpandConfigFiles({"thaw", "serve", "--config", f}, app);
+  ASSERT_TRUE(e.ok()) << e.status().message();
+  std::vector<const char*> c;
+  for (const auto& a : e->args) c.push_back(a.c_str());
+  app.parse(static_cast<int>(c.size()), c.data());
+  EXPECT_EQ(upstream, (std::vector<std::string>{"k1:9092,k2:9092"}));
+  EXPECT_EQ(ports, "19000-19099");
+  EXPECT_EQ(props, (std::vector<std::string>{"request.timeout.ms=60000"}));
+
+  // An unknown key names itself; replay has no upstream.
+  f = write("[upstream]\nbootstrap = \"k:1\"\nlisten = \"x\"\n");
+  e = ExpandConfigFiles({"thaw", "serve", "--config", f}, app);
+  ASSERT_FALSE(e.ok());
+  EXPECT_NE(e.status().message().find("[upstream] takes bootstrap, broker-ports, cold-suffix, X and F, not 'listen'"),
+            std::string::npos)
+      << e.status().message();
+  f = write("[upstream]\nbootstrap = \"k:1\"\n");
+  e = ExpandConfigFiles({"thaw", "replay", "--config", f}, app);
+  ASSERT_FALSE(e.ok());
+  EXPECT_NE(e.status().message().find("`thaw replay` has no upstream"), std::string::npos) << e.status().message();
+  std::filesystem::remove_all(dir);
+}
+
 TEST(ConfigHelp, ConfigIsListedInTheCommandsHelp) {
   CLI::App app{"t"};
   int code = 0;

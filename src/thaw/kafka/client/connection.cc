@@ -3,7 +3,9 @@
 #include "thaw/kafka/frame_io.h"
 
 #include <array>
+#include <cctype>
 #include <charconv>
+#include <cstdint>
 
 namespace thaw::kafka::client {
 
@@ -19,6 +21,48 @@ void PutBigEndian32(char* p, uint32_t v) {
 }
 
 }  // namespace
+
+Status ApplyProperty(std::string_view name, std::string_view value, std::string_view origin,
+                     ConnectionOptions* options) {
+  auto number = [&](int64_t lo, int64_t hi) -> Result<int64_t> {
+    int64_t v = 0;
+    auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
+    if (ec != std::errc() || end != value.data() + value.size() || v < lo || v > hi) {
+      return Status::Invalid("{}: upstream property {}={}: give a whole number {}..{}", origin, name, value, lo, hi);
+    }
+    return v;
+  };
+  if (name == "socket.connection.setup.timeout.ms") {
+    ASSIGN_OR_RAISE(int64_t ms, number(100, 3'600'000));
+    options->connect_timeout = std::chrono::milliseconds(ms);
+  } else if (name == "request.timeout.ms") {
+    ASSIGN_OR_RAISE(int64_t ms, number(100, 3'600'000));
+    options->request_timeout = std::chrono::milliseconds(ms);
+  } else if (name == "receive.message.max.bytes") {
+    ASSIGN_OR_RAISE(int64_t bytes, number(1 << 20, INT32_MAX));
+    options->max_frame_bytes = static_cast<int32_t>(bytes);
+  } else if (name == "client.id") {
+    if (value.empty()) return Status::Invalid("{}: upstream property client.id is empty", origin);
+    options->client_id = std::string(value);
+  } else if (name == "security.protocol") {
+    std::string upper(value);
+    for (char& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    if (upper != "PLAINTEXT") {
+      return Status::Invalid(
+          "{}: security.protocol={}: Thaw reaches the upstream over PLAINTEXT only for now; clients' SASL "
+          "frames pass through on their own connections, TLS towards the upstream is not built yet "
+          "(docs/serve.md)",
+          origin, value);
+    }
+  } else {
+    return Status::Invalid(
+        "{}: '{}' is not an upstream property Thaw's connection honours (it takes "
+        "socket.connection.setup.timeout.ms, request.timeout.ms, receive.message.max.bytes, client.id, "
+        "security.protocol=PLAINTEXT; docs/serve.md)",
+        origin, name);
+  }
+  return Status::OK();
+}
 
 Result<std::pair<std::string, uint16_t>> ParseAddress(std::string_view address, std::string_view what) {
   const size_t colon = address.rfind(':');

@@ -28,11 +28,27 @@ namespace thaw::kafka::client {
 
 struct ConnectionOptions {
   std::chrono::milliseconds connect_timeout{10000};
+  // How long Thaw waits for the answer to a request of its own (not to a
+  // client's forwarded request: its client times that out itself).
+  std::chrono::milliseconds request_timeout{30000};
   // Largest response frame accepted; a bigger size prefix fails the read
   // before allocating (the connection is then unusable).
   int32_t max_frame_bytes = 256 << 20;
   std::string client_id = "thaw";
 };
+
+// Sets one upstream client property (`thaw serve --upstream -X/-F`), by the
+// name Kafka clients give it:
+//   socket.connection.setup.timeout.ms  connect_timeout
+//   request.timeout.ms                  request_timeout
+//   receive.message.max.bytes           max_frame_bytes (1 MiB..2 GiB-1)
+//   client.id                           client_id
+//   security.protocol                   PLAINTEXT only, for now
+// Any other name is refused (Thaw's connection is not librdkafka: a
+// property it would ignore must not look applied). `origin` ("-X", "-F
+// FILE") starts the error.
+Status ApplyProperty(std::string_view name, std::string_view value, std::string_view origin,
+                     ConnectionOptions* options);
 
 // host:port, with [v6]:port; the error names `what`.
 Result<std::pair<std::string, uint16_t>> ParseAddress(std::string_view address, std::string_view what);

@@ -1,0 +1,42 @@
+// The upstream client properties of `thaw serve --upstream -X/-F`
+// (kafka/client/connection.h ApplyProperty).
+#include <gtest/gtest.h>
+
+#include "thaw/kafka/client/connection.h"
+
+namespace thaw::kafka::client {
+namespace {
+
+TEST(ConnectionOptions, KafkaNamesSetTheOptions) {
+  ConnectionOptions o;
+  ASSERT_TRUE(ApplyProperty("socket.connection.setup.timeout.ms", "2500", "-X", &o).ok());
+  ASSERT_TRUE(ApplyProperty("request.timeout.ms", "60000", "-X", &o).ok());
+  ASSERT_TRUE(ApplyProperty("receive.message.max.bytes", "2097152", "-X", &o).ok());
+  ASSERT_TRUE(ApplyProperty("client.id", "thaw-east", "-X", &o).ok());
+  ASSERT_TRUE(ApplyProperty("security.protocol", "plaintext", "-X", &o).ok());
+  EXPECT_EQ(o.connect_timeout.count(), 2500);
+  EXPECT_EQ(o.request_timeout.count(), 60000);
+  EXPECT_EQ(o.max_frame_bytes, 2097152);
+  EXPECT_EQ(o.client_id, "thaw-east");
+}
+
+TEST(ConnectionOptions, WhatItCannotHonourIsRefusedByName) {
+  ConnectionOptions o;
+  Status st = ApplyProperty("ssl.ca.location", "/ca.pem", "-F client.properties", &o);
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("-F client.properties: 'ssl.ca.location' is not an upstream property"),
+            std::string::npos)
+      << st.message();
+  st = ApplyProperty("security.protocol", "SASL_SSL", "-X", &o);
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("PLAINTEXT only"), std::string::npos) << st.message();
+  st = ApplyProperty("request.timeout.ms", "30s", "-X", &o);
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("request.timeout.ms=30s: give a whole number 100..3600000"), std::string::npos)
+      << st.message();
+  EXPECT_FALSE(ApplyProperty("receive.message.max.bytes", "1000", "-X", &o).ok());  // below 1 MiB
+  EXPECT_EQ(o.request_timeout.count(), 30000);  // a refused value changes nothing
+}
+
+}  // namespace
+}  // namespace thaw::kafka::client
