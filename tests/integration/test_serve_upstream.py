@@ -184,3 +184,74 @@ def test_prefer_table_serves_what_both_tiers_hold_from_the_table(tiered):
         sorted(k for k, e in table_first.items() if e is not None)[:5]
     got = t.consume(kcat_cmd("-b", t.bootstrap, "-t", t.topic, "--start", "beginning"))
     assert got == expected, diff(expected, got)
+
+
+def test_cold_suffix_serves_the_table_alone_as_another_topic(tiered):
+    """`--cold-suffix .cold`: NAME.cold is the table alone (Iceberg only),
+    led by a broker of Thaw's own in Metadata; NAME stays the merged topic.
+    Its reads still ask the upstream about NAME first (the probe), and the
+    upstream never learns of (or auto-creates) NAME.cold."""
+    import confluent_kafka as ck
+    t = tiered(partitions=2)
+    view = t.topic + ".cold"
+    t.start("--cold-suffix", ".cold")
+    md = ck.admin.AdminClient({"bootstrap.servers": t.bootstrap}).list_topics(timeout=30)
+    assert view in md.topics and t.topic in md.topics, sorted(md.topics)
+    # Thaw's own broker: the last port of --broker-ports.
+    assert md.brokers[2_000_000_000].port == t.broker_ports + 9, md.brokers
+    assert all(p.leader == 2_000_000_000 for p in md.topics[view].partitions.values())
+    assert sorted(md.topics[view].partitions) == list(range(t.partitions))
+    # A named request too (and the view is no upstream topic).
+    one = ck.admin.AdminClient({"bootstrap.servers": t.bootstrap}).list_topics(view, timeout=30)
+    assert one.topics[view].error is None and len(one.topics[view].partitions) == t.partitions
+    assert view not in t.kafka.admin().list_topics(timeout=30).topics
+
+    history = [r for r in t.expected() if r[1] < t.archived_until[r[0]]]
+    got = t.consume(kcat_cmd("-b", t.bootstrap, "-t", view, "--start", "beginning"))
+    assert [(r[0], r[1]) for r in got] == [(r[0], r[1]) for r in history]
+    assert [r[2:] for r in got] == [r[2:] for r in history]
+    # The merged topic is unchanged.
+    got = t.consume(kcat_cmd("-b", t.bootstrap, "-t", t.topic, "--start", "beginning"))
+    assert got == t.expected(), diff(t.expected(), got)
+
+    c = ck.Consumer({"bootstrap.servers": t.bootstrap, "group.id": "cold-" + uuid.uuid4().hex[:6]})
+    try:
+        for p in range(t.partitions):
+            lo, hi = c.get_watermark_offsets(ck.TopicPartition(view, p), timeout=30)
+            assert (lo, hi) == (0, t.archived_until[p]), (p, lo, hi)
+        first_ts = min(r["timestamp"] for r in t.history if r["partition"] == 0)
+        found = c.offsets_for_times([ck.TopicPartition(view, 0, first_ts)], timeout=30)[0]
+        assert found.offset == 0
+        late = c.offsets_for_times([ck.TopicPartition(view, 0, int(time.time() * 1000))], timeout=30)[0]
+        assert late.offset in (-1, t.archived_until[0]), late  # nothing that new in the table: the end
+    finally:
+        c.close()
+    # A group reading the view: its offsets are committed in the upstream
+    # under the base topic's name (the same offsets), and read back as the view's.
+    group = f"g-cold-{uuid.uuid4().hex[:6]}"
+    got = t.consume(confluent_cmd("-b", t.bootstrap, "-t", view, "--mode", "subscribe", "--group", group, "--commit"))
+    assert [(r[0], r[1]) for r in got] == [(r[0], r[1]) for r in history]
+    admin = t.kafka.admin()
+    fut = admin.list_consumer_group_offsets([ck.ConsumerGroupTopicPartitions(group)])[group]
+    committed = {(tp.topic, tp.partition): tp.offset for tp in fut.result(timeout=30).topic_partitions}
+    assert committed == {(t.topic, p): t.archived_until[p] for p in range(t.partitions)}, committed
+    c = ck.Consumer({"bootstrap.servers": t.bootstrap, "group.id": group})
+    try:
+        back = c.committed([ck.TopicPartition(view, p) for p in range(t.partitions)], timeout=30)
+        assert {(tp.topic, tp.partition): tp.offset for tp in back} == \
+            {(view, p): t.archived_until[p] for p in range(t.partitions)}
+    finally:
+        c.close()
+    # Reading at the view's end waits as a broker would, without spinning.
+    cpu0 = _cpu_seconds(t.proc.pid)
+    tail = subprocess.run(kcat_cmd("-b", t.bootstrap, "-t", view, "--start", "end", "--no-eof-exit", "--count", "1",
+                                   "--timeout", "5"), capture_output=True, text=True, timeout=60)
+    assert tail.stdout.strip() == "", tail.stdout
+    assert _cpu_seconds(t.proc.pid) - cpu0 < 2.0
+
+
+def _cpu_seconds(pid: int) -> float:
+    import os
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")

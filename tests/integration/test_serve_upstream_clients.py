@@ -583,6 +583,65 @@ def test_hand_made_fetches_at_the_boundary(t):
         assert hot[2]["log_start"] == 0, hot[2]
 
 
+def test_large_passthrough_responses_reach_slow_and_fast_readers_whole(t):
+    """Responses relayed as they are, 64 KiB and more, move through a pipe
+    with splice(2): a topic of 200 KiB random values read whole by a
+    consumer, and by a raw client that reads its 5 MiB answer slowly through
+    a tiny receive buffer (Thaw's writes block), byte for byte."""
+    import hashlib
+    import os
+    import confluent_kafka as ck
+    topic = f"big-{uuid.uuid4().hex[:6]}"
+    t.kafka.create_topic(topic, 1)
+    values = [os.urandom(200 << 10) for _ in range(30)]
+    prod = t.kafka.producer(compression_type="none", linger_ms=50)
+    for v in values:
+        prod.produce(topic, value=v, partition=0)
+    assert prod.flush(30) == 0
+    c = ck.Consumer({"bootstrap.servers": t.bootstrap, "group.id": "big-" + uuid.uuid4().hex[:6],
+                     "enable.auto.commit": False, "fetch.max.bytes": 8 << 20, "max.partition.fetch.bytes": 8 << 20})
+    got = []
+    try:
+        c.assign([ck.TopicPartition(topic, 0, ck.OFFSET_BEGINNING)])
+        deadline = time.monotonic() + 60
+        while len(got) < len(values):
+            assert time.monotonic() < deadline, f"{len(got)} of {len(values)} read"
+            m = c.poll(0.5)
+            if m is not None and not m.error():
+                got.append(m.value())
+    finally:
+        c.close()
+    assert [hashlib.sha256(v).hexdigest() for v in got] == [hashlib.sha256(v).hexdigest() for v in values]
+
+    raw = socket.socket()
+    raw.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    raw.settimeout(30)
+    raw.connect(("127.0.0.1", t.broker_ports + 1))  # broker 1's port: the partition's leader
+    try:
+        name = topic.encode()
+        body = struct.pack(">iiiib", -1, 500, 1, 5 << 20, 0) + struct.pack(">i", 1)
+        body += struct.pack(">h", len(name)) + name + struct.pack(">i", 1) + struct.pack(">iqqi", 0, 0, -1, 5 << 20)
+        cid = b"slow-reader"
+        frame = struct.pack(">hhi", 1, 5, 77) + struct.pack(">h", len(cid)) + cid + body
+        raw.sendall(struct.pack(">i", len(frame)) + frame)
+        size = struct.unpack(">i", KafkaFaultProxy._exactly(raw, 4))[0]
+        assert size > 4 << 20, size
+        data = bytearray()
+        while len(data) < size:
+            chunk = raw.recv(min(16384, size - len(data)))
+            assert chunk, f"closed after {len(data)} of {size} bytes"
+            data += chunk
+            if len(data) < (1 << 20):
+                time.sleep(0.002)  # slow at first: Thaw's side of the socket fills up
+        assert struct.unpack_from(">i", data, 0)[0] == 77
+        whole = bytes(data)
+        held = [v for v in values if v in whole]
+        assert len(held) >= 20, len(held)  # 5 MiB of 200 KiB values, each whole
+        assert held == values[:len(held)]
+    finally:
+        raw.close()
+
+
 def test_bad_frames_close_only_their_own_connection(t):
     """Frames above 100 MiB, negative or too short, an unknown API key, a
     frame cut short: each closes its own connection (logged); a reader in the
@@ -654,12 +713,17 @@ def test_an_upstream_that_never_answers_does_not_keep_thaw_from_stopping(t):
                 return
     threading.Thread(target=accept, daemon=True).start()
     try:
-        bootstrap = t.start_another(upstream=f"127.0.0.1:{hung.getsockname()[1]}")
+        bootstrap = t.start_another("-X", "request.timeout.ms=1500", upstream=f"127.0.0.1:{hung.getsockname()[1]}")
         proc = t.others[-1]
         deadline = time.monotonic() + 10
         while not held and time.monotonic() < deadline:
             time.sleep(0.05)
         assert held, "Thaw did not connect to its upstream"
+        # -X request.timeout.ms bounds Thaw's own request.
+        deadline = time.monotonic() + 10
+        while "no answer to Metadata within 1500 ms (request.timeout.ms)" not in t.log_of(bootstrap):
+            assert time.monotonic() < deadline, t.log_of(bootstrap)[-3000:]
+            time.sleep(0.1)
         proc.terminate()
         try:
             rc = proc.wait(5)
@@ -674,6 +738,27 @@ def test_an_upstream_that_never_answers_does_not_keep_thaw_from_stopping(t):
         hung.close()
         for s in held:
             s.close()
+
+
+def test_upstream_properties_thaw_cannot_honour_are_refused(t):
+    """-X/-F upstream client properties: one Thaw's connection does not
+    honour is bad usage (exit 2) naming it, not silently ignored; -X
+    without --upstream too."""
+    props = t.tmp / "client.properties"
+    props.write_text("# as the Java tools' --command-config\nssl.truststore.location=/x.jks\n")
+    cases = [
+        (["--upstream", t.kafka.bootstrap, "-F", str(props)],
+         f"-F {props}: 'ssl.truststore.location' is not an upstream property"),
+        (["--upstream", t.kafka.bootstrap, "-X", "security.protocol=SASL_SSL"], "PLAINTEXT only"),
+        (["--upstream", t.kafka.bootstrap, "-X", "request.timeout.ms=30s"], "give a whole number"),
+        (["-X", "request.timeout.ms=100"], "they are for --upstream (the tiered proxy) only"),
+    ]
+    for extra, message in cases:
+        p = subprocess.run([str(t.thaw_bin), "serve", "--catalog", t.uri, "--topic", f"{t.topic}={t.table}",
+                            "--listen", "127.0.0.1:0", "--state", str(t.tmp / "state-x"), *extra],
+                           capture_output=True, text=True, timeout=60)
+        assert p.returncode == 2, (extra, p.returncode, p.stderr)
+        assert message in p.stderr, (extra, p.stderr)
 
 
 class KafkaFaultProxy:

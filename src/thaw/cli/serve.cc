@@ -4,9 +4,13 @@
 // (serve/serve_main.h; with --upstream, the tiered proxy of merged/).
 #include "thaw/cli/serve.h"
 
+#include <algorithm>
+#include <cctype>
 #include <cstdlib>
 #include <memory>
+#include <tuple>
 
+#include "thaw/cli/kafka_args.h"
 #include "thaw/cli/table_args.h"
 #include "thaw/common/log.h"
 #include "thaw/common/units.h"
@@ -29,6 +33,9 @@ struct ServeArgs {
   std::string advertise;
   std::vector<std::string> upstream;  // HOST:PORT[,HOST:PORT...], repeatable
   std::string broker_ports;
+  std::string cold_suffix;              // --cold-suffix: every tiered topic's view
+  std::vector<std::string> properties;  // -X: upstream client properties
+  std::string properties_file;          // -F
   std::string state;  // empty: DefaultStateDir()
   std::string refresh = "5s";
   std::string cache_size = "1GiB";
@@ -38,6 +45,20 @@ struct ServeArgs {
   std::string initial_rebalance_delay = "3s";
   int threads = 4;
 };
+
+// HOST:PORT[,HOST:PORT...] appended to *out; `what` names the option.
+Status AddUpstream(const std::string& list, const char* what, std::vector<merged::UpstreamAddress>* out) {
+  for (size_t start = 0; start <= list.size();) {
+    const size_t comma = std::min(list.find(',', start), list.size());
+    const std::string one = list.substr(start, comma - start);
+    if (!one.empty()) {
+      ASSIGN_OR_RAISE(auto hp, kafka::client::ParseAddress(one, what));
+      out->push_back({hp.first, hp.second});
+    }
+    start = comma + 1;
+  }
+  return Status::OK();
+}
 
 // NAME=NS.TABLE[:key=value...], keys layout, column (FIELD=COLUMN, repeatable), compression, source_topic.
 Status ParseTopic(const std::string& text, const ServeArgs& a, serve::TopicConfig* out) {
@@ -58,6 +79,7 @@ Status ParseTopic(const std::string& text, const ServeArgs& a, serve::TopicConfi
   if (out->table.empty()) return Status::Invalid("--topic '{}': no table after '='", text);
   std::string layout = a.layout, compression = a.compression;
   std::vector<std::string> columns = a.columns;
+  out->cold_suffix = a.cold_suffix;
   for (size_t i = 1; i < parts.size(); ++i) {
     const size_t e = parts[i].find('=');
     const std::string key = parts[i].substr(0, e), value = e == std::string::npos ? "" : parts[i].substr(e + 1);
@@ -72,11 +94,14 @@ Status ParseTopic(const std::string& text, const ServeArgs& a, serve::TopicConfi
         return Status::Invalid("--topic '{}': prefer is upstream or table, not '{}'", text, value);
       }
       out->prefer_table = value == "table";
+    } else if (key == "cold_suffix") {
+      out->cold_suffix = value;  // empty: no view for this topic (overrides --cold-suffix)
     } else if (key == "source_topic") {
       if (value.empty()) return Status::Invalid("--topic '{}': source_topic needs a topic name", text);
       out->source_topic = value;
     } else {
-      return Status::Invalid("--topic '{}': unknown setting '{}' (settings: layout, column, compression, source_topic, prefer)",
+      return Status::Invalid("--topic '{}': unknown setting '{}' (settings: layout, column, compression, source_topic, prefer, "
+                             "cold_suffix)",
                              text, key);
     }
   }
@@ -150,17 +175,32 @@ Status RunServeCommand(const ServeArgs& a) {
     config.advertised_host = adv.first;
     config.advertised_port = adv.second;
   }
-  for (const auto& list : a.upstream) {
-    size_t start = 0;
-    while (start <= list.size()) {
-      const size_t comma = std::min(list.find(',', start), list.size());
-      const std::string one = list.substr(start, comma - start);
-      if (!one.empty()) {
-        ASSIGN_OR_RAISE(auto hp, kafka::client::ParseAddress(one, "--upstream"));
-        config.upstream.push_back({hp.first, hp.second});
-      }
-      start = comma + 1;
+  for (const auto& list : a.upstream) RETURN_NOT_OK(AddUpstream(list, "--upstream", &config.upstream));
+  // -F, then each -X in order: the later setting wins. bootstrap.servers
+  // names the upstream when --upstream does not.
+  std::vector<std::tuple<std::string, std::string, std::string>> props;  // name, value, origin
+  if (!a.properties_file.empty()) {
+    ASSIGN_OR_RAISE(auto file, ReadPropertiesFile(a.properties_file));
+    for (auto& [k, v] : file) props.emplace_back(k, v, "-F " + a.properties_file);
+  }
+  for (const auto& x : a.properties) {
+    const size_t eq = x.find('=');
+    if (eq == std::string::npos || eq == 0) return Status::Invalid("-X '{}' must be name=value", x);
+    props.emplace_back(x.substr(0, eq), x.substr(eq + 1), "-X");
+  }
+  std::string property_upstream;
+  for (const auto& [name, value, origin] : props) {
+    if (name == "bootstrap.servers" || name == "metadata.broker.list") {
+      property_upstream = value;
+      continue;
     }
+    RETURN_NOT_OK(kafka::client::ApplyProperty(name, value, origin, &config.upstream_options));
+  }
+  if (a.upstream.empty() && !property_upstream.empty()) {
+    RETURN_NOT_OK(AddUpstream(property_upstream, "bootstrap.servers", &config.upstream));
+  }
+  if (!props.empty() && config.upstream.empty()) {
+    return Status::Invalid("-X/-F set upstream client properties: they are for --upstream (the tiered proxy) only");
   }
   if (!a.upstream.empty() && config.upstream.empty()) {
     return Status::Invalid("--upstream: give HOST:PORT[,HOST:PORT...] of the upstream cluster's bootstrap servers");
@@ -168,6 +208,25 @@ Status RunServeCommand(const ServeArgs& a) {
   for (const auto& t : config.topics) {
     if (t.prefer_table && config.upstream.empty()) {
       return Status::Invalid("topic '{}': prefer=table is for --upstream (the tiered proxy) only", t.name);
+    }
+    if (t.cold_suffix.empty()) continue;
+    if (config.upstream.empty()) {
+      return Status::Invalid("topic '{}': cold_suffix (--cold-suffix) is for --upstream (the tiered proxy) only",
+                             t.name);
+    }
+    const std::string view = t.name + t.cold_suffix;
+    const bool legal = view.size() <= 249 && std::all_of(view.begin(), view.end(), [](char c) {
+      return std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-';
+    });
+    if (!legal) {
+      return Status::Invalid("topic '{}': cold_suffix '{}' makes '{}', not a legal Kafka topic name (letters, digits, "
+                             "'.', '_', '-'; at most 249)",
+                             t.name, t.cold_suffix, view);
+    }
+    for (const auto& other : config.topics) {
+      if (other.name == view) {
+        return Status::Invalid("topic '{}': its cold view '{}' is also a tiered topic", t.name, view);
+      }
     }
   }
   if (!a.broker_ports.empty()) {
@@ -202,7 +261,7 @@ void RegisterServe(CLI::App* app, int* exit_code) {
   args->catalog.Register(cmd);
   cmd->add_option("--topic", args->topics,
                   "Serve a table as a topic: NAME=NAMESPACE.TABLE[:layout=L][:compression=C][:column=FIELD=COL]"
-                  "[:source_topic=T][:prefer=upstream|table]; repeatable (in --config: [[topic]] tables with name, table, layout, "
+                  "[:source_topic=T][:prefer=upstream|table][:cold_suffix=S]; repeatable (in --config: [[topic]] tables with name, table, layout, "
                   "compression, column, source_topic). source_topic picks one topic of a table that holds several")
       ->type_name("NAME=NS.TABLE");
   cmd->add_option("--table-prefix", args->table_prefix,
@@ -223,6 +282,18 @@ void RegisterServe(CLI::App* app, int* exit_code) {
                   "With --upstream: upstream broker N is reachable through port START+N of the advertised host "
                   "(START[-END]; default --listen's port + 1, 100 ports)")
       ->type_name("START[-END]");
+  cmd->add_option("--cold-suffix", args->cold_suffix,
+                  "With --upstream: also serve each tiered topic's history alone (the table, Iceberg only) as topic "
+                  "NAME+SUFFIX, e.g. .cold (per topic: :cold_suffix=S; an empty S turns it off)")
+      ->type_name("SUFFIX");
+  cmd->add_option("-X", args->properties,
+                  "With --upstream: an upstream client property name=value, as Kafka clients name them "
+                  "(socket.connection.setup.timeout.ms, request.timeout.ms, receive.message.max.bytes, client.id, "
+                  "security.protocol=PLAINTEXT; bootstrap.servers instead of --upstream); repeatable, wins over -F")
+      ->type_name("NAME=VALUE");
+  cmd->add_option("-F", args->properties_file,
+                  "With --upstream: a properties file of upstream client properties (name=value lines, # comments)")
+      ->type_name("FILE");
   cmd->add_option("--state", args->state,
                   "Directory of the server's state: committed group offsets, leader epochs, cluster id (default "
                   "$XDG_STATE_HOME/thaw/serve-PORT, or ~/.local/state/thaw/serve-PORT; PORT is --listen's)")

@@ -7,14 +7,6 @@ namespace thaw::merged {
 
 namespace msg = kafka::msg;
 
-namespace {
-
-// How long Thaw's own Metadata request may wait for the upstream (Kafka's
-// default request.timeout.ms).
-constexpr std::chrono::seconds kControlTimeout{30};
-
-}  // namespace
-
 Proxy::Proxy(asio::io_context& io, ProxyOptions options, kafka::server::TopicLogs* tables, asio::thread_pool* pool)
     : io_(io),
       options_(std::move(options)),
@@ -44,15 +36,34 @@ Result<std::unique_ptr<Proxy>> Proxy::Make(asio::io_context& io, ProxyOptions op
     return Status::Invalid("--broker-ports {}-{} contains --listen's port {}", options.broker_ports.first,
                            options.broker_ports.last, options.listen_port);
   }
+  // Views (`:cold_suffix`) are led by Thaw's own broker on the range's last
+  // port; upstream brokers get the ports before it.
+  uint16_t cold_port = 0;
+  if (!options.cold_views.empty()) {
+    if (options.broker_ports.last <= options.broker_ports.first) {
+      return Status::Invalid(
+          "--broker-ports {}-{}: with cold views (cold_suffix) the range needs two ports or more: its last is Thaw's "
+          "own broker's",
+          options.broker_ports.first, options.broker_ports.last);
+    }
+    cold_port = options.broker_ports.last;
+    options.broker_ports.last = static_cast<uint16_t>(options.broker_ports.last - 1);
+  }
   std::unique_ptr<Proxy> proxy(new Proxy(io, std::move(options), tables, pool));
   ASSIGN_OR_RAISE(proxy->bootstrap_port_, proxy->Listen(-1, proxy->options_.listen_port));
+  if (cold_port != 0) {
+    ASSIGN_OR_RAISE(auto bound, proxy->Listen(-1, cold_port, "Thaw's own broker of the cold views (--broker-ports' last)"));
+    proxy->views_ = ColdViews(proxy->options_.cold_views, proxy->brokers_.advertised_host(), bound);
+    proxy->tiers_.views = &proxy->views_;
+  }
   proxy->brokers_.OnNewNode([p = proxy.get()](int32_t node) { p->OpenBrokerListener(node); });
   return proxy;
 }
 
-Result<uint16_t> Proxy::Listen(int32_t node_id, uint16_t port) {
-  const std::string what =
-      node_id < 0 ? std::string("--listen") : fmt::format("upstream broker {}'s port (--broker-ports)", node_id);
+Result<uint16_t> Proxy::Listen(int32_t node_id, uint16_t port, std::string what) {
+  if (what.empty()) {
+    what = node_id < 0 ? std::string("--listen") : fmt::format("upstream broker {}'s port (--broker-ports)", node_id);
+  }
   asio::error_code ec;
   auto address = asio::ip::make_address(options_.listen_host, ec);
   if (ec) {
@@ -237,7 +248,7 @@ asio::awaitable<Status> Proxy::LearnBrokers() {
   // handler owns what it touches (it may run after this frame is gone).
   auto timed_out = std::make_shared<bool>(false);
   asio::steady_timer timer(co_await asio::this_coro::executor);
-  timer.expires_after(kControlTimeout);
+  timer.expires_after(options_.upstream_options.request_timeout);
   timer.async_wait([conn, timed_out](const asio::error_code& ec) {
     if (ec) return;
     *timed_out = true;
@@ -253,7 +264,8 @@ asio::awaitable<Status> Proxy::LearnBrokers() {
   conn->Close();
   if (!resp.ok()) {
     if (*timed_out) {
-      co_return Status::IOError("{}: no answer to Metadata within {} s", conn->address(), kControlTimeout.count());
+      co_return Status::IOError("{}: no answer to Metadata within {} ms (request.timeout.ms)", conn->address(),
+                                options_.upstream_options.request_timeout.count());
     }
     co_return resp.status();
   }

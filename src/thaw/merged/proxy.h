@@ -26,6 +26,7 @@
 #include "thaw/kafka/client/connection.h"
 #include "thaw/kafka/server/topic_log.h"
 #include "thaw/merged/broker_map.h"
+#include "thaw/merged/cold_views.h"
 #include "thaw/merged/tiered_requests.h"
 
 namespace thaw::merged {
@@ -40,6 +41,10 @@ struct ProxyOptions {
   int32_t max_frame_bytes = 100 << 20;
   kafka::client::ConnectionOptions upstream_options;
   std::set<std::string> prefer_table;  // topics with `:prefer=table`
+  // `:cold_suffix` views: view name -> tiered topic (cold_views.h), led by
+  // Thaw's own broker on broker_ports' last port (upstream brokers get the
+  // ports before it).
+  std::map<std::string, std::string> cold_views;
 };
 
 class ProxyConnection;
@@ -82,11 +87,11 @@ class Proxy {
     int32_t node_id;  // -1: bootstrap
     asio::ip::tcp::acceptor acceptor;
   };
-  Result<uint16_t> Listen(int32_t node_id, uint16_t port);
+  Result<uint16_t> Listen(int32_t node_id, uint16_t port, std::string what = {});
   void OpenBrokerListener(int32_t node_id);
   asio::awaitable<void> Accept(Listener& l);
   // Learns the upstream's brokers with a Metadata request of Thaw's own,
-  // within kControlTimeout; Stop() closes its connection (an upstream that
+  // within upstream_options.request_timeout; Stop() closes its connection (an upstream that
   // accepts and never answers must not keep Thaw from exiting).
   asio::awaitable<Status> LearnBrokers();
 
@@ -95,6 +100,7 @@ class Proxy {
   BrokerMap brokers_;
   LostRanges lost_;
   TierContext tiers_;
+  ColdViews views_;
   std::list<Listener> listeners_;
   uint16_t bootstrap_port_ = 0;
   bool started_ = false;

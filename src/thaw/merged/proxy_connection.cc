@@ -8,6 +8,7 @@
 #include "thaw/kafka/protocol/messages.h"
 #include "thaw/merged/api_versions.h"
 #include "thaw/merged/proxy.h"
+#include "thaw/merged/splice_relay.h"
 #include "thaw/merged/tiered_requests.h"
 
 namespace thaw::merged {
@@ -19,8 +20,8 @@ namespace {
 using asio::use_awaitable;
 using kafka::client::FrameSize;
 
-constexpr int16_t kProduce = 0, kFetch = 1, kListOffsets = 2, kMetadata = 3, kFindCoordinator = 10,
-                  kApiVersions = 18, kDescribeCluster = 60;
+constexpr int16_t kProduce = 0, kFetch = 1, kListOffsets = 2, kMetadata = 3, kOffsetCommit = 8, kOffsetFetch = 9,
+                  kFindCoordinator = 10, kApiVersions = 18, kDescribeCluster = 60;
 
 void Sleep(asio::steady_timer& t) { t.expires_at(asio::steady_timer::time_point::max()); }
 
@@ -56,21 +57,41 @@ std::string UnsupportedApiVersions(int32_t correlation_id) {
   return kafka::client::EncodeResponseFrame(correlation_id, 0, w.data());
 }
 
-template <typename Resp>
-bool Reencode(std::string* frame, int16_t api_key, int16_t version, void (*rewrite)(Resp&, BrokerMap&),
-              BrokerMap& brokers) {
+// Decodes a response frame (header and body), lets `edit` change it, and
+// encodes it again; false when it does not decode.
+template <typename Resp, typename Edit>
+bool Reencode(std::string* frame, int16_t api_key, int16_t version, Edit edit) {
   kafka::WireReader in(*frame);
   msg::ResponseHeader header;
   const int16_t hv = msg::ResponseHeaderVersion(api_key, version);
   if (!header.Read(in, hv).ok()) return false;
   Resp resp;
   if (!resp.Read(in, version).ok()) return false;
-  rewrite(resp, brokers);
+  edit(resp);
   kafka::WireWriter w;
   header.Write(w, hv);
   resp.Write(w, version);
   *frame = std::move(w).Take();
   return true;
+}
+
+// Decodes a request frame's header and body, if Thaw's codec knows its
+// version; false otherwise (the request then goes as it is).
+template <typename Req>
+bool DecodeRequest(std::string_view body, const kafka::client::RequestPeek& peek, msg::RequestHeader* header,
+                   Req* req) {
+  const auto* spec = kafka::FindApiSpec(peek.api_key);
+  if (!spec || peek.api_version < spec->min_version || peek.api_version > spec->max_version) return false;
+  kafka::WireReader in(body);
+  return header->Read(in, msg::RequestHeaderVersion(peek.api_key, peek.api_version)).ok() &&
+         req->Read(in, peek.api_version).ok();
+}
+
+template <typename Req>
+std::string EncodeRequest(const msg::RequestHeader& header, const Req& req, int16_t version) {
+  kafka::WireWriter w;
+  req.Write(w, version);
+  return kafka::client::EncodeRequestFrame(header, msg::RequestHeaderVersion(Req::kApiKey, version), w.data());
 }
 
 }  // namespace
@@ -172,17 +193,28 @@ bool ProxyConnection::RewriteResponse(const Pending& p, std::string* frame) {
     case Rewrite::kNone:
       return true;
     case Rewrite::kMetadata:
-      return Reencode<msg::MetadataResponse>(
-          frame, p.api_key, p.api_version, +[](msg::MetadataResponse& r, BrokerMap& b) { b.RewriteMetadata(r); },
-          brokers);
+      return Reencode<msg::MetadataResponse>(frame, p.api_key, p.api_version,
+                                             [&](msg::MetadataResponse& r) {
+                                               brokers.RewriteMetadata(r);
+                                               if (p.views) {
+                                                 FinishMetadata(*proxy_.tiers().views, *p.views,
+                                                                *proxy_.tiers().tables, r);
+                                               }
+                                             });
     case Rewrite::kFindCoordinator:
       return Reencode<msg::FindCoordinatorResponse>(
-          frame, p.api_key, p.api_version,
-          +[](msg::FindCoordinatorResponse& r, BrokerMap& b) { b.RewriteFindCoordinator(r); }, brokers);
+          frame, p.api_key, p.api_version, [&](msg::FindCoordinatorResponse& r) { brokers.RewriteFindCoordinator(r); });
     case Rewrite::kDescribeCluster:
       return Reencode<msg::DescribeClusterResponse>(
-          frame, p.api_key, p.api_version,
-          +[](msg::DescribeClusterResponse& r, BrokerMap& b) { b.RewriteDescribeCluster(r); }, brokers);
+          frame, p.api_key, p.api_version, [&](msg::DescribeClusterResponse& r) { brokers.RewriteDescribeCluster(r); });
+    case Rewrite::kOffsetCommit:
+      return Reencode<msg::OffsetCommitResponse>(frame, p.api_key, p.api_version, [&](msg::OffsetCommitResponse& r) {
+        RenameBasesToViews(*proxy_.tiers().views, *p.renamed, r);
+      });
+    case Rewrite::kOffsetFetch:
+      return Reencode<msg::OffsetFetchResponse>(frame, p.api_key, p.api_version, [&](msg::OffsetFetchResponse& r) {
+        RenameBasesToViews(*proxy_.tiers().views, *p.renamed, r);
+      });
     case Rewrite::kApiVersions: {
       kafka::WireReader in(*frame);
       msg::ResponseHeader header;
@@ -206,14 +238,17 @@ bool ProxyConnection::RewriteResponse(const Pending& p, std::string* frame) {
 }
 
 asio::awaitable<bool> ProxyConnection::StreamResponse(const Pending& p) {
-  // A response relayed as it is streams through a buffer of at most
-  // kStreamChunk: the client gets its first bytes before the last arrive, and
-  // a 50 MiB Fetch response costs 256 KiB here, not 50 MiB.
+  // A response relayed as it is: its size and correlation id are read and
+  // checked, then the rest moves to the client as it arrives: through a pipe
+  // with splice(2) when it is large (its bytes never enter Thaw), else
+  // through a buffer of at most kStreamChunk. The client gets its first bytes
+  // before the last arrive, and a 50 MiB Fetch response costs no 50 MiB here.
   constexpr size_t kStreamChunk = size_t{256} << 10;
+  constexpr size_t kSpliceFrom = size_t{64} << 10;
   auto& up = upstream_->socket();
-  uint8_t prefix[4];
+  uint8_t head[8];
   asio::error_code ec;
-  co_await asio::async_read(up, asio::buffer(prefix, 4), asio::redirect_error(use_awaitable, ec));
+  co_await asio::async_read(up, asio::buffer(head, 8), asio::redirect_error(use_awaitable, ec));
   if (ec) {
     if (!closed_) {
       UpstreamLost(fmt::format("{}: {}", upstream_->address(),
@@ -221,14 +256,33 @@ asio::awaitable<bool> ProxyConnection::StreamResponse(const Pending& p) {
     }
     co_return false;
   }
-  const int32_t size = FrameSize(prefix);
+  const int32_t size = FrameSize(head);
   if (size < 4 || size > proxy_.options().upstream_options.max_frame_bytes) {
     Fail(fmt::format("the upstream's response frame of {} bytes is outside the accepted 4..{}", size,
                      proxy_.options().upstream_options.max_frame_bytes));
     co_return false;
   }
-  size_t remaining = static_cast<size_t>(size);
-  bool first = true;
+  const int32_t correlation_id = FrameSize(head + 4);
+  if (correlation_id != p.correlation_id) {
+    Fail(fmt::format("the upstream answered correlation id {} where {} was due", correlation_id, p.correlation_id));
+    co_return false;
+  }
+  if (!co_await WriteClient(std::string_view(reinterpret_cast<const char*>(head), 8))) co_return false;
+  size_t remaining = static_cast<size_t>(size) - 4;
+  if (remaining >= kSpliceFrom && splice_pipe_.Open()) {
+    const SpliceResult r = co_await SpliceBytes(up, client_, remaining, splice_pipe_);
+    if (!r.error) co_return true;
+    if (closed_) co_return false;
+    if (r.upstream_side) {
+      UpstreamLost(fmt::format("{}: connection lost inside a {}-byte response: {}", upstream_->address(), size,
+                               r.eof ? std::string("the broker closed the connection") : r.error.message()));
+    } else {
+      const bool gone = r.error == std::errc::broken_pipe || r.error == std::errc::connection_reset;
+      if (!gone && !proxy_.stopping()) Fail("write failed: " + r.error.message());
+      Close();
+    }
+    co_return false;
+  }
   while (remaining > 0) {
     const size_t n = std::min(remaining, kStreamChunk);
     if (stream_buffer_.size() < n) stream_buffer_.resize(n);
@@ -240,20 +294,7 @@ asio::awaitable<bool> ProxyConnection::StreamResponse(const Pending& p) {
       }
       co_return false;
     }
-    const std::string_view chunk(stream_buffer_.data(), n);
-    if (first) {
-      int32_t correlation_id = 0;
-      kafka::client::PeekCorrelationId(chunk, &correlation_id);
-      if (correlation_id != p.correlation_id) {
-        Fail(fmt::format("the upstream answered correlation id {} where {} was due", correlation_id,
-                         p.correlation_id));
-        co_return false;
-      }
-      if (!co_await WriteClient(std::string_view(reinterpret_cast<const char*>(prefix), 4), chunk)) co_return false;
-      first = false;
-    } else if (!co_await WriteClient(chunk)) {
-      co_return false;
-    }
+    if (!co_await WriteClient(std::string_view(stream_buffer_.data(), n))) co_return false;
     remaining -= n;
   }
   co_return true;
@@ -370,7 +411,56 @@ asio::awaitable<void> ProxyConnection::ClientLoop() {
         ok = co_await Forward(frame, acks && *acks == 0 ? nullptr : &pending);
         break;
       }
-      case kMetadata:
+      case kMetadata: {
+        pending.rewrite = Rewrite::kMetadata;
+        const ColdViews* views = proxy_.tiers().views;
+        if (!views || views->empty()) {
+          ok = co_await Forward(frame, &pending);
+          break;
+        }
+        // Views configured: every answer gets Thaw's broker, and a request
+        // naming views is rewritten. One that does not decode goes as it is
+        // (the broker answers or closes; its answer is relayed unchanged).
+        msg::RequestHeader header;
+        msg::MetadataRequest req;
+        if (!DecodeRequest(body, peek, &header, &req)) {
+          ok = co_await Forward(frame, &pending);
+          break;
+        }
+        auto plan = std::make_shared<const MetadataPlan>(PrepareMetadata(*views, peek.api_version, req));
+        pending.views = plan;
+        // (A named string, not a conditional's temporary: GCC's coroutines
+        // destroy such a temporary twice across a co_await.)
+        if (plan->request_changed) frame = EncodeRequest(header, req, peek.api_version);
+        ok = co_await Forward(frame, &pending);
+        break;
+      }
+      case kOffsetCommit:
+      case kOffsetFetch: {
+        // Offsets of views live under their base topics' names upstream.
+        const ColdViews* views = proxy_.tiers().views;
+        msg::RequestHeader header;
+        msg::OffsetCommitRequest commit;
+        msg::OffsetFetchRequest fetch;
+        std::vector<std::string> renamed;
+        if (views && !views->empty()) {
+          if (peek.api_key == kOffsetCommit && DecodeRequest(body, peek, &header, &commit)) {
+            renamed = RenameViewsToBases(*views, commit);
+          } else if (peek.api_key == kOffsetFetch && DecodeRequest(body, peek, &header, &fetch)) {
+            renamed = RenameViewsToBases(*views, fetch);
+          }
+        }
+        if (renamed.empty()) {
+          ok = co_await Forward(frame, &pending);
+          break;
+        }
+        pending.rewrite = peek.api_key == kOffsetCommit ? Rewrite::kOffsetCommit : Rewrite::kOffsetFetch;
+        pending.renamed = std::make_shared<const std::vector<std::string>>(std::move(renamed));
+        frame = peek.api_key == kOffsetCommit ? EncodeRequest(header, commit, peek.api_version)
+                                              : EncodeRequest(header, fetch, peek.api_version);
+        ok = co_await Forward(frame, &pending);
+        break;
+      }
       case kFindCoordinator:
       case kDescribeCluster:
       case kApiVersions:
@@ -432,7 +522,8 @@ asio::awaitable<void> ProxyConnection::ClientLoop() {
           co_await Drained();
           if (closed_) break;
           exchanging_ = true;
-          auto reply = co_await TieredFetch(proxy_.tiers(), *upstream_, header, req, list_offsets_version_);
+          auto reply = co_await TieredFetch(proxy_.tiers(), *upstream_, header, req, list_offsets_version_,
+                                         &upstream_bounds_);
           exchanging_ = false;
           if (!reply.ok()) {
             if (!closed_) UpstreamLost(reply.status().message());

@@ -21,6 +21,8 @@
 #include <string>
 
 #include "thaw/kafka/client/connection.h"
+#include "thaw/merged/splice_relay.h"
+#include "thaw/merged/tiered_requests.h"
 
 namespace thaw::merged {
 
@@ -40,12 +42,16 @@ class ProxyConnection : public std::enable_shared_from_this<ProxyConnection> {
   bool busy() const { return exchanging_ || !pending_.empty(); }
 
  private:
-  enum class Rewrite { kNone, kApiVersions, kMetadata, kFindCoordinator, kDescribeCluster };
+  enum class Rewrite { kNone, kApiVersions, kMetadata, kFindCoordinator, kDescribeCluster, kOffsetCommit, kOffsetFetch };
   struct Pending {
     int32_t correlation_id;
     int16_t api_key;
     int16_t api_version;
     Rewrite rewrite;
+    // Metadata naming `:cold_suffix` views: what to add to the answer.
+    std::shared_ptr<const MetadataPlan> views;
+    // OffsetCommit / OffsetFetch: views renamed to their bases, named back.
+    std::shared_ptr<const std::vector<std::string>> renamed;
   };
 
   // How the response to a request of `api_key` is rewritten on its way back.
@@ -80,6 +86,8 @@ class ProxyConnection : public std::enable_shared_from_this<ProxyConnection> {
   bool exchanging_ = false;
   bool closed_ = false;
   int16_t list_offsets_version_ = 5;  // narrowed by the upstream's ApiVersions
+  UpstreamBounds upstream_bounds_;    // of partitions this connection was refused
+  SplicePipe splice_pipe_;            // large responses relayed as they are (splice_relay.h)
 };
 
 }  // namespace thaw::merged

@@ -131,7 +131,51 @@ asio::awaitable<Status> AskBounds(kafka::client::Connection& up, const msg::Requ
   co_return Status::OK();
 }
 
+// A view's ListOffsets answer, the table's alone: earliest (and KIP-1005's
+// earliest-local, KIP-1023's earliest-pending-upload) its first offset,
+// latest its end, max-timestamp and by-time from its records.
+void AnswerFromTable(TopicLog& log, int64_t timestamp, msg::ListOffsetsResponse::ListOffsetsPartitionResponse& out) {
+  out.leader_epoch = -1;
+  out.timestamp = -1;
+  out.offset = -1;
+  auto o = log.Offsets(out.partition_index);
+  if (!o.ok()) {
+    out.error_code = static_cast<int16_t>(kafka::ToKafkaError(o.status()));
+    return;
+  }
+  if (timestamp == kEarliest || timestamp == -4 || timestamp == -5) {
+    out.offset = o->log_start;
+    return;
+  }
+  if (timestamp == kLatest) {
+    out.offset = o->high_watermark;
+    return;
+  }
+  auto found = timestamp == -3 ? log.MaxTimestamp(out.partition_index) : log.OffsetForTime(out.partition_index, timestamp);
+  if (!found.ok()) {
+    out.error_code = static_cast<int16_t>(kafka::ToKafkaError(found.status()));
+    return;
+  }
+  if (*found) {
+    out.offset = (*found)->first;
+    out.timestamp = (*found)->second;
+  }
+}
+
 }  // namespace
+
+const UpstreamBounds::Entry* UpstreamBounds::Fresh(const std::string& topic, int32_t partition,
+                                                   std::chrono::steady_clock::time_point now) const {
+  auto it = entries_.find({topic, partition});
+  if (it == entries_.end() || now - it->second.at > kMaxAge) return nullptr;
+  return &it->second;
+}
+
+void UpstreamBounds::Put(const std::string& topic, int32_t partition, int64_t start, int64_t end,
+                         std::chrono::steady_clock::time_point now) {
+  if (entries_.size() >= kMaxEntries && !entries_.count({topic, partition})) entries_.clear();
+  entries_[{topic, partition}] = Entry{start, end, now};
+}
 
 void LostRanges::Report(const std::string& topic, int32_t partition, int64_t from, int64_t to, int64_t table_start,
                         int64_t table_end, int64_t upstream_start) {
@@ -149,25 +193,28 @@ bool NamesTieredTopic(const TierContext& tc, const msg::FetchRequest& req) {
   for (const auto& t : req.topics) {
     if (tc.tables->Find(t.topic)) return true;
   }
-  return false;
+  return tc.views && NamesView(*tc.views, req);
 }
 
 bool NamesTieredTopic(const TierContext& tc, const msg::ListOffsetsRequest& req) {
   for (const auto& t : req.topics) {
     if (tc.tables->Find(t.name)) return true;
   }
-  return false;
+  return tc.views && NamesView(*tc.views, req);
 }
 
 asio::awaitable<Result<std::string>> TieredFetch(const TierContext& tc, kafka::client::Connection& up,
                                                  const msg::RequestHeader& header, const msg::FetchRequest& req,
-                                                 int16_t list_offsets_version) {
+                                                 int16_t list_offsets_version, UpstreamBounds* bounds) {
   const int16_t version = header.request_api_version;
   // prefer=table: partitions whose fetch offset the table holds go upstream
   // with partition_max_bytes 0 (the upstream still decides whether this
   // connection may read them; it returns at most one batch) and without a
   // wait, and are answered from the table.
   msg::FetchRequest forwarded = req;
+  // Views (`:cold_suffix`): their partitions go as probes of the base topic.
+  ProbePlan views_plan;
+  if (tc.views) views_plan = PrepareFetch(*tc.views, forwarded);
   std::vector<std::pair<std::string, int32_t>> preferred;
   if (!tc.prefer_table.empty()) {
     std::vector<std::tuple<std::shared_ptr<TopicLog>, msg::FetchRequest::FetchPartition*>> candidates;
@@ -196,15 +243,18 @@ asio::awaitable<Result<std::string>> TieredFetch(const TierContext& tc, kafka::c
   };
   CO_ASSIGN_OR_RAISE(auto resp, (co_await Forward<msg::FetchRequest, msg::FetchResponse>(up, header, forwarded)));
   if (resp.error_code != 0) co_return Encode(resp, version);
+  MoveProbeAnswers(views_plan, resp);
 
   // The tiered partitions of the answer: refused ones, and served ones whose
-  // log start becomes the merged one.
-  std::vector<Refused> refused, preferred_reads;
+  // log start becomes the merged one; and the views' partitions, which the
+  // upstream let this connection read (its probe was answered or out of range).
+  std::vector<Refused> refused, preferred_reads, view_reads;
   std::vector<std::pair<std::shared_ptr<TopicLog>, msg::FetchResponse::PartitionData*>> served;
   int64_t used = 0;
   for (auto& t : resp.responses) {
     for (auto& p : t.partitions) used += p.records ? static_cast<int64_t>(p.records->size()) : 0;
-    auto log = tc.tables->Find(t.topic);
+    const std::string* view_base = tc.views ? tc.views->BaseOf(t.topic) : nullptr;
+    auto log = tc.tables->Find(view_base ? *view_base : t.topic);
     if (!log) continue;
     const msg::FetchRequest::FetchTopic* rt = nullptr;
     for (const auto& candidate : req.topics) {
@@ -217,7 +267,16 @@ asio::awaitable<Result<std::string>> TieredFetch(const TierContext& tc, kafka::c
           if (c.partition == p.partition_index) rp = &c;
         }
       }
-      if (p.error_code == 0 && rp && is_preferred(t.topic, p.partition_index)) {
+      if (view_base) {
+        if (rp && (p.error_code == 0 || p.error_code == static_cast<int16_t>(ErrorCode::kOffsetOutOfRange))) {
+          Refused r{log, rp, &p, std::nullopt};
+          r.upstream_start = INT64_MAX;  // the view is the table alone
+          r.bounds_known = true;
+          view_reads.push_back(std::move(r));
+        } else {
+          p.high_watermark = p.last_stable_offset = p.log_start_offset = -1;
+        }
+      } else if (p.error_code == 0 && rp && is_preferred(t.topic, p.partition_index)) {
         // Answered from the table: what the upstream returned goes.
         used -= p.records ? static_cast<int64_t>(p.records->size()) : 0;
         Refused r{log, rp, &p, std::nullopt};
@@ -232,7 +291,9 @@ asio::awaitable<Result<std::string>> TieredFetch(const TierContext& tc, kafka::c
       }
     }
   }
-  if (refused.empty() && served.empty() && preferred_reads.empty()) co_return Encode(resp, version);
+  if (refused.empty() && served.empty() && preferred_reads.empty() && view_reads.empty()) {
+    co_return Encode(resp, version);
+  }
 
   // The table's offsets (an in-memory plan; a pool thread all the same).
   std::vector<std::optional<PartitionOffsets>> served_tables(served.size());
@@ -246,6 +307,9 @@ asio::awaitable<Result<std::string>> TieredFetch(const TierContext& tc, kafka::c
     for (Refused& r : preferred_reads) {
       if (auto o = r.log->Offsets(r.out->partition_index); o.ok()) r.table = *o;
     }
+    for (Refused& r : view_reads) {
+      if (auto o = r.log->Offsets(r.out->partition_index); o.ok()) r.table = *o;
+    }
     return 0;
   });
   for (size_t i = 0; i < served.size(); ++i) {
@@ -256,8 +320,61 @@ asio::awaitable<Result<std::string>> TieredFetch(const TierContext& tc, kafka::c
     r.out->log_start_offset = MergedLogStart(r.out->log_start_offset, r.table);
     from_table.push_back(&r);
   }
+  bool views_at_end = !view_reads.empty();  // every view partition is at its table's end
+  for (Refused& r : view_reads) {
+    // The view's log is the table's: its bounds, its out-of-range.
+    auto& out = *r.out;
+    out.records = std::string();
+    out.aborted_transactions = std::vector<msg::FetchResponse::AbortedTransaction>();
+    if (!r.table) {
+      out.error_code = static_cast<int16_t>(ErrorCode::kUnknownTopicOrPartition);
+      views_at_end = false;
+      continue;
+    }
+    out.high_watermark = out.last_stable_offset = r.table->high_watermark;
+    out.log_start_offset = r.table->log_start;
+    const int64_t at = r.request->fetch_offset;
+    if (at < r.table->log_start || at > r.table->high_watermark) {
+      out.error_code = static_cast<int16_t>(ErrorCode::kOffsetOutOfRange);
+      views_at_end = false;
+      continue;
+    }
+    out.error_code = 0;
+    if (at < r.table->high_watermark) {
+      views_at_end = false;
+      from_table.push_back(&r);
+    }
+  }
   if (!refused.empty()) {
-    CO_RETURN_NOT_OK(co_await AskBounds(up, header, req.isolation_level, list_offsets_version, refused));
+    // Bounds this connection learnt less than a second ago do for a fetch
+    // below their log start that the table holds; the rest are asked.
+    const auto now = std::chrono::steady_clock::now();
+    std::vector<Refused> ask;
+    std::vector<size_t> asked;
+    for (size_t i = 0; i < refused.size(); ++i) {
+      Refused& r = refused[i];
+      const UpstreamBounds::Entry* e =
+          bounds ? bounds->Fresh(r.log->name(), r.out->partition_index, now) : nullptr;
+      const int64_t at = r.request->fetch_offset;
+      if (e && at < e->start && r.table && at >= r.table->log_start && at < r.table->high_watermark) {
+        r.upstream_start = e->start;
+        r.upstream_end = e->end;
+        r.bounds_known = true;
+      } else {
+        ask.push_back(r);
+        asked.push_back(i);
+      }
+    }
+    if (!ask.empty()) {
+      CO_RETURN_NOT_OK(co_await AskBounds(up, header, req.isolation_level, list_offsets_version, ask));
+      for (size_t j = 0; j < ask.size(); ++j) {
+        refused[asked[j]] = ask[j];
+        if (bounds && ask[j].bounds_known) {
+          bounds->Put(ask[j].log->name(), ask[j].out->partition_index, ask[j].upstream_start, ask[j].upstream_end,
+                      now);
+        }
+      }
+    }
   }
   for (Refused& r : refused) {
     if (!r.bounds_known) {
@@ -359,6 +476,14 @@ asio::awaitable<Result<std::string>> TieredFetch(const TierContext& tc, kafka::c
       }
     }
   }
+  if (views_plan.only_views && views_at_end && req.max_wait_ms > 0) {
+    // Views alone, all at their end: wait as a broker would (up to
+    // max_wait_ms, at most 5 s), so that the client does not spin.
+    asio::steady_timer wait(co_await asio::this_coro::executor);
+    wait.expires_after(std::chrono::milliseconds(std::min(req.max_wait_ms, 5000)));
+    asio::error_code ignored;
+    co_await wait.async_wait(asio::redirect_error(asio::use_awaitable, ignored));
+  }
   co_return Encode(resp, version);
 }
 
@@ -366,23 +491,29 @@ asio::awaitable<Result<std::string>> TieredListOffsets(const TierContext& tc, ka
                                                        const msg::RequestHeader& header,
                                                        const msg::ListOffsetsRequest& req) {
   const int16_t version = header.request_api_version;
+  msg::ListOffsetsRequest forwarded = req;
+  ProbePlan views_plan;
+  if (tc.views) views_plan = PrepareListOffsets(*tc.views, forwarded);
   CO_ASSIGN_OR_RAISE(auto resp,
-                     (co_await Forward<msg::ListOffsetsRequest, msg::ListOffsetsResponse>(up, header, req)));
+                     (co_await Forward<msg::ListOffsetsRequest, msg::ListOffsetsResponse>(up, header, forwarded)));
+  MoveProbeAnswers(views_plan, resp);
   struct Slot {
     std::shared_ptr<TopicLog> log;
     int64_t timestamp;
     msg::ListOffsetsResponse::ListOffsetsPartitionResponse* out;
+    bool view;
   };
   std::vector<Slot> slots;
   for (auto& t : resp.topics) {
-    auto log = tc.tables->Find(t.name);
+    const std::string* view_base = tc.views ? tc.views->BaseOf(t.name) : nullptr;
+    auto log = tc.tables->Find(view_base ? *view_base : t.name);
     if (!log) continue;
     for (auto& p : t.partitions) {
       if (p.error_code != 0) continue;  // the upstream's refusal (ACLs, leadership) stands
       for (const auto& rt : req.topics) {
         if (rt.name != t.name) continue;
         for (const auto& rp : rt.partitions) {
-          if (rp.partition_index == p.partition_index) slots.push_back({log, rp.timestamp, &p});
+          if (rp.partition_index == p.partition_index) slots.push_back({log, rp.timestamp, &p, view_base != nullptr});
         }
       }
     }
@@ -391,6 +522,10 @@ asio::awaitable<Result<std::string>> TieredListOffsets(const TierContext& tc, ka
   co_await kafka::server::RunBlocking(*tc.pool, [&]() {
     for (Slot& s : slots) {
       auto& out = *s.out;
+      if (s.view) {
+        AnswerFromTable(*s.log, s.timestamp, out);
+        continue;
+      }
       if (s.timestamp == kEarliest) {
         auto o = s.log->Offsets(out.partition_index);
         if (!o.ok()) continue;

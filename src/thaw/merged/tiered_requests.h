@@ -21,6 +21,7 @@
 #pragma once
 
 #include <asio.hpp>
+#include <chrono>
 #include <cstdint>
 #include <map>
 #include <mutex>
@@ -32,6 +33,7 @@
 #include "thaw/kafka/client/connection.h"
 #include "thaw/kafka/protocol/messages.h"
 #include "thaw/kafka/server/topic_log.h"
+#include "thaw/merged/cold_views.h"
 
 namespace thaw::merged {
 
@@ -46,6 +48,29 @@ class LostRanges {
   std::set<std::tuple<std::string, int32_t, int64_t>> logged_;
 };
 
+// The upstream's bounds of the partitions a connection was refused, as its
+// last ListOffsets gave them (for one connection: not shared). A consumer
+// reading the table sequentially is refused on every fetch; asking the
+// bounds each time would triple its round trips. An entry is used for at
+// most kMaxAge, and only for a fetch offset below its log start: log starts
+// only grow, so an entry can be stale only low, and a fetch it sends to an
+// offset the upstream no longer holds is refused and asked again.
+class UpstreamBounds {
+ public:
+  static constexpr std::chrono::milliseconds kMaxAge{1000};
+  static constexpr size_t kMaxEntries = 4096;
+  struct Entry {
+    int64_t start = -1, end = -1;
+    std::chrono::steady_clock::time_point at;
+  };
+  const Entry* Fresh(const std::string& topic, int32_t partition, std::chrono::steady_clock::time_point now) const;
+  void Put(const std::string& topic, int32_t partition, int64_t start, int64_t end,
+           std::chrono::steady_clock::time_point now);
+
+ private:
+  std::map<std::pair<std::string, int32_t>, Entry> entries_;
+};
+
 struct TierContext {
   kafka::server::TopicLogs* tables = nullptr;  // tiered topics, by their upstream name
   asio::thread_pool* pool = nullptr;           // blocking table reads
@@ -53,9 +78,11 @@ struct TierContext {
   // Topics whose offsets both tiers hold are read from the table
   // (`:prefer=table`).
   std::set<std::string> prefer_table;
+  // `:cold_suffix` views of the tiered topics (cold_views.h); null or empty: none.
+  const ColdViews* views = nullptr;
 };
 
-// Whether a request names a tiered topic.
+// Whether a request names a tiered topic or a view of one.
 bool NamesTieredTopic(const TierContext& tc, const kafka::msg::FetchRequest& req);
 bool NamesTieredTopic(const TierContext& tc, const kafka::msg::ListOffsetsRequest& req);
 
@@ -63,9 +90,11 @@ bool NamesTieredTopic(const TierContext& tc, const kafka::msg::ListOffsetsReques
 // an error means the upstream connection failed (the pair is closed).
 // `list_offsets_version` is a ListOffsets version the upstream takes (for
 // Fetch's own bound requests).
+// `bounds`: the connection's cache of the upstream's bounds (may be null).
 asio::awaitable<Result<std::string>> TieredFetch(const TierContext& tc, kafka::client::Connection& upstream,
                                                  const kafka::msg::RequestHeader& header,
-                                                 const kafka::msg::FetchRequest& req, int16_t list_offsets_version);
+                                                 const kafka::msg::FetchRequest& req, int16_t list_offsets_version,
+                                                 UpstreamBounds* bounds = nullptr);
 asio::awaitable<Result<std::string>> TieredListOffsets(const TierContext& tc, kafka::client::Connection& upstream,
                                                        const kafka::msg::RequestHeader& header,
                                                        const kafka::msg::ListOffsetsRequest& req);

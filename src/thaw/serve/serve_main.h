@@ -13,6 +13,7 @@
 
 #include "thaw/catalog/catalog_config.h"
 #include "thaw/common/status.h"
+#include "thaw/kafka/client/connection.h"
 #include "thaw/kafka/server/server.h"
 #include "thaw/merged/broker_map.h"
 #include "thaw/serve/topic_registry.h"
@@ -36,6 +37,7 @@ struct ServeConfig {
   // history. Empty: serve the tables as a cluster of Thaw's own.
   std::vector<merged::UpstreamAddress> upstream;
   merged::BrokerPorts broker_ports;  // first == 0: --listen's port + 1, 100 ports
+  kafka::client::ConnectionOptions upstream_options;  // -X/-F upstream client properties
 };
 
 Status RunServe(const ServeConfig& config);

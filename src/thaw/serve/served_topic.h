@@ -116,6 +116,9 @@ struct TopicConfig {
   // from the table (sparing the brokers' disks), once the upstream has let
   // the connection read the partition.
   bool prefer_table = false;
+  // serve --upstream only (`:cold_suffix=S`): the table alone is also served
+  // as topic NAME + S (merged/cold_views.h). Empty: no such view.
+  std::string cold_suffix;
 };
 
 struct ServeOptions {

@@ -51,8 +51,10 @@ Status RunTieredServe(const ServeConfig& config, TopicRegistry& tables) {
   options.advertised_host = config.advertised_host;
   options.broker_ports = config.broker_ports;
   options.upstream = config.upstream;
+  options.upstream_options = config.upstream_options;
   for (const auto& t : config.topics) {
     if (t.prefer_table) options.prefer_table.insert(t.name);
+    if (!t.cold_suffix.empty()) options.cold_views[t.name + t.cold_suffix] = t.name;
   }
   ASSIGN_OR_RAISE(auto proxy, merged::Proxy::Make(io, options, &tables, &pool));
 
