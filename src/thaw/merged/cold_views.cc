@@ -53,7 +53,10 @@ void FinishMetadata(const ColdViews& views, const MetadataPlan& plan, kafka::ser
     for (const auto& view : plan.views) wanted.emplace_back(view, *views.BaseOf(view));
   }
   std::vector<msg::MetadataResponse::MetadataResponseTopic> added;
-  for (const auto& [view, base] : wanted) {
+  for (const auto& want : wanted) {
+    // (Named, not structured bindings: clang 14 cannot capture those.)
+    const std::string& view = want.first;
+    const std::string& base = want.second;
     auto it = std::find_if(resp.topics.begin(), resp.topics.end(), [&](const auto& t) { return t.name == base; });
     if (it == resp.topics.end()) {
       // Every topic was asked and the upstream did not list the base (it
