@@ -164,7 +164,10 @@ stop_serve() {
 }
 
 serve_ok=1
-if ! "$thaw" serve --help 2>&1 | grep -q -- '--listen'; then
+# (The help read whole first: with pipefail, thaw's SIGPIPE after `grep -q`
+# stopped reading at its match would read as "no serve".)
+serve_help="$("$thaw" serve --help 2>&1 || true)"
+if ! grep -q -- '--listen' <<<"$serve_help"; then
   serve_ok=0
   echo "[serve-bench] this thaw has no 'serve' command (\`thaw serve --help\` does not show --listen):" \
     "the thaw serve half is not measured" >&2

@@ -78,7 +78,10 @@ else
   echo "[tiered-bench] thaw: a copy of build/bin/thaw built $(date -u -r "$root/build/bin/thaw" +%FT%TZ)" \
     "(main $(git -C "$root" rev-parse --short HEAD)$(git -C "$root" diff --quiet HEAD -- src || echo ', src/ modified'))"
 fi
-"$thaw" serve --help 2>&1 | grep -q -- '--upstream' || { echo "[tiered-bench] this thaw has no serve --upstream" >&2; exit 1; }
+# (The help read whole first: `grep -q` stops reading at its match, and with
+# pipefail the writer's SIGPIPE would fail the check.)
+serve_help="$("$thaw" serve --help 2>&1)"
+grep -q -- '--upstream' <<<"$serve_help" || { echo "[tiered-bench] this thaw has no serve --upstream" >&2; exit 1; }
 
 echo "[tiered-bench] starting a broker in $kdir"
 load_before="$(cut -d' ' -f1 /proc/loadavg)"
