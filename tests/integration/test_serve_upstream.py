@@ -51,6 +51,28 @@ def test_confluent_group_reads_both_tiers_and_its_offsets_stay_in_the_upstream(t
     assert committed == {p: ends[p][1] for p in ends}
 
 
+def test_a_kip848_consumer_group_reads_both_tiers(tiered):
+    """The new consumer protocol (KIP-848, group.protocol=consumer): the
+    ConsumerGroupHeartbeat exchanges pass through to the upstream's
+    coordinator, which assigns the partitions; the member reads the whole
+    history across the boundary and commits in the upstream."""
+    t = tiered()
+    t.start()
+    group = f"g848-{uuid.uuid4().hex[:6]}"
+    got = t.consume(confluent_cmd("-b", t.bootstrap, "-t", t.topic, "--mode", "subscribe", "--group", group,
+                                  "--commit", "-X", "group.protocol=consumer"))
+    expected = t.expected()
+    assert got == expected, diff(expected, got)
+    import confluent_kafka as ck
+    admin = t.kafka.admin()
+    described = admin.describe_consumer_groups([group])[group].result(timeout=30)
+    assert str(described.type).endswith("CONSUMER"), described.type  # not CLASSIC: the new protocol ran
+    fut = admin.list_consumer_group_offsets([ck.ConsumerGroupTopicPartitions(group)])[group]
+    committed = {tp.partition: tp.offset for tp in fut.result(timeout=30).topic_partitions}
+    ends = t.kafka.offsets(t.topic, "read_uncommitted")
+    assert committed == {p: ends[p][1] for p in ends}
+
+
 def test_list_offsets_through_thaw_report_the_merged_log_start(tiered):
     t = tiered()
     t.start()
