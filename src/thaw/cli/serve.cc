@@ -34,6 +34,7 @@ struct ServeArgs {
   std::vector<std::string> upstream;  // HOST:PORT[,HOST:PORT...], repeatable
   std::string broker_ports;
   std::string cold_suffix;              // --cold-suffix: every tiered topic's view
+  std::string tls_cert, tls_key, tls_client_ca;
   std::vector<std::string> properties;  // -X: upstream client properties
   std::string properties_file;          // -F
   std::string state;  // empty: DefaultStateDir()
@@ -170,6 +171,9 @@ Status RunServeCommand(const ServeArgs& a) {
   ASSIGN_OR_RAISE(auto listen, kafka::client::ParseAddress(a.listen, "--listen"));
   config.server.listen_host = listen.first;
   config.server.listen_port = static_cast<uint16_t>(listen.second);
+  if (!a.tls_cert.empty() || !a.tls_key.empty() || !a.tls_client_ca.empty()) {
+    ASSIGN_OR_RAISE(config.server.tls, kafka::TlsServerContext::Make({a.tls_cert, a.tls_key, a.tls_client_ca}));
+  }
   if (!a.advertise.empty()) {
     ASSIGN_OR_RAISE(auto adv, kafka::client::ParseAddress(a.advertise, "--advertise"));
     config.advertised_host = adv.first;
@@ -282,6 +286,15 @@ void RegisterServe(CLI::App* app, int* exit_code) {
                   "With --upstream: upstream broker N is reachable through port START+N of the advertised host "
                   "(START[-END]; default --listen's port + 1, 100 ports)")
       ->type_name("START[-END]");
+  cmd->add_option("--tls-cert", args->tls_cert,
+                  "TLS on every listener: the server's certificate chain (PEM); a renewed file is used for new "
+                  "connections without a restart")
+      ->type_name("FILE");
+  cmd->add_option("--tls-key", args->tls_key, "TLS: the certificate's private key (PEM, unencrypted)")
+      ->type_name("FILE");
+  cmd->add_option("--tls-client-ca", args->tls_client_ca,
+                  "Mutual TLS: clients must present a certificate signed by one of these CAs (PEM)")
+      ->type_name("FILE");
   cmd->add_option("--cold-suffix", args->cold_suffix,
                   "With --upstream: also serve each tiered topic's history alone (the table, Iceberg only) as topic "
                   "NAME+SUFFIX, e.g. .cold (per topic: :cold_suffix=S; an empty S turns it off)")

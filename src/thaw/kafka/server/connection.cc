@@ -64,10 +64,18 @@ asio::awaitable<void> ServeConnection(Broker& broker, std::shared_ptr<Connection
     log::Warn("client {} (client id '{}'): {}; closing the connection", conn->peer, client_id, why);
   };
   std::string frame;
+  if (asio::error_code hs = co_await conn->stream.Handshake(); hs) {
+    // A plaintext client on a TLS port, an old protocol version, a missing
+    // or untrusted client certificate: one line, the connection closed.
+    if (!broker.stopping) fail("TLS handshake failed: " + TlsReason(hs));
+    conn->closed = true;
+    conn->stream.Close();
+    co_return;
+  }
   for (;;) {
     uint8_t size_bytes[4];
     asio::error_code ec;
-    co_await asio::async_read(conn->socket, asio::buffer(size_bytes, 4), asio::redirect_error(use_awaitable, ec));
+    co_await asio::async_read(conn->stream, asio::buffer(size_bytes, 4), asio::redirect_error(use_awaitable, ec));
     if (ec) {
       if (ec != asio::error::eof && ec != asio::error::operation_aborted && ec != asio::error::connection_reset &&
           !broker.stopping) {
@@ -83,7 +91,7 @@ asio::awaitable<void> ServeConnection(Broker& broker, std::shared_ptr<Connection
       break;
     }
     frame.clear();
-    ec = co_await ReadGrowing(conn->socket, &frame, 0, static_cast<size_t>(size));
+    ec = co_await ReadGrowing(conn->stream, &frame, 0, static_cast<size_t>(size));
     if (ec) {
       fail(fmt::format("connection lost inside a {}-byte request frame: {}", size, ec.message()));
       break;
@@ -104,7 +112,7 @@ asio::awaitable<void> ServeConnection(Broker& broker, std::shared_ptr<Connection
         const std::string reply_body = UnsupportedApiVersionsBody();
         const std::string reply_header = FrameHeader(correlation_id, 0, reply_body.size());
         const std::array<asio::const_buffer, 2> reply{asio::buffer(reply_header), asio::buffer(reply_body)};
-        co_await asio::async_write(conn->socket, reply, asio::redirect_error(use_awaitable, ec));
+        co_await asio::async_write(conn->stream, reply, asio::redirect_error(use_awaitable, ec));
         if (ec) break;
         conn->busy = false;
         if (broker.stopping) break;
@@ -133,7 +141,7 @@ asio::awaitable<void> ServeConnection(Broker& broker, std::shared_ptr<Connection
       const std::string reply_header =
           FrameHeader(correlation_id, msg::ResponseHeaderVersion(api_key, api_version), reply_body.size());
       const std::array<asio::const_buffer, 2> reply{asio::buffer(reply_header), asio::buffer(reply_body)};
-      co_await asio::async_write(conn->socket, reply, asio::redirect_error(use_awaitable, ec));
+      co_await asio::async_write(conn->stream, reply, asio::redirect_error(use_awaitable, ec));
       if (ec) {
         if (!broker.stopping) fail("write failed: " + ec.message());
         break;
@@ -145,9 +153,7 @@ asio::awaitable<void> ServeConnection(Broker& broker, std::shared_ptr<Connection
   }
   conn->busy = false;
   conn->closed = true;
-  asio::error_code ignored;
-  conn->socket.shutdown(asio::ip::tcp::socket::shutdown_both, ignored);
-  conn->socket.close(ignored);
+  conn->stream.Close();
 }
 
 }  // namespace thaw::kafka::server

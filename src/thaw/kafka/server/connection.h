@@ -16,16 +16,17 @@
 #include <memory>
 
 #include "thaw/kafka/server/broker.h"
+#include "thaw/kafka/stream.h"
 #include "thaw/kafka/server/server.h"
 
 namespace thaw::kafka::server {
 
 struct ConnectionState {
-  asio::ip::tcp::socket socket;
+  Stream stream;  // plaintext or TLS (its handshake is ServeConnection's first step)
   std::string peer;
   bool busy = false;  // handling a request: finish it before closing
   bool closed = false;
-  explicit ConnectionState(asio::ip::tcp::socket s) : socket(std::move(s)) {}
+  explicit ConnectionState(Stream s) : stream(std::move(s)) {}
 };
 
 asio::awaitable<void> ServeConnection(Broker& broker, std::shared_ptr<ConnectionState> conn,

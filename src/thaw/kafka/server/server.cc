@@ -49,8 +49,9 @@ asio::awaitable<void> Server::Accept() {
       continue;
     }
     socket.set_option(asio::ip::tcp::no_delay(true), ec);
-    auto conn = std::make_shared<ConnectionState>(std::move(socket));
-    auto remote = conn->socket.remote_endpoint(ec);
+    auto conn = std::make_shared<ConnectionState>(options_.tls ? Stream(std::move(socket), options_.tls->Current())
+                                                               : Stream(std::move(socket)));
+    auto remote = conn->stream.socket().remote_endpoint(ec);
     conn->peer = ec ? "?" : fmt::format("{}:{}", remote.address().to_string(), remote.port());
     // Forget connections that have ended.
     connections_.remove_if([](const std::shared_ptr<ConnectionState>& c) { return c->closed; });
@@ -65,7 +66,7 @@ void Server::Stop() {
   for (auto& c : connections_) {
     // Idle connections (waiting for a request) close now; busy ones close
     // after writing their response (the connection loop checks stopping).
-    if (!c->busy && !c->closed) c->socket.close(ec);
+    if (!c->busy && !c->closed) c->stream.socket().close(ec);
   }
 }
 
@@ -78,7 +79,7 @@ size_t Server::open_connections() const {
 void Server::CloseAll() {
   asio::error_code ec;
   for (auto& c : connections_) {
-    if (!c->closed) c->socket.close(ec);
+    if (!c->closed) c->stream.socket().close(ec);
   }
 }
 

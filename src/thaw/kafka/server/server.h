@@ -16,6 +16,7 @@
 #include <string>
 
 #include "thaw/common/status.h"
+#include "thaw/kafka/tls_context.h"
 #include "thaw/kafka/server/broker.h"
 
 namespace thaw::kafka::server {
@@ -26,6 +27,8 @@ struct ServerOptions {
   // Largest request frame accepted (Kafka's socket.request.max.bytes); a
   // larger size prefix closes the connection before anything is allocated.
   int32_t max_frame_bytes = 100 << 20;
+  // TLS on the listener (--tls-cert/--tls-key); null: plaintext.
+  std::shared_ptr<TlsServerContext> tls;
 };
 
 struct ConnectionState;
