@@ -17,36 +17,11 @@ from pathlib import Path
 import pytest
 
 import fixtures
+from tls_certs import certs  # noqa: F401  (fixture)
 from serve_harness import CONSOLE_CONSUMER, Topic, confluent_cmd, java_tool, kcat_cmd, thaw_serve  # noqa: F401
 
 TABLE = "ns.tls"
 COUNT = 40
-
-
-def _openssl(*args: str, cwd: Path) -> None:
-    p = subprocess.run(["openssl", *args], cwd=cwd, capture_output=True, text=True, timeout=60)
-    assert p.returncode == 0, f"openssl {' '.join(args)}: {p.stderr}"
-
-
-def _signed(cwd: Path, name: str, cn: str, ext: str) -> None:
-    _openssl("req", "-newkey", "rsa:2048", "-nodes", "-keyout", f"{name}.key", "-out", f"{name}.csr",
-             "-subj", f"/CN={cn}", cwd=cwd)
-    (cwd / f"{name}.ext").write_text(ext)
-    _openssl("x509", "-req", "-in", f"{name}.csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-CAcreateserial",
-             "-out", f"{name}.pem", "-days", "2", "-sha256", "-extfile", f"{name}.ext", cwd=cwd)
-
-
-@pytest.fixture
-def certs(tmp_path) -> Path:
-    d = tmp_path / "certs"
-    d.mkdir()
-    _openssl("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", "ca.key", "-out", "ca.pem",
-             "-days", "2", "-subj", "/CN=thaw-test-ca", cwd=d)
-    server_ext = "subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth\n"
-    _signed(d, "server", "thaw-server-1", server_ext)
-    _signed(d, "renewed", "thaw-server-2", server_ext)
-    _signed(d, "client", "thaw-client", "extendedKeyUsage=clientAuth\n")
-    return d
 
 
 def make_table(wh: str) -> None:

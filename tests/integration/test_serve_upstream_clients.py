@@ -44,7 +44,9 @@ from serve_harness import (
     java_tool,
     kafka_python_cmd,
     kafkajs_cmd,
+    kcat_cmd,
 )
+from tls_certs import certs  # noqa: F401  (fixture)
 from upstream_harness import Tiered, diff, norm_line
 
 TOPIC_COMMAND = "org.apache.kafka.tools.TopicCommand"
@@ -640,6 +642,23 @@ def test_large_passthrough_responses_reach_slow_and_fast_readers_whole(t):
         assert held == values[:len(held)]
     finally:
         raw.close()
+
+
+def test_tls_on_the_proxys_listeners(t, certs):
+    """serve --upstream --tls-cert/--tls-key: the bootstrap and every broker
+    port speak TLS (clients follow Metadata to broker ports, so a plaintext
+    one there would fail the read); kcat reads the whole history across the
+    boundary, and the large responses go through OpenSSL (no splice)."""
+    boot = t.start_another("--tls-cert", str(certs / "server.pem"), "--tls-key", str(certs / "server.key"))
+    ssl_x = ["-X", "security.protocol=ssl", "-X", f"ssl.ca.location={certs / 'ca.pem'}"]
+    got = t.consume(kcat_cmd("-b", boot, "-t", t.topic, "--start", "beginning", *ssl_x))
+    expected = t.expected()
+    assert got == expected, diff(expected, got)
+    # A plaintext client is refused at the handshake, before any upstream connection.
+    p = subprocess.run(kcat_cmd("-b", boot, "-t", t.topic, "--start", "beginning", "--timeout", "15"),
+                       capture_output=True, text=True, timeout=60)
+    assert p.returncode != 0
+    assert "TLS handshake failed" in t.log_of(boot)
 
 
 def test_bad_frames_close_only_their_own_connection(t):

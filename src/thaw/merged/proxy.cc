@@ -201,7 +201,9 @@ asio::awaitable<void> Proxy::Accept(Listener& l) {
       continue;
     }
     connections_.remove_if([](const auto& c) { return c->closed(); });
-    auto conn = std::make_shared<ProxyConnection>(*this, std::move(socket), l.node_id);
+    auto conn = std::make_shared<ProxyConnection>(
+        *this, options_.tls ? kafka::Stream(std::move(socket), options_.tls->Current()) : kafka::Stream(std::move(socket)),
+        l.node_id);
     connections_.push_back(conn);
     asio::co_spawn(io_, [conn]() { return conn->Run(); }, asio::detached);
   }

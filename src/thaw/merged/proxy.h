@@ -24,6 +24,7 @@
 
 #include "thaw/common/status.h"
 #include "thaw/kafka/client/connection.h"
+#include "thaw/kafka/tls_context.h"
 #include "thaw/kafka/server/topic_log.h"
 #include "thaw/merged/broker_map.h"
 #include "thaw/merged/cold_views.h"
@@ -45,6 +46,8 @@ struct ProxyOptions {
   // Thaw's own broker on broker_ports' last port (upstream brokers get the
   // ports before it).
   std::map<std::string, std::string> cold_views;
+  // TLS on every listener (--tls-cert/--tls-key); null: plaintext.
+  std::shared_ptr<kafka::TlsServerContext> tls;
 };
 
 class ProxyConnection;

@@ -4,6 +4,7 @@
 
 #include "thaw/common/log.h"
 #include "thaw/kafka/frame_io.h"
+#include "thaw/kafka/tls_context.h"
 #include "thaw/kafka/protocol/errors.h"
 #include "thaw/kafka/protocol/messages.h"
 #include "thaw/merged/api_versions.h"
@@ -96,16 +97,16 @@ std::string EncodeRequest(const msg::RequestHeader& header, const Req& req, int1
 
 }  // namespace
 
-ProxyConnection::ProxyConnection(Proxy& proxy, asio::ip::tcp::socket client, int32_t node_id)
+ProxyConnection::ProxyConnection(Proxy& proxy, kafka::Stream client, int32_t node_id)
     : proxy_(proxy),
       client_(std::move(client)),
       node_id_(node_id),
       relay_wake_(client_.get_executor()),
       drained_wake_(client_.get_executor()) {
   asio::error_code ec;
-  auto ep = client_.remote_endpoint(ec);
+  auto ep = client_.socket().remote_endpoint(ec);
   peer_ = ec ? "?" : fmt::format("{}:{}", ep.address().to_string(), ep.port());
-  client_.set_option(asio::ip::tcp::no_delay(true), ec);
+  client_.socket().set_option(asio::ip::tcp::no_delay(true), ec);
 }
 
 void ProxyConnection::Fail(const std::string& why) {
@@ -125,9 +126,7 @@ void ProxyConnection::UpstreamLost(const std::string& why) {
 void ProxyConnection::Close() {
   if (closed_) return;
   closed_ = true;
-  asio::error_code ignored;
-  client_.shutdown(asio::ip::tcp::socket::shutdown_both, ignored);
-  client_.close(ignored);
+  client_.Close();
   if (upstream_) upstream_->Close();
   relay_wake_.cancel();
   drained_wake_.cancel();
@@ -135,6 +134,13 @@ void ProxyConnection::Close() {
 
 asio::awaitable<void> ProxyConnection::Run() {
   auto self = shared_from_this();
+  if (asio::error_code hs = co_await client_.Handshake(); hs) {
+    // Before any upstream connection: a plaintext client on a TLS port,
+    // an old protocol, a missing client certificate.
+    if (!proxy_.stopping()) Fail("TLS handshake failed: " + kafka::TlsReason(hs));
+    Close();
+    co_return;
+  }
   auto up = co_await proxy_.ConnectUpstream(node_id_);
   if (!up.ok()) {
     // The client sees what it sees when a broker is down, and retries.
@@ -269,8 +275,9 @@ asio::awaitable<bool> ProxyConnection::StreamResponse(const Pending& p) {
   }
   if (!co_await WriteClient(std::string_view(reinterpret_cast<const char*>(head), 8))) co_return false;
   size_t remaining = static_cast<size_t>(size) - 4;
-  if (remaining >= kSpliceFrom && splice_pipe_.Open()) {
-    const SpliceResult r = co_await SpliceBytes(up, client_, remaining, splice_pipe_);
+  // (Not to a TLS client: its bytes must go through OpenSSL.)
+  if (remaining >= kSpliceFrom && !client_.tls() && splice_pipe_.Open()) {
+    const SpliceResult r = co_await SpliceBytes(up, client_.socket(), remaining, splice_pipe_);
     if (!r.error) co_return true;
     if (closed_) co_return false;
     if (r.upstream_side) {

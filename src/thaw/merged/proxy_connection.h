@@ -21,6 +21,7 @@
 #include <string>
 
 #include "thaw/kafka/client/connection.h"
+#include "thaw/kafka/stream.h"
 #include "thaw/merged/splice_relay.h"
 #include "thaw/merged/tiered_requests.h"
 
@@ -32,7 +33,8 @@ class ProxyConnection : public std::enable_shared_from_this<ProxyConnection> {
  public:
   // `node_id`: the upstream broker whose port the client connected to (-1:
   // the bootstrap listener).
-  ProxyConnection(Proxy& proxy, asio::ip::tcp::socket client, int32_t node_id);
+  // `client`: plain or TLS (the listener's --tls-cert); its handshake is Run's first step.
+  ProxyConnection(Proxy& proxy, kafka::Stream client, int32_t node_id);
 
   asio::awaitable<void> Run();
   // Closes both legs now.
@@ -74,7 +76,7 @@ class ProxyConnection : public std::enable_shared_from_this<ProxyConnection> {
   void UpstreamLost(const std::string& why);
 
   Proxy& proxy_;
-  asio::ip::tcp::socket client_;
+  kafka::Stream client_;
   int32_t node_id_;
   std::string peer_;
   std::string client_id_ = "?";

@@ -52,6 +52,7 @@ Status RunTieredServe(const ServeConfig& config, TopicRegistry& tables) {
   options.broker_ports = config.broker_ports;
   options.upstream = config.upstream;
   options.upstream_options = config.upstream_options;
+  options.tls = config.server.tls;
   for (const auto& t : config.topics) {
     if (t.prefer_table) options.prefer_table.insert(t.name);
     if (!t.cold_suffix.empty()) options.cold_views[t.name + t.cold_suffix] = t.name;
