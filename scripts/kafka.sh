@@ -63,6 +63,9 @@
 #                              cluster -Xms128m -Xmx384m per node)
 #   THAW_KAFKA_JVM_OPTS        extra JVM options for the broker
 #   THAW_KAFKA_EXTRA_CONFIG    extra server.properties lines (they override)
+#   THAW_KAFKA_SSL_KEYSTORE    a PEM file (unencrypted PKCS#8 key, then its certificate chain):
+#                              `start` also opens an SSL listener with it on a free port,
+#                              printed as SSL_BOOTSTRAP=HOST:PORT (single node only)
 #   THAW_KAFKA_START_TIMEOUT   seconds to wait for readiness (default 90)
 #   THAW_KAFKA_STOP_TIMEOUT    seconds between SIGTERM and SIGKILL (default 20;
 #                              8 when a whole cluster stops)
@@ -130,11 +133,11 @@ write_config() { # DIR PORT CPORT [NODE_ID VOTERS REPLICATION MIN_ISR]
 process.roles=broker,controller
 node.id=$id
 controller.quorum.voters=$voters
-listeners=PLAINTEXT://127.0.0.1:$port,CONTROLLER://127.0.0.1:$cport
-advertised.listeners=PLAINTEXT://127.0.0.1:$port
+listeners=PLAINTEXT://127.0.0.1:$port,CONTROLLER://127.0.0.1:$cport${ssl_port:+,SSL://127.0.0.1:$ssl_port}
+advertised.listeners=PLAINTEXT://127.0.0.1:$port${ssl_port:+,SSL://127.0.0.1:$ssl_port}
 controller.listener.names=CONTROLLER
 inter.broker.listener.name=PLAINTEXT
-listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT
+listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT${ssl_port:+,SSL:SSL}
 log.dirs=$dir/data
 auto.create.topics.enable=false
 num.partitions=1
@@ -167,6 +170,9 @@ broker.heartbeat.interval.ms=1000
 broker.session.timeout.ms=6000
 replica.lag.time.max.ms=10000
 EOF
+  fi
+  if [[ -n "${ssl_port:-}" ]]; then
+    printf '%s\n' "ssl.keystore.type=PEM" "ssl.keystore.location=$THAW_KAFKA_SSL_KEYSTORE" >>"$dir/server.properties"
   fi
   if [[ -n "${THAW_KAFKA_EXTRA_CONFIG:-}" ]]; then
     printf '%s\n' "# THAW_KAFKA_EXTRA_CONFIG" "$THAW_KAFKA_EXTRA_CONFIG" >>"$dir/server.properties"
@@ -236,6 +242,11 @@ cmd_start() {
     port="${THAW_KAFKA_PORT:-$(free_port)}"
     cport="${THAW_KAFKA_CONTROLLER_PORT:-$(free_port)}"
     [[ "$port" != "$cport" ]] || cport="$(free_port)"
+    ssl_port=""
+    if [[ -n "${THAW_KAFKA_SSL_KEYSTORE:-}" ]]; then
+      ssl_port="$(free_port)"
+      while [[ "$ssl_port" == "$port" || "$ssl_port" == "$cport" ]]; do ssl_port="$(free_port)"; done
+    fi
     write_config "$dir" "$port" "$cport"
 
     if [[ ! -f "$dir/data/meta.properties" ]]; then
@@ -297,6 +308,7 @@ cmd_start() {
   fi
 
   echo "BOOTSTRAP=127.0.0.1:$port"
+  [[ -z "${ssl_port:-}" ]] || echo "SSL_BOOTSTRAP=127.0.0.1:$ssl_port"
   echo "KAFKA_DIR=$dir"
   echo "KAFKA_PID_FILE=$dir/kafka.pid"
   echo "KAFKA_PID=$pid"

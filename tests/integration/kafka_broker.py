@@ -81,8 +81,9 @@ class KafkaBroker:
 
     def __init__(self, bootstrap: str, dir: str | None = None,
                  pid: int | None = None, start_seconds: float | None = None,
-                 keep_dir: bool = False):
+                 keep_dir: bool = False, ssl_bootstrap: str | None = None):
         self.bootstrap = bootstrap
+        self.ssl_bootstrap = ssl_bootstrap  # the SSL listener's, when started with one
         self.dir = dir
         self.pid = pid
         self.start_seconds = start_seconds
@@ -93,8 +94,11 @@ class KafkaBroker:
     # -- lifecycle ---------------------------------------------------------
     @classmethod
     def start(cls, dir: str, keep_dir: bool = False,
-              timeout: float = 180.0) -> "KafkaBroker":
+              timeout: float = 180.0, env_extra: dict[str, str] | None = None) -> "KafkaBroker":
+        """env_extra: scripts/kafka.sh settings, e.g. THAW_KAFKA_SSL_KEYSTORE
+        for an SSL listener too (then ssl_bootstrap is set)."""
         env = dict(os.environ)
+        env.update(env_extra or {})
         # If this pytest process dies without teardown, a watchdog stops the
         # broker and removes its dir.
         env["THAW_KAFKA_OWNER_PID"] = str(os.getpid())
@@ -111,7 +115,7 @@ class KafkaBroker:
         kv = dict(line.split("=", 1) for line in p.stdout.splitlines()
                   if "=" in line)
         return cls(kv["BOOTSTRAP"], kv["KAFKA_DIR"], int(kv["KAFKA_PID"]),
-                   float(kv["KAFKA_START_SECONDS"]), keep_dir)
+                   float(kv["KAFKA_START_SECONDS"]), keep_dir, kv.get("SSL_BOOTSTRAP"))
 
     def stop(self) -> None:
         if self._admin is not None:

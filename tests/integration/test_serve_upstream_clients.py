@@ -768,7 +768,7 @@ def test_upstream_properties_thaw_cannot_honour_are_refused(t):
     cases = [
         (["--upstream", t.kafka.bootstrap, "-F", str(props)],
          f"-F {props}: 'ssl.truststore.location' is not an upstream property"),
-        (["--upstream", t.kafka.bootstrap, "-X", "security.protocol=SASL_SSL"], "PLAINTEXT only"),
+        (["--upstream", t.kafka.bootstrap, "-X", "security.protocol=SASL_SSL"], "PLAINTEXT or SSL"),
         (["--upstream", t.kafka.bootstrap, "-X", "request.timeout.ms=30s"], "give a whole number"),
         (["-X", "request.timeout.ms=100"], "they are for --upstream (the tiered proxy) only"),
     ]

@@ -5,6 +5,7 @@ renewed.key; CN thaw-server-2) and a client certificate (client.pem,
 client.key), all signed by the CA.
 
     def test_x(certs): certs / "ca.pem" ...
+    make_certs(dir)   # the same, for fixtures of a wider scope
 """
 
 from __future__ import annotations
@@ -28,10 +29,9 @@ def _signed(cwd: Path, name: str, cn: str, ext: str) -> None:
              "-out", f"{name}.pem", "-days", "2", "-sha256", "-extfile", f"{name}.ext", cwd=cwd)
 
 
-@pytest.fixture
-def certs(tmp_path) -> Path:
-    d = tmp_path / "certs"
-    d.mkdir()
+def make_certs(d: Path) -> Path:
+    """Writes the certificates into (new) directory d; returns d."""
+    d.mkdir(parents=True)
     _openssl("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", "ca.key", "-out", "ca.pem",
              "-days", "2", "-subj", "/CN=thaw-test-ca", cwd=d)
     server_ext = "subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth\n"
@@ -39,3 +39,8 @@ def certs(tmp_path) -> Path:
     _signed(d, "renewed", "thaw-server-2", server_ext)
     _signed(d, "client", "thaw-client", "extendedKeyUsage=clientAuth\n")
     return d
+
+
+@pytest.fixture
+def certs(tmp_path) -> Path:
+    return make_certs(tmp_path / "certs")

@@ -200,6 +200,7 @@ Status RunServeCommand(const ServeArgs& a) {
     }
     RETURN_NOT_OK(kafka::client::ApplyProperty(name, value, origin, &config.upstream_options));
   }
+  RETURN_NOT_OK(kafka::client::PrepareTls(&config.upstream_options));
   if (a.upstream.empty() && !property_upstream.empty()) {
     RETURN_NOT_OK(AddUpstream(property_upstream, "bootstrap.servers", &config.upstream));
   }

@@ -13,6 +13,7 @@
 
 #include <asio.hpp>
 #include <asio/ssl.hpp>
+#include <string>
 #include <memory>
 #include <optional>
 
@@ -37,6 +38,17 @@ class Stream {
   asio::awaitable<asio::error_code> Handshake() {
     asio::error_code ec;
     if (tls_) co_await tls_->async_handshake(Tls::server, asio::redirect_error(asio::use_awaitable, ec));
+    co_return ec;
+  }
+
+  // The client side: SNI `host`, and (verify_host) the certificate must
+  // name `host` (Kafka's ssl.endpoint.identification.algorithm=https).
+  asio::awaitable<asio::error_code> ClientHandshake(const std::string& host, bool verify_host) {
+    asio::error_code ec;
+    if (!tls_) co_return ec;
+    SSL_set_tlsext_host_name(tls_->native_handle(), host.c_str());
+    if (verify_host) tls_->set_verify_callback(asio::ssl::host_name_verification(host), ec);
+    if (!ec) co_await tls_->async_handshake(Tls::client, asio::redirect_error(asio::use_awaitable, ec));
     co_return ec;
   }
 

@@ -251,7 +251,7 @@ asio::awaitable<bool> ProxyConnection::StreamResponse(const Pending& p) {
   // before the last arrive, and a 50 MiB Fetch response costs no 50 MiB here.
   constexpr size_t kStreamChunk = size_t{256} << 10;
   constexpr size_t kSpliceFrom = size_t{64} << 10;
-  auto& up = upstream_->socket();
+  auto& up = upstream_->stream();
   uint8_t head[8];
   asio::error_code ec;
   co_await asio::async_read(up, asio::buffer(head, 8), asio::redirect_error(use_awaitable, ec));
@@ -275,9 +275,9 @@ asio::awaitable<bool> ProxyConnection::StreamResponse(const Pending& p) {
   }
   if (!co_await WriteClient(std::string_view(reinterpret_cast<const char*>(head), 8))) co_return false;
   size_t remaining = static_cast<size_t>(size) - 4;
-  // (Not to a TLS client: its bytes must go through OpenSSL.)
-  if (remaining >= kSpliceFrom && !client_.tls() && splice_pipe_.Open()) {
-    const SpliceResult r = co_await SpliceBytes(up, client_.socket(), remaining, splice_pipe_);
+  // (Not when either leg is TLS: those bytes go through OpenSSL.)
+  if (remaining >= kSpliceFrom && !client_.tls() && !up.tls() && splice_pipe_.Open()) {
+    const SpliceResult r = co_await SpliceBytes(up.socket(), client_.socket(), remaining, splice_pipe_);
     if (!r.error) co_return true;
     if (closed_) co_return false;
     if (r.upstream_side) {

@@ -1,11 +1,13 @@
 #include "thaw/kafka/client/connection.h"
 
 #include "thaw/kafka/frame_io.h"
+#include "thaw/kafka/tls_context.h"
 
 #include <array>
 #include <cctype>
 #include <charconv>
 #include <cstdint>
+#include <cstdlib>
 
 namespace thaw::kafka::client {
 
@@ -47,20 +49,75 @@ Status ApplyProperty(std::string_view name, std::string_view value, std::string_
   } else if (name == "security.protocol") {
     std::string upper(value);
     for (char& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-    if (upper != "PLAINTEXT") {
+    if (upper != "PLAINTEXT" && upper != "SSL") {
       return Status::Invalid(
-          "{}: security.protocol={}: Thaw reaches the upstream over PLAINTEXT only for now; clients' SASL "
-          "frames pass through on their own connections, TLS towards the upstream is not built yet "
-          "(docs/serve.md)",
+          "{}: security.protocol={}: Thaw reaches the upstream over PLAINTEXT or SSL; SASL for Thaw's own "
+          "connection is not built yet (clients' SASL frames pass through on their own connections; "
+          "docs/serve.md)",
           origin, value);
     }
+    options->tls.enabled = upper == "SSL";
+  } else if (name == "ssl.ca.location") {
+    options->tls.ca_file = std::string(value);
+  } else if (name == "ssl.certificate.location") {
+    options->tls.cert_file = std::string(value);
+  } else if (name == "ssl.key.location") {
+    options->tls.key_file = std::string(value);
+  } else if (name == "ssl.endpoint.identification.algorithm") {
+    if (value != "https" && value != "none" && !value.empty()) {
+      return Status::Invalid("{}: ssl.endpoint.identification.algorithm={}: give https or none", origin, value);
+    }
+    options->tls.verify_hostname = value == "https";
   } else {
     return Status::Invalid(
         "{}: '{}' is not an upstream property Thaw's connection honours (it takes "
         "socket.connection.setup.timeout.ms, request.timeout.ms, receive.message.max.bytes, client.id, "
-        "security.protocol=PLAINTEXT; docs/serve.md)",
+        "security.protocol (PLAINTEXT, SSL), ssl.ca.location, ssl.certificate.location, ssl.key.location, "
+        "ssl.endpoint.identification.algorithm; docs/serve.md)",
         origin, name);
   }
+  return Status::OK();
+}
+
+Status PrepareTls(ConnectionOptions* options) {
+  auto& t = options->tls;
+  if (!t.enabled) {
+    if (!t.ca_file.empty() || !t.cert_file.empty() || !t.key_file.empty()) {
+      return Status::Invalid("ssl.* upstream properties are set but security.protocol is not SSL");
+    }
+    return Status::OK();
+  }
+  auto ctx = std::make_shared<asio::ssl::context>(asio::ssl::context::tls_client);
+  asio::error_code ec;
+  ctx->set_options(asio::ssl::context::default_workarounds | asio::ssl::context::no_sslv2 |
+                       asio::ssl::context::no_sslv3 | asio::ssl::context::no_tlsv1 | asio::ssl::context::no_tlsv1_1,
+                   ec);
+  // Without ssl.ca.location: the system's CA bundle ($SSL_CERT_FILE, else
+  // Debian's), loaded as a file. (Not set_default_verify_paths: its store
+  // loader crashes in this process, where the Arrow wheel's OpenSSL is
+  // loaded too.)
+  std::string ca = t.ca_file;
+  if (ca.empty()) {
+    const char* env = std::getenv("SSL_CERT_FILE");
+    ca = env && *env ? env : "/etc/ssl/certs/ca-certificates.crt";
+  }
+  ctx->load_verify_file(ca, ec);
+  if (ec) {
+    return Status::Invalid("ssl.ca.location {}: not a readable PEM CA file: {}",
+                           t.ca_file.empty() ? ca + " (the system's; give ssl.ca.location)" : ca, TlsReason(ec));
+  }
+  if (t.cert_file.empty() != t.key_file.empty()) {
+    return Status::Invalid("mutual TLS towards the upstream needs both ssl.certificate.location and ssl.key.location");
+  }
+  if (!t.cert_file.empty()) {
+    ctx->use_certificate_chain_file(t.cert_file, ec);
+    if (ec) return Status::Invalid("ssl.certificate.location {}: {}", t.cert_file, TlsReason(ec));
+    ctx->use_private_key_file(t.key_file, asio::ssl::context::pem, ec);
+    if (ec) return Status::Invalid("ssl.key.location {}: {}", t.key_file, TlsReason(ec));
+  }
+  ctx->set_verify_mode(asio::ssl::verify_peer, ec);
+  if (ec) return Status::IOError("TLS: cannot verify the upstream's certificate: {}", TlsReason(ec));
+  t.context = std::move(ctx);
   return Status::OK();
 }
 
@@ -156,12 +213,35 @@ asio::awaitable<Result<std::unique_ptr<Connection>>> Connection::Open(asio::any_
                                                  options.connect_timeout.count());
   if (ec) co_return Status::IOError("cannot connect to {}: {}", address, ec.message());
   socket.set_option(asio::ip::tcp::no_delay(true), ec);
-  co_return std::unique_ptr<Connection>(new Connection(std::move(socket), address, std::move(options)));
+  if (!options.tls.context) {
+    co_return std::unique_ptr<Connection>(new Connection(Stream(std::move(socket)), address, std::move(options)));
+  }
+  // TLS: the handshake within the same connect timeout (a listener that
+  // accepts and never answers must not hold the pair forever).
+  Stream stream(std::move(socket), options.tls.context);
+  auto done = std::make_shared<bool>(false);
+  auto handshake_timed_out = std::make_shared<bool>(false);
+  asio::steady_timer hs_timer(executor);
+  hs_timer.expires_after(options.connect_timeout);
+  hs_timer.async_wait([done, handshake_timed_out, &stream](const asio::error_code& e) {
+    if (e || *done) return;
+    *handshake_timed_out = true;
+    asio::error_code ignored;
+    stream.socket().cancel(ignored);
+  });
+  ec = co_await stream.ClientHandshake(host, options.tls.verify_hostname);
+  *done = true;
+  hs_timer.cancel();
+  if (*handshake_timed_out) {
+    co_return Status::IOError("{}: no TLS handshake within {} ms", address, options.connect_timeout.count());
+  }
+  if (ec) co_return Status::IOError("{}: TLS handshake failed: {}", address, TlsReason(ec));
+  co_return std::unique_ptr<Connection>(new Connection(std::move(stream), address, std::move(options)));
 }
 
 asio::awaitable<Status> Connection::WriteFrame(std::string_view frame) {
   asio::error_code ec;
-  co_await asio::async_write(socket_, asio::buffer(frame.data(), frame.size()),
+  co_await asio::async_write(stream_, asio::buffer(frame.data(), frame.size()),
                              asio::redirect_error(use_awaitable, ec));
   if (ec) co_return Status::IOError("{}: write failed: {}", address_, ec.message());
   co_return Status::OK();
@@ -170,7 +250,7 @@ asio::awaitable<Status> Connection::WriteFrame(std::string_view frame) {
 asio::awaitable<Status> Connection::ReadFrame(std::string* frame) {
   uint8_t prefix[4];
   asio::error_code ec;
-  co_await asio::async_read(socket_, asio::buffer(prefix, 4), asio::redirect_error(use_awaitable, ec));
+  co_await asio::async_read(stream_, asio::buffer(prefix, 4), asio::redirect_error(use_awaitable, ec));
   if (ec) {
     co_return Status::IOError("{}: {}", address_,
                               ec == asio::error::eof ? std::string("the broker closed the connection") : ec.message());
@@ -181,15 +261,11 @@ asio::awaitable<Status> Connection::ReadFrame(std::string* frame) {
                               options_.max_frame_bytes);
   }
   frame->clear();
-  ec = co_await ReadGrowing(socket_, frame, 0, static_cast<size_t>(size));
+  ec = co_await ReadGrowing(stream_, frame, 0, static_cast<size_t>(size));
   if (ec) co_return Status::IOError("{}: connection lost inside a {}-byte response: {}", address_, size, ec.message());
   co_return Status::OK();
 }
 
-void Connection::Close() {
-  asio::error_code ignored;
-  socket_.shutdown(asio::ip::tcp::socket::shutdown_both, ignored);
-  socket_.close(ignored);
-}
+void Connection::Close() { stream_.Close(); }
 
 }  // namespace thaw::kafka::client

@@ -23,6 +23,7 @@
 #include "thaw/common/status.h"
 #include "thaw/kafka/protocol/messages.h"
 #include "thaw/kafka/protocol/wire.h"
+#include "thaw/kafka/stream.h"
 
 namespace thaw::kafka::client {
 
@@ -35,7 +36,20 @@ struct ConnectionOptions {
   // before allocating (the connection is then unusable).
   int32_t max_frame_bytes = 256 << 20;
   std::string client_id = "thaw";
+  // security.protocol=SSL: TLS with ssl.ca.location (or the system's CAs),
+  // ssl.certificate.location + ssl.key.location (mutual TLS), and host name
+  // verification unless ssl.endpoint.identification.algorithm is empty/none.
+  struct Tls {
+    bool enabled = false;
+    std::string ca_file, cert_file, key_file;
+    bool verify_hostname = true;
+    std::shared_ptr<asio::ssl::context> context;  // made by PrepareTls
+  } tls;
 };
+
+// Makes options->tls.context from the ssl.* properties (after every
+// ApplyProperty); errors name the property and file. No-op without TLS.
+Status PrepareTls(ConnectionOptions* options);
 
 // Sets one upstream client property (`thaw serve --upstream -X/-F`), by the
 // name Kafka clients give it:
@@ -43,7 +57,9 @@ struct ConnectionOptions {
 //   request.timeout.ms                  request_timeout
 //   receive.message.max.bytes           max_frame_bytes (1 MiB..2 GiB-1)
 //   client.id                           client_id
-//   security.protocol                   PLAINTEXT only, for now
+//   security.protocol                   PLAINTEXT or SSL (SASL_*: not yet)
+//   ssl.ca.location, ssl.certificate.location, ssl.key.location,
+//   ssl.endpoint.identification.algorithm (https, or none/empty)
 // Any other name is refused (Thaw's connection is not librdkafka: a
 // property it would ignore must not look applied). `origin` ("-X", "-F
 // FILE") starts the error.
@@ -81,7 +97,8 @@ class Connection {
                                                                     ConnectionOptions options = {});
 
   const std::string& address() const { return address_; }
-  asio::ip::tcp::socket& socket() { return socket_; }
+  // The byte stream (plain or TLS): for relaying a response as it comes.
+  Stream& stream() { return stream_; }
 
   // Writes a whole frame (size prefix included).
   asio::awaitable<Status> WriteFrame(std::string_view frame);
@@ -126,10 +143,10 @@ class Connection {
   void Close();
 
  private:
-  Connection(asio::ip::tcp::socket socket, std::string address, ConnectionOptions options)
-      : socket_(std::move(socket)), address_(std::move(address)), options_(std::move(options)) {}
+  Connection(Stream stream, std::string address, ConnectionOptions options)
+      : stream_(std::move(stream)), address_(std::move(address)), options_(std::move(options)) {}
 
-  asio::ip::tcp::socket socket_;
+  Stream stream_;
   std::string address_;
   ConnectionOptions options_;
   // Thaw's own requests count down from here, far from the clients' ids.

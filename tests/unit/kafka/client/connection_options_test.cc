@@ -22,20 +22,44 @@ TEST(ConnectionOptions, KafkaNamesSetTheOptions) {
 
 TEST(ConnectionOptions, WhatItCannotHonourIsRefusedByName) {
   ConnectionOptions o;
-  Status st = ApplyProperty("ssl.ca.location", "/ca.pem", "-F client.properties", &o);
+  Status st = ApplyProperty("ssl.truststore.location", "/ca.jks", "-F client.properties", &o);
   ASSERT_FALSE(st.ok());
-  EXPECT_NE(st.message().find("-F client.properties: 'ssl.ca.location' is not an upstream property"),
+  EXPECT_NE(st.message().find("-F client.properties: 'ssl.truststore.location' is not an upstream property"),
             std::string::npos)
       << st.message();
   st = ApplyProperty("security.protocol", "SASL_SSL", "-X", &o);
   ASSERT_FALSE(st.ok());
-  EXPECT_NE(st.message().find("PLAINTEXT only"), std::string::npos) << st.message();
+  EXPECT_NE(st.message().find("PLAINTEXT or SSL"), std::string::npos) << st.message();
   st = ApplyProperty("request.timeout.ms", "30s", "-X", &o);
   ASSERT_FALSE(st.ok());
   EXPECT_NE(st.message().find("request.timeout.ms=30s: give a whole number 100..3600000"), std::string::npos)
       << st.message();
   EXPECT_FALSE(ApplyProperty("receive.message.max.bytes", "1000", "-X", &o).ok());  // below 1 MiB
   EXPECT_EQ(o.request_timeout.count(), 30000);  // a refused value changes nothing
+}
+
+TEST(ConnectionOptions, SslPropertiesMakeAContextOrSayWhatIsWrong) {
+  ConnectionOptions o;
+  ASSERT_TRUE(ApplyProperty("ssl.ca.location", "/nonexistent/ca.pem", "-X", &o).ok());
+  Status st = PrepareTls(&o);  // ssl.* without security.protocol=SSL
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("security.protocol is not SSL"), std::string::npos) << st.message();
+  ASSERT_TRUE(ApplyProperty("security.protocol", "ssl", "-X", &o).ok());
+  st = PrepareTls(&o);
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("ssl.ca.location /nonexistent/ca.pem: not a readable PEM CA file"), std::string::npos)
+      << st.message();
+  ConnectionOptions system_cas;
+  ASSERT_TRUE(ApplyProperty("security.protocol", "SSL", "-X", &system_cas).ok());
+  ASSERT_TRUE(PrepareTls(&system_cas).ok());
+  EXPECT_NE(system_cas.tls.context, nullptr);
+  EXPECT_TRUE(system_cas.tls.verify_hostname);
+  ASSERT_TRUE(ApplyProperty("ssl.endpoint.identification.algorithm", "none", "-X", &system_cas).ok());
+  EXPECT_FALSE(system_cas.tls.verify_hostname);
+  EXPECT_FALSE(ApplyProperty("ssl.endpoint.identification.algorithm", "strict", "-X", &system_cas).ok());
+  ConnectionOptions plain;
+  ASSERT_TRUE(PrepareTls(&plain).ok());
+  EXPECT_EQ(plain.tls.context, nullptr);
 }
 
 }  // namespace
