@@ -256,6 +256,32 @@ def test_bootstrap_server_alias_and_properties_file_with_x_override(thaw, table,
         assert len(kafka.consume_all(t2)) == 1200
 
 
+def test_secrets_by_reference_stay_out_of_the_command_line_and_errors(thaw, table, kafka, tmp_path):
+    """-X sasl.password=@FILE and ${env:NAME}: the value is read from the file
+    or the environment (a missing one is bad usage naming the reference), and
+    neither the plan nor an error shows the secret."""
+    secret = "not-in-argv-" + topic_name()
+    pw = tmp_path / "pw"
+    pw.write_text(secret + "\n")
+    base = ["replay", *tbl(table), "-b", kafka.bootstrap, "--topic", topic_name(), "--create-topic", "--quiet",
+            "--dry-run"]
+    p = thaw(*base, "-X", f"sasl.password=@{tmp_path / 'missing'}", timeout=120)
+    usage_error(p, f"-X: sasl.password=@{tmp_path / 'missing'}: cannot read the file")
+    p = thaw(*base, "-X", "sasl.password=${env:THAW_TEST_NO_SUCH_VAR}", timeout=120)
+    usage_error(p, "the environment variable THAW_TEST_NO_SUCH_VAR is not set")
+    env = {**os.environ, "THAW_TEST_KAFKA_SECRET": secret}
+    for ref in (f"@{pw}", "${env:THAW_TEST_KAFKA_SECRET}"):
+        p = subprocess.run([str(thaw.binary), *base, "-X", f"sasl.password={ref}"], capture_output=True,
+                           timeout=120, env=env)
+        out = (p.stdout + p.stderr).decode()
+        assert p.returncode == 0 and secret not in out, out
+        p = subprocess.run([str(thaw.binary), *base, "-X", f"sasl.password={ref}", "-X", "security.protocol=bogus"],
+                           capture_output=True, timeout=120, env=env)
+        out = (p.stdout + p.stderr).decode()
+        assert p.returncode == 2 and "security.protocol" in out, out
+        assert secret not in out, out
+
+
 def interrupted_slow_replay(thaw, args):
     """`thaw ARGS --rate 0.1` (~0.8 MB at 0.1 MB/s: still running) interrupted by SIGINT after 4 s; asserts the
     documented exit code 130 and returns (stdout, stderr)."""

@@ -8,6 +8,7 @@
 #include <librdkafka/rdkafka.h>
 
 #include "thaw/common/properties.h"
+#include "thaw/common/secrets.h"
 
 namespace thaw::cli {
 
@@ -40,6 +41,10 @@ Result<kafka::rdkafka::KafkaConfig> KafkaArgs::Resolve() const {
   for (const auto& p : properties) {
     RETURN_NOT_OK(kafka::rdkafka::ParseProperty(p, &c.properties));
     origin[p.substr(0, p.find('='))] = "-X";
+  }
+  // Secrets given by reference (@FILE, ${env:NAME}) are read now.
+  for (auto& [k, v] : c.properties) {
+    ASSIGN_OR_RAISE(v, ResolveSecretReference(k, v, origin[k]));
   }
   // Unknown names and malformed values are bad usage, found before anything
   // connects (librdkafka checks them again when the client is made).

@@ -6,6 +6,7 @@
 #include <chrono>
 
 #include "thaw/common/log.h"
+#include "thaw/common/secrets.h"
 
 namespace thaw::kafka::rdkafka {
 
@@ -39,16 +40,10 @@ void NoteError(ClientErrors* errors, int err, const char* reason) {
 
 void SetLogCallbacks(rd_kafka_conf_t* conf) { rd_kafka_conf_set_log_cb(conf, LogLine); }
 
-// Properties whose values must never reach a log or an error message.
-static bool IsSecret(const std::string& name) {
-  return name.find("password") != std::string::npos || name.find("secret") != std::string::npos ||
-         name.find("sasl.oauthbearer.config") != std::string::npos || name.find("ssl.key") != std::string::npos;
-}
-
 Status Configure(rd_kafka_conf_t* conf, const std::string& name, const std::string& value) {
   char err[512];
   if (rd_kafka_conf_set(conf, name.c_str(), value.c_str(), err, sizeof(err)) != RD_KAFKA_CONF_OK) {
-    return Status::Invalid("Kafka client property {}={}: {}", name, IsSecret(name) ? "(hidden)" : value, err);
+    return Status::Invalid("Kafka client property {}={}: {}", name, IsSecretKey(name) ? "(hidden)" : value, err);
   }
   return Status::OK();
 }
