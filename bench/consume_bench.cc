@@ -13,6 +13,7 @@
 //       (fraction 0.2 + 0.6 * i / K of its range); the time from assign() to
 //       the first record: {"mode":"seek","first_record_ms":[...],"median_ms":M}
 //   consume_bench --brokers HOST:PORT --topic T concurrent [--consumers C] [--fraction F]
+//   ... [-X name=value]...   librdkafka properties on every consumer (e.g. security.protocol=ssl)
 //       C consumers (default 50), one thread each, all reading the same range:
 //       every partition from its beginning for F (default 0.04) of its records;
 //       aggregate bytes over the wall time from the first assign to the last
@@ -32,6 +33,7 @@
 #include <cstring>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 using Clock = std::chrono::steady_clock;
@@ -40,6 +42,7 @@ namespace {
 
 struct Args {
   std::string brokers, topic, mode;
+  std::vector<std::pair<std::string, std::string>> properties;  // -X name=value (e.g. TLS)
   int samples = 5, consumers = 50;
   double fraction = 0.04, timeout = 600;
 };
@@ -68,6 +71,7 @@ rd_kafka_t* NewConsumer(const Args& a, const char* group_suffix, bool small_queu
   set("check.crcs", "false");
   // 50 consumers x 16 partitions: keep each one's prefetch bounded.
   if (small_queue) set("queued.max.messages.kbytes", "8192");
+  for (const auto& [k, v] : a.properties) set(k.c_str(), v);
   rd_kafka_t* rk = rd_kafka_new(RD_KAFKA_CONSUMER, conf, err, sizeof err);
   if (rk == nullptr) {
     std::fprintf(stderr, "consume_bench: rd_kafka_new: %s\n", err);
@@ -228,6 +232,15 @@ int main(int argc, char** argv) {
       a.fraction = std::stod(next());
     else if (k == "--timeout")
       a.timeout = std::stod(next());
+    else if (k == "-X") {
+      const std::string kv = next();
+      const size_t eq = kv.find('=');
+      if (eq == std::string::npos) {
+        std::fprintf(stderr, "consume_bench: -X %s must be name=value\n", kv.c_str());
+        return 2;
+      }
+      a.properties.emplace_back(kv.substr(0, eq), kv.substr(eq + 1));
+    }
     else if (a.mode.empty() && k[0] != '-')
       a.mode = k;
     else {
