@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdlib>
+#include <iostream>
 #include <memory>
 #include <tuple>
 
@@ -15,6 +16,7 @@
 #include "thaw/common/log.h"
 #include "thaw/common/units.h"
 #include "thaw/kafka/client/connection.h"
+#include "thaw/kafka/server/sasl.h"
 #include "thaw/merged/broker_map.h"
 #include "thaw/serve/serve_main.h"
 
@@ -35,6 +37,8 @@ struct ServeArgs {
   std::string broker_ports;
   std::string cold_suffix;              // --cold-suffix: every tiered topic's view
   std::string tls_cert, tls_key, tls_client_ca;
+  std::string sasl_users;  // --sasl-users FILE
+  std::string add_user;    // --add-user NAME: write NAME's credentials, serve nothing
   std::vector<std::string> properties;  // -X: upstream client properties
   std::string properties_file;          // -F
   std::string state;  // empty: DefaultStateDir()
@@ -138,7 +142,21 @@ Result<std::string> DefaultStateDir(uint16_t listen_port) {
   return fmt::format("{}/thaw/serve-{}", base, listen_port);
 }
 
+// `--sasl-users FILE --add-user NAME`: the password from stdin (one line; a
+// terminal's echo is the user's to turn off, e.g. `read -s`).
+Status AddSaslUser(const ServeArgs& a) {
+  if (a.sasl_users.empty()) return Status::Invalid("--add-user needs --sasl-users FILE (where the user is written)");
+  std::string password;
+  std::getline(std::cin, password);
+  if (!password.empty() && password.back() == '\r') password.pop_back();
+  RETURN_NOT_OK(kafka::server::SaslUsers::AddUser(a.sasl_users, a.add_user, password));
+  fmt::print("added user {} (SCRAM-SHA-256, SCRAM-SHA-512; PLAIN checks against them) to {}\n", a.add_user,
+             a.sasl_users);
+  return Status::OK();
+}
+
 Status RunServeCommand(const ServeArgs& a) {
+  if (!a.add_user.empty()) return AddSaslUser(a);
   log::Level level;
   if (!log::ParseLevel(a.log_level, &level)) {
     return Status::Invalid("--log-level '{}': use debug, info, warn or error", a.log_level);
@@ -171,6 +189,9 @@ Status RunServeCommand(const ServeArgs& a) {
   ASSIGN_OR_RAISE(auto listen, kafka::client::ParseAddress(a.listen, "--listen"));
   config.server.listen_host = listen.first;
   config.server.listen_port = static_cast<uint16_t>(listen.second);
+  if (!a.sasl_users.empty()) {
+    ASSIGN_OR_RAISE(config.server.sasl_users, kafka::server::SaslUsers::Load(a.sasl_users));
+  }
   if (!a.tls_cert.empty() || !a.tls_key.empty() || !a.tls_client_ca.empty()) {
     ASSIGN_OR_RAISE(config.server.tls, kafka::TlsServerContext::Make({a.tls_cert, a.tls_key, a.tls_client_ca}));
   }
@@ -206,6 +227,11 @@ Status RunServeCommand(const ServeArgs& a) {
   }
   if (!props.empty() && config.upstream.empty()) {
     return Status::Invalid("-X/-F set upstream client properties: they are for --upstream (the tiered proxy) only");
+  }
+  if (config.server.sasl_users && !config.upstream.empty()) {
+    return Status::Invalid(
+        "--sasl-users is for a standalone serve: in front of a cluster the upstream authenticates each client (its "
+        "SASL frames pass through on its own connection)");
   }
   if (!a.upstream.empty() && config.upstream.empty()) {
     return Status::Invalid("--upstream: give HOST:PORT[,HOST:PORT...] of the upstream cluster's bootstrap servers");
@@ -296,6 +322,13 @@ void RegisterServe(CLI::App* app, int* exit_code) {
   cmd->add_option("--tls-client-ca", args->tls_client_ca,
                   "Mutual TLS: clients must present a certificate signed by one of these CAs (PEM)")
       ->type_name("FILE");
+  cmd->add_option("--sasl-users", args->sasl_users,
+                  "SASL on the listener (SASL_PLAINTEXT, or SASL_SSL with --tls-cert): PLAIN and SCRAM-SHA-256/512 "
+                  "against this file of salted SCRAM credentials (write it with --add-user)")
+      ->type_name("FILE");
+  cmd->add_option("--add-user", args->add_user,
+                  "Add (or replace) user NAME in --sasl-users FILE, the password read from stdin, and exit")
+      ->type_name("NAME");
   cmd->add_option("--cold-suffix", args->cold_suffix,
                   "With --upstream: also serve each tiered topic's history alone (the table, Iceberg only) as topic "
                   "NAME+SUFFIX, e.g. .cold (per topic: :cold_suffix=S; an empty S turns it off)")

@@ -14,7 +14,7 @@ namespace thaw::kafka::server {
 namespace {
 
 using asio::use_awaitable;
-constexpr int16_t kApiVersionsKey = 18;
+constexpr int16_t kApiVersionsKey = 18, kSaslHandshakeKey = 17, kSaslAuthenticateKey = 36;
 
 int32_t ReadBigEndian32(const uint8_t* p) {
   return static_cast<int32_t>((uint32_t{p[0]} << 24) | (uint32_t{p[1]} << 16) | (uint32_t{p[2]} << 8) | p[3]);
@@ -122,6 +122,14 @@ asio::awaitable<void> ServeConnection(Broker& broker, std::shared_ptr<Connection
                        handler->min_version, handler->max_version));
       break;
     }
+    if (conn->sasl && !conn->sasl->authenticated() && api_key != kApiVersionsKey && api_key != kSaslHandshakeKey &&
+        api_key != kSaslAuthenticateKey) {
+      // As Kafka: nothing but the handshake before authentication.
+      fail(fmt::format("{} before SASL authentication (the listener requires SASL: security.protocol=SASL_PLAINTEXT "
+                       "or SASL_SSL)",
+                       spec->name));
+      break;
+    }
     WireReader in(frame);
     msg::RequestHeader header;
     if (Status st = header.Read(in, msg::RequestHeaderVersion(api_key, api_version)); !st.ok()) {
@@ -130,6 +138,7 @@ asio::awaitable<void> ServeConnection(Broker& broker, std::shared_ptr<Connection
     }
     if (header.client_id) client_id = *header.client_id;
     RequestContext ctx{broker, api_key, api_version, correlation_id, client_id, conn->peer};
+    ctx.sasl = conn->sasl.get();
     WireWriter body;
     Status st = co_await handler->handle(ctx, in, body);
     if (!st.ok()) {
@@ -148,6 +157,7 @@ asio::awaitable<void> ServeConnection(Broker& broker, std::shared_ptr<Connection
       }
     }
     conn->busy = false;
+    if (ctx.close_after_response) break;  // authentication failed: as Kafka, the connection closes
     if (broker.stopping) break;
     if (frame.capacity() > (size_t{1} << 20)) std::string().swap(frame);  // don't keep a big frame's buffer
   }

@@ -26,6 +26,7 @@ struct ConnectionState {
   std::string peer;
   bool busy = false;  // handling a request: finish it before closing
   bool closed = false;
+  std::unique_ptr<SaslSession> sasl;  // with --sasl-users
   explicit ConnectionState(Stream s) : stream(std::move(s)) {}
 };
 

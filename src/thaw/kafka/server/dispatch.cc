@@ -47,6 +47,7 @@ const std::array kHandlers = {
     THAW_API(OffsetForLeaderEpoch, 23, 2, 4),
     THAW_API(DescribeConfigs, 32, 1, 4),
     THAW_API(AlterConfigs, 33, 0, 2),
+    THAW_API(SaslAuthenticate, 36, 0, 2),
     THAW_API(CreatePartitions, 37, 0, 3),
     THAW_API(DeleteGroups, 42, 0, 2),
     THAW_API(IncrementalAlterConfigs, 44, 0, 1),

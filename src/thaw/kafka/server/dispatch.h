@@ -30,6 +30,10 @@ struct RequestContext {
   std::string peer;  // host:port of the client
   // Cleared by a handler whose request wants no response (Produce acks=0).
   bool send_response = true;
+  // The connection's SASL state (null: the listener has no SASL); a handler
+  // sets close_after_response when authentication failed.
+  class SaslSession* sasl = nullptr;
+  bool close_after_response = false;
 };
 
 // Decodes the request body from `in`, appends the response body to `out`. A

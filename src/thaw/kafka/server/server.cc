@@ -51,6 +51,7 @@ asio::awaitable<void> Server::Accept() {
     socket.set_option(asio::ip::tcp::no_delay(true), ec);
     auto conn = std::make_shared<ConnectionState>(options_.tls ? Stream(std::move(socket), options_.tls->Current())
                                                                : Stream(std::move(socket)));
+    if (options_.sasl_users) conn->sasl = std::make_unique<SaslSession>(options_.sasl_users);
     auto remote = conn->stream.socket().remote_endpoint(ec);
     conn->peer = ec ? "?" : fmt::format("{}:{}", remote.address().to_string(), remote.port());
     // Forget connections that have ended.

@@ -16,6 +16,7 @@
 #include <string>
 
 #include "thaw/common/status.h"
+#include "thaw/kafka/server/sasl.h"
 #include "thaw/kafka/tls_context.h"
 #include "thaw/kafka/server/broker.h"
 
@@ -29,6 +30,9 @@ struct ServerOptions {
   int32_t max_frame_bytes = 100 << 20;
   // TLS on the listener (--tls-cert/--tls-key); null: plaintext.
   std::shared_ptr<TlsServerContext> tls;
+  // SASL (--sasl-users): clients must authenticate (PLAIN, SCRAM) before
+  // anything but ApiVersions; null: no SASL.
+  std::shared_ptr<const SaslUsers> sasl_users;
 };
 
 struct ConnectionState;

@@ -46,6 +46,7 @@ THAW_HANDLER(AlterConfigs)
 THAW_HANDLER(IncrementalAlterConfigs)
 THAW_HANDLER(InitProducerId)
 THAW_HANDLER(SaslHandshake)
+THAW_HANDLER(SaslAuthenticate)
 
 #undef THAW_HANDLER
 

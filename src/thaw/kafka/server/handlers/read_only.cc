@@ -158,13 +158,4 @@ asio::awaitable<msg::InitProducerIdResponse> HandleInitProducerId(RequestContext
   co_return resp;
 }
 
-// `thaw serve` has no SASL: a client configured for it is told no mechanism
-// is enabled (it then reports the mismatch instead of hanging).
-asio::awaitable<msg::SaslHandshakeResponse> HandleSaslHandshake(RequestContext& ctx,
-                                                                const msg::SaslHandshakeRequest& req) {
-  msg::SaslHandshakeResponse resp;
-  resp.error_code = static_cast<int16_t>(ErrorCode::kUnsupportedSaslMechanism);
-  co_return resp;
-}
-
 }  // namespace thaw::kafka::server
