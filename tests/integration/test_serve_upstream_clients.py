@@ -931,7 +931,7 @@ def test_upstream_closing_connections_mid_stream(t):
     history; with the upstream down, a client started meanwhile reads it all
     once it is back. Thaw stays up and logs each loss."""
     import confluent_kafka as ck
-    proxy = KafkaFaultProxy(t.kafka.bootstrap, cut=(3, 9), seed=21)
+    proxy = KafkaFaultProxy(t.kafka.bootstrap, cut=(3, 6), seed=21)
     try:
         bootstrap = t.start_another(upstream=proxy.address)
         proc = t.others[-1]

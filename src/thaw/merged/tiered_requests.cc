@@ -1,7 +1,9 @@
 #include "thaw/merged/tiered_requests.h"
 
 #include <algorithm>
+#include <map>
 #include <optional>
+#include <set>
 #include <tuple>
 #include <vector>
 
@@ -175,6 +177,14 @@ void UpstreamBounds::Put(const std::string& topic, int32_t partition, int64_t st
                          std::chrono::steady_clock::time_point now) {
   if (entries_.size() >= kMaxEntries && !entries_.count({topic, partition})) entries_.clear();
   entries_[{topic, partition}] = Entry{start, end, now};
+}
+
+bool LostRanges::Confirmed(const std::string& topic, int32_t partition, int64_t from,
+                           std::chrono::steady_clock::time_point now) {
+  std::lock_guard lock(mu_);
+  if (seen_.size() > 10000) seen_.clear();
+  auto [it, fresh] = seen_.try_emplace({topic, partition, from}, now);
+  return !fresh && now - it->second >= kConfirmAfter;
 }
 
 void LostRanges::Report(const std::string& topic, int32_t partition, int64_t from, int64_t to, int64_t table_start,
@@ -405,6 +415,57 @@ asio::awaitable<Result<std::string>> TieredFetch(const TierContext& tc, kafka::c
         break;
       case Route::kOutOfRange:
         break;
+    }
+  }
+
+  // A range the table does not hold may be in a snapshot this server has not
+  // loaded yet (the archive commits, and a retention or DeleteRecords that
+  // follows it moves the broker's log start within the refresh interval):
+  // load the table's newest snapshot before calling the range lost.
+  // (RefreshIfChanged shares one reload among concurrent callers and checks
+  // the catalog at most every min_check_interval.)
+  if (!skip.empty()) {
+    co_await kafka::server::RunBlocking(*tc.pool, [&]() {
+      std::set<TopicLog*> refreshed;
+      for (Refused* r : skip) {
+        if (refreshed.insert(r->log.get()).second) {
+          if (Status st = r->log->RefreshIfChanged(); !st.ok()) {
+            log::Warn("{}: checking for a newer snapshot before skipping a range: {}", r->log->name(),
+                      st.message());
+          }
+        }
+        if (auto o = r->log->Offsets(r->out->partition_index); o.ok()) r->table = *o;
+      }
+      return 0;
+    });
+    std::vector<Refused*> still;
+    bool unconfirmed = false;
+    const auto now = std::chrono::steady_clock::now();
+    for (Refused* r : skip) {
+      r->out->log_start_offset = MergedLogStart(r->upstream_start, r->table);
+      const Route route = RouteRefusedFetch(r->request->fetch_offset, {r->upstream_start, r->upstream_end, r->table});
+      if (route == Route::kTable) {
+        from_table.push_back(r);
+      } else if (route == Route::kSkipToUpstream) {
+        const int64_t table_end = r->table ? r->table->high_watermark : 0;
+        if (tc.lost->Confirmed(r->log->name(), r->out->partition_index, table_end, now)) {
+          still.push_back(r);
+        } else {
+          // Not yet: an empty answer, and the client asks again.
+          r->out->error_code = 0;
+          r->out->records = std::string();
+          unconfirmed = true;
+        }
+      }
+    }
+    skip = std::move(still);
+    if (unconfirmed && from_table.empty() && skip.empty()) {
+      // Nothing else to send: wait a little as a broker would, so that the
+      // client does not spin while the table catches up.
+      asio::steady_timer wait(co_await asio::this_coro::executor);
+      wait.expires_after(std::chrono::milliseconds(std::clamp(req.max_wait_ms, 0, 250)));
+      asio::error_code ignored;
+      co_await wait.async_wait(asio::redirect_error(asio::use_awaitable, ignored));
     }
   }
 

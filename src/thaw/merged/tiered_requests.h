@@ -37,15 +37,23 @@
 
 namespace thaw::merged {
 
-// Logs each lost range (offsets neither tier holds) once.
+// Logs each lost range (offsets neither tier holds) once, and tells when a
+// range has looked lost long enough to be one: a table snapshot committed
+// moments before the broker's log start moved may not be loaded yet.
 class LostRanges {
  public:
+  static constexpr std::chrono::milliseconds kConfirmAfter{1500};
   void Report(const std::string& topic, int32_t partition, int64_t from, int64_t to, int64_t table_start,
               int64_t table_end, int64_t upstream_start);
+  // True once the range of `partition` starting at the table's end `from`
+  // has been seen missing for kConfirmAfter (the first sighting starts the
+  // clock). Bounded: old sightings are forgotten.
+  bool Confirmed(const std::string& topic, int32_t partition, int64_t from, std::chrono::steady_clock::time_point now);
 
  private:
   std::mutex mu_;
   std::set<std::tuple<std::string, int32_t, int64_t>> logged_;
+  std::map<std::tuple<std::string, int32_t, int64_t>, std::chrono::steady_clock::time_point> seen_;
 };
 
 // The upstream's bounds of the partitions a connection was refused, as its
