@@ -930,3 +930,17 @@ if __name__ == "__main__":
     t0 = time.monotonic()
     build_warehouse(sys.argv[1], verbose=True)
     print(f"total {time.monotonic() - t0:.2f}s", file=sys.stderr)
+
+
+def value_table(wh: str, table: str, count: int):
+    """A one-partition Thaw-layout table NS.NAME in warehouse `wh` with
+    records 0..count-1 (key kN, value "value N"): what the listener tests of
+    serve (TLS, SASL) read."""
+    os.makedirs(wh, exist_ok=True)
+    cat = open_catalog(wh)
+    ns = table.split(".")[0]
+    cat.create_namespace_if_not_exists(ns)
+    t = create(cat, wh, table, canonical_schema(), spec=CANONICAL_SPEC, properties=thaw_props(table.split(".")[1]))
+    append_rows(t, [canonical_row(rec(0, o, BASE_TS_MS + o, f"k{o}".encode(), f"value {o}".encode(), []))
+                    for o in range(count)])
+    return t

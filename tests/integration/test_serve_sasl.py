@@ -19,14 +19,7 @@ COUNT = 30
 
 
 def make_table(wh: str) -> None:
-    os.makedirs(wh, exist_ok=True)
-    cat = fixtures.open_catalog(wh)
-    cat.create_namespace_if_not_exists("ns")
-    t = fixtures.create(cat, wh, TABLE, fixtures.canonical_schema(), spec=fixtures.CANONICAL_SPEC,
-                        properties=fixtures.thaw_props("sasl"))
-    fixtures.append_rows(t, [fixtures.canonical_row(
-        fixtures.rec(0, o, fixtures.BASE_TS_MS + o, f"k{o}".encode(), f"value {o}".encode(), []))
-        for o in range(COUNT)])
+    fixtures.value_table(wh, TABLE, COUNT)
 
 
 def add_user(thaw_bin, users, name: str, password: str) -> None:
