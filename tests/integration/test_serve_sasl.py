@@ -7,7 +7,6 @@ consumer; SASL_SSL with --tls-cert.
 
 from __future__ import annotations
 
-import os
 import subprocess
 
 import fixtures
