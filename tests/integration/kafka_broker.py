@@ -498,16 +498,28 @@ class KafkaCluster(KafkaBroker):
     # -- leaders ----------------------------------------------------------------
     def leaders(self, topic: str, timeout: float = 30.0) -> dict[int, int]:
         """{partition: leader node id} (-1 while a partition has none)."""
-        md = self.admin().list_topics(topic=topic, timeout=timeout)
-        t = md.topics.get(topic)
-        if t is None or t.error is not None:
-            raise KeyError(f"no topic {topic!r}: {t and t.error}")
+        t = self._topic_metadata(topic, timeout)
         return {p: pm.leader for p, pm in sorted(t.partitions.items())}
+
+    def _topic_metadata(self, topic: str, timeout: float):
+        """The topic's metadata from whichever node the client asks. A topic
+        created moments ago may still be unknown to a node other than the
+        one that answered create_topic's wait (KRaft metadata reaches each
+        broker on its own), so UNKNOWN_TOPIC_OR_PART is retried until
+        `timeout`."""
+        deadline = time.monotonic() + timeout
+        while True:
+            md = self.admin().list_topics(topic=topic, timeout=timeout)
+            t = md.topics.get(topic)
+            if t is not None and t.error is None:
+                return t
+            if time.monotonic() > deadline:
+                raise KeyError(f"no topic {topic!r}: {t and t.error}")
+            time.sleep(0.1)
 
     def replicas(self, topic: str, timeout: float = 30.0) -> dict[int, dict]:
         """{partition: {"leader", "replicas", "isr"}}"""
-        md = self.admin().list_topics(topic=topic, timeout=timeout)
-        t = md.topics[topic]
+        t = self._topic_metadata(topic, timeout)
         return {p: {"leader": pm.leader, "replicas": list(pm.replicas), "isr": list(pm.isrs)}
                 for p, pm in sorted(t.partitions.items())}
 
