@@ -2,6 +2,7 @@
 // sources, per-partition data files, and the commits that make them visible
 // together with the next offsets (archiver.h, docs/archive.md).
 #include "thaw/archive/archiver.h"
+#include "thaw/archive/archive_metrics.h"
 
 #include <algorithm>
 #include <atomic>
@@ -607,6 +608,7 @@ class Archiver {
     if (o_.from.kind == FromOffset::Kind::kLatest && NewPartitions()) RETURN_NOT_OK(Commit());
     auto last_commit = Clock::now();
     auto last_progress = Clock::now();
+    auto last_ends = Clock::now() - std::chrono::seconds(1);
     const int64_t poll_bytes = std::clamp<int64_t>(o_.memory_bytes / 8, 1 << 20, 16 << 20);
     while (true) {
       if (o_.stop && o_.stop->load()) {
@@ -643,6 +645,10 @@ class Archiver {
         last_commit = Clock::now();
       } else if (interval) {
         last_commit = Clock::now();
+      }
+      if (metrics_ && Clock::now() - last_ends >= std::chrono::seconds(1)) {
+        last_ends = Clock::now();
+        for (const auto& s : sources_) metrics_->Ends(s.topic, s.kafka->end_offsets());
       }
       if (o_.progress && Clock::now() - last_progress >= std::chrono::seconds(1)) {
         last_progress = Clock::now();
@@ -831,10 +837,13 @@ class Archiver {
       const int32_t p = records[i].partition;
       int64_t bytes = 0;
       size_t j = i;
+      int64_t newest_ts = -1;
       while (j < records.size() && records[j].partition == p) {
         bytes += RecordBytes(*shared, records[j]);
+        newest_ts = std::max(newest_ts, records[j].timestamp_ms);
         ++j;
       }
+      if (metrics_) metrics_->Polled(topic, p, static_cast<int64_t>(j - i), bytes, newest_ts);
       WriteTask t;
       t.key = FileKey{topic, p};
       t.batch = shared;
@@ -1137,6 +1146,7 @@ class Archiver {
       }
       log::Info("table {}: commit conflict ({}); retrying on the new state", name, st.message());
       ++summary_.conflicts_retried;
+      if (metrics_) metrics_->Conflict();
       table_ = std::move(reloaded);
       std::this_thread::sleep_for(std::chrono::milliseconds(backoff_ms));
       backoff_ms = std::min<int64_t>(backoff_ms * 2, 2000);
@@ -1151,6 +1161,7 @@ class Archiver {
                snapshot_id, files.size(), std::chrono::duration<double, std::milli>(commit_time).count());
     summary_.data_files += static_cast<int64_t>(files.size());
     summary_.snapshot_id = snapshot_id;
+    if (metrics_) metrics_->Committed(committed_, snapshot_id, files.size());
     if (!o_.group_id.empty()) {
       for (auto& s : sources_) {
         auto it = committed_.find(s.topic);
@@ -1162,6 +1173,7 @@ class Archiver {
 
   catalog::Catalog& catalog_;
   const ArchiveOptions& o_;
+  std::unique_ptr<ArchiveMetrics> metrics_ = ArchiveMetrics::Make(o_.table.ToString());
   Clock::time_point start_;
   std::string run_id_;
   ArchiveSummary summary_;

@@ -277,6 +277,18 @@ class KafkaSourceImpl : public KafkaSource {
     return status;
   }
 
+  std::map<int32_t, int64_t> end_offsets() const override {
+    std::map<int32_t, int64_t> out;
+    for (int32_t p : active_) {
+      int64_t low = -1, high = -1;
+      if (rd_kafka_get_watermark_offsets(rk_, options_.topic.c_str(), p, &low, &high) == RD_KAFKA_RESP_ERR_NO_ERROR &&
+          high >= 0) {
+        out[p] = high;
+      }
+    }
+    return out;
+  }
+
   std::map<int32_t, int64_t> positions() const override {
     std::map<int32_t, int64_t> out = next_;
     if (active_.empty()) return out;

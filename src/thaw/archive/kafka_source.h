@@ -68,6 +68,11 @@ class KafkaSource {
   // consumer's position), so a commit records the position past the gaps.
   virtual std::map<int32_t, int64_t> positions() const = 0;
 
+  // The topic's end (high watermark) per partition as the consumer last
+  // heard it from the brokers (librdkafka's cached watermarks: no request),
+  // for the archive-lag metric; partitions not fetched yet are absent.
+  virtual std::map<int32_t, int64_t> end_offsets() const = 0;
+
   // Without follow: every partition reached its stop offset.
   virtual bool Done() const = 0;
 

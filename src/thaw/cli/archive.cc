@@ -1,6 +1,7 @@
 // `thaw archive`: flags -> ArchiveOptions -> archive::RunArchive, with a
 // progress line on a terminal and a one-line (or JSON) summary. See
 // docs/archive.md.
+#include "thaw/cli/ops_args.h"
 #include "thaw/cli/archive.h"
 
 #include <unistd.h>
@@ -38,12 +39,14 @@ struct ArchiveArgs {
   std::string commit_interval = "10s", target_file_size = "128MiB", buffer_size = "256MiB", timeout = "30s";
   bool create = false, follow = false, json = false, quiet = false, verbose = false;
   int format_version = 2;
+  OpsArgs ops;
 };
 
 std::string Mb(int64_t bytes) { return fmt::format("{:.1f} MB", bytes / 1e6); }
 
 Status RunArchiveCommand(const ArchiveArgs& a, const kafka::rdkafka::KafkaConfig& kafka) {
   log::Init("archive", a.verbose);
+  ASSIGN_OR_RAISE(auto metrics_endpoint, StartOps(a.ops, "archive"));
   archive::ArchiveOptions o;
   o.kafka = kafka;
   if (o.kafka.brokers.empty()) return Status::Invalid("--brokers HOST:PORT is required");
@@ -218,6 +221,7 @@ void RegisterArchive(CLI::App* app, int* exit_code) {
   cmd->add_flag("--quiet", a->quiet, "No progress line");
   cmd->add_flag("--verbose", a->verbose, "Debug logging, including librdkafka's own log lines");
   cmd->add_flag("--json", a->json, "JSON summary");
+  AddOpsOptions(cmd, &a->ops);
   cmd->callback([a, exit_code]() {
     auto kafka = a->kafka.Resolve();
     if (!kafka.ok()) return ReportError("archive", kafka.status(), exit_code);

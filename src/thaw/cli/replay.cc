@@ -1,5 +1,6 @@
 // `thaw replay`: flags -> ReplayOptions -> replay::RunReplay, with a
 // progress bar on a terminal and a one-line (or JSON) summary.
+#include "thaw/cli/ops_args.h"
 #include "thaw/cli/replay.h"
 
 #include <unistd.h>
@@ -40,6 +41,7 @@ struct ReplayArgs {
   bool create_topic = false, exactly_once = false, dry_run = false, status = false, quiet = false, json = false;
   bool follow = false, force = false, verify = false, allow_empty = false, verbose = false;
   double progress_interval = 10;
+  OpsArgs ops;
   std::vector<std::string> topic_configs;
   std::string timestamps = "original";
   double checkpoint_interval = 0;
@@ -170,6 +172,7 @@ void PrintProgressLine(const replay::Progress& p) {
 
 Status RunReplayCommand(const ReplayArgs& a) {
   thaw::log::Init("replay", a.verbose);
+  ASSIGN_OR_RAISE(auto metrics_endpoint, StartOps(a.ops, "replay"));
   if (a.brokers.empty()) return Status::Invalid("--brokers HOST:PORT is required");
   if (a.topic.empty() && !a.status && !(a.verify && !a.job.empty()))
     return Status::Invalid("--topic TARGET is required");
@@ -489,6 +492,7 @@ void RegisterReplay(CLI::App* app, int* exit_code) {
                 "error");
   cmd->add_flag("--verbose", a->verbose, "Debug logging, including librdkafka's own log lines");
   cmd->add_flag("--json", a->json, "JSON summary");
+  AddOpsOptions(cmd, &a->ops);
   cmd->callback([a, exit_code]() {
     auto kafka = a->kafka.Resolve();
     if (!kafka.ok()) return ReportError("replay", kafka.status(), exit_code);

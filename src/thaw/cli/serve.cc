@@ -17,6 +17,7 @@
 #include "thaw/common/units.h"
 #include "thaw/kafka/client/connection.h"
 #include "thaw/kafka/server/sasl.h"
+#include "thaw/cli/ops_args.h"
 #include "thaw/merged/broker_map.h"
 #include "thaw/serve/serve_main.h"
 
@@ -26,6 +27,7 @@ namespace {
 
 struct ServeArgs {
   CatalogArgs catalog;
+  OpsArgs ops;
   std::vector<std::string> topics;
   std::string table_prefix;
   std::string layout;
@@ -162,6 +164,7 @@ Status RunServeCommand(const ServeArgs& a) {
     return Status::Invalid("--log-level '{}': use debug, info, warn or error", a.log_level);
   }
   log::SetLevel(level);
+  ASSIGN_OR_RAISE(auto metrics_endpoint, StartOps(a.ops, "serve"));
   serve::ServeConfig config;
   if (!a.catalog.given()) {
     return Status::Invalid(
@@ -362,6 +365,7 @@ void RegisterServe(CLI::App* app, int* exit_code) {
                   "subdirectories, removed when done)")
       ->type_name("DIR");
   cmd->add_option("--log-level", args->log_level, "debug, info, warn or error (default info)");
+  AddOpsOptions(cmd, &args->ops);
   cmd->add_option("--group-initial-rebalance-delay", args->initial_rebalance_delay,
                   "How long a new group waits for more members before its first rebalance (Kafka's "
                   "group.initial.rebalance.delay.ms; default 3s)");

@@ -3,7 +3,13 @@
 #include <spdlog/sinks/stdout_sinks.h>
 #include <spdlog/spdlog.h>
 
+#include <cstdio>
+#include <ctime>
+
+#include <nlohmann/json.hpp>
+
 #include <atomic>
+#include <chrono>
 #include <memory>
 #include <mutex>
 
@@ -14,6 +20,39 @@ namespace {
 std::atomic<bool> g_verbose{false};
 std::mutex g_mu;
 std::shared_ptr<spdlog::logger> g_logger;
+std::atomic<bool> g_json{false};
+std::atomic<Observer> g_observer{nullptr};
+
+const char* LevelName(Level level) {
+  switch (level) {
+    case Level::kDebug:
+      return "debug";
+    case Level::kInfo:
+      return "info";
+    case Level::kWarn:
+      return "warning";
+    case Level::kError:
+      return "error";
+  }
+  return "info";
+}
+
+std::string JsonLine(const std::string& logger, Level level, std::string_view message) {
+  auto now = std::chrono::system_clock::now();
+  auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count();
+  std::time_t secs = static_cast<std::time_t>(ms / 1000);
+  std::tm tm{};
+  gmtime_r(&secs, &tm);
+  char stamp[40];
+  std::snprintf(stamp, sizeof stamp, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900, tm.tm_mon + 1,
+                tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, static_cast<int>(ms % 1000));
+  nlohmann::json j = {{"time", stamp},
+                      {"level", LevelName(level)},
+                      {"logger", logger},
+                      {"message", std::string(message)}};
+  // Bytes that are not UTF-8 (a record's key quoted in a message) are replaced.
+  return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
 
 std::shared_ptr<spdlog::logger> MakeLogger(const std::string& name, bool verbose) {
   // Unbuffered stderr, one line per message.
@@ -50,6 +89,7 @@ void Init(const std::string& command, bool verbose) {
   std::lock_guard<std::mutex> lock(g_mu);
   g_verbose.store(verbose);
   g_logger = MakeLogger(command.empty() ? "thaw" : "thaw " + command, verbose);
+  if (g_json.load()) g_logger->set_pattern("%v");
 }
 
 bool Verbose() { return g_verbose.load(); }
@@ -75,6 +115,24 @@ void SetLevel(Level level) {
 
 bool Enabled(Level level) { return Get()->should_log(ToSpd(level)); }
 
-void Write(Level level, std::string_view message) { Get()->log(ToSpd(level), message); }
+void Write(Level level, std::string_view message) {
+  auto logger = Get();
+  if (g_json.load(std::memory_order_relaxed)) {
+    logger->log(ToSpd(level), JsonLine(logger->name(), level, message));
+  } else {
+    logger->log(ToSpd(level), message);
+  }
+  if (Observer observer = g_observer.load(std::memory_order_acquire)) observer(level, message);
+}
+
+bool SetFormat(std::string_view name) {
+  if (name != "text" && name != "json") return false;
+  bool json = name == "json";
+  g_json.store(json);
+  Get()->set_pattern(json ? "%v" : "%n: %l: %v");
+  return true;
+}
+
+void SetObserver(Observer observer) { g_observer.store(observer, std::memory_order_release); }
 
 }  // namespace thaw::log

@@ -25,6 +25,15 @@ void SetLevel(Level level);
 bool Enabled(Level level);
 void Write(Level level, std::string_view message);
 
+// --log-format json: one JSON object per line on stderr ({"time", "level",
+// "logger", "message"}), for log collectors; text ("thaw serve: info: ...")
+// otherwise.
+bool SetFormat(std::string_view name);
+// Sees every line written (after the level check), e.g. to count errors for
+// /metrics. One observer; null removes it.
+using Observer = void (*)(Level level, std::string_view message);
+void SetObserver(Observer observer);
+
 template <typename... Args>
 void Debug(fmt::format_string<Args...> f, Args&&... args) {
   if (Enabled(Level::kDebug)) Write(Level::kDebug, fmt::format(f, std::forward<Args>(args)...));

@@ -11,12 +11,34 @@
 #include "thaw/kafka/protocol/errors.h"
 #include "thaw/kafka/server/broker.h"
 #include "thaw/merged/tiering.h"
+#include "thaw/metrics/metrics.h"
+#include "thaw/metrics/record_counts.h"
 
 namespace thaw::merged {
 
 namespace msg = kafka::msg;
 
 namespace {
+
+// The upstream's bounds of a tiered partition as a Fetch answer gave them,
+// and how far the table's end is past the upstream's log start (negative: a
+// range retention deleted before the archive took it).
+void NoteUpstreamPosition(metrics::Metrics& m, const std::string& topic, int32_t partition, int64_t upstream_start,
+                          int64_t upstream_end, const std::optional<kafka::server::PartitionOffsets>& table) {
+  if (upstream_start < 0 || upstream_end < 0) return;
+  metrics::Labels labels{{"topic", topic}, {"partition", std::to_string(partition)}, {"tier", "upstream"}};
+  m.Gauge("thaw_log_start_offset", "The lowest offset a tier holds, per topic and partition", labels)
+      .Set(static_cast<double>(upstream_start));
+  m.Gauge("thaw_end_offset", "One past the highest offset a tier holds (its high watermark)", labels)
+      .Set(static_cast<double>(upstream_end));
+  if (table) {
+    m.Gauge("thaw_tiered_archive_margin_records",
+            "The table's end minus the upstream's log start: how far the archive is ahead of retention (negative: "
+            "offsets neither tier holds)",
+            {{"topic", topic}, {"partition", std::to_string(partition)}})
+        .Set(static_cast<double>(table->high_watermark - upstream_start));
+  }
+}
 
 using kafka::ErrorCode;
 using kafka::server::PartitionOffsets;
@@ -251,7 +273,9 @@ asio::awaitable<Result<std::string>> TieredFetch(const TierContext& tc, kafka::c
   auto is_preferred = [&](const std::string& topic, int32_t partition) {
     return std::find(preferred.begin(), preferred.end(), std::make_pair(topic, partition)) != preferred.end();
   };
+  const auto forwarded_at = std::chrono::steady_clock::now();
   CO_ASSIGN_OR_RAISE(auto resp, (co_await Forward<msg::FetchRequest, msg::FetchResponse>(up, header, forwarded)));
+  const double upstream_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - forwarded_at).count();
   if (resp.error_code != 0) co_return Encode(resp, version);
   MoveProbeAnswers(views_plan, resp);
 
@@ -301,6 +325,21 @@ asio::awaitable<Result<std::string>> TieredFetch(const TierContext& tc, kafka::c
       }
     }
   }
+  if (metrics::Metrics* m = metrics::Global()) {
+    bool any = false;
+    for (auto& [log, p] : served) {
+      if (!p->records || p->records->empty()) continue;
+      any = true;
+      m->AddRecords("served", log->name(), p->partition_index, metrics::RecordsInBatches(*p->records),
+                    static_cast<int64_t>(p->records->size()), "upstream");
+    }
+    if (any) {
+      m->Seconds("thaw_fetch_latency_seconds",
+                 metrics::kFetchLatencyHelp,
+                 {{"tier", "upstream"}})
+          .Observe(upstream_seconds);
+    }
+  }
   if (refused.empty() && served.empty() && preferred_reads.empty() && view_reads.empty()) {
     co_return Encode(resp, version);
   }
@@ -323,6 +362,10 @@ asio::awaitable<Result<std::string>> TieredFetch(const TierContext& tc, kafka::c
     return 0;
   });
   for (size_t i = 0; i < served.size(); ++i) {
+    if (metrics::Metrics* m = metrics::Global()) {
+      NoteUpstreamPosition(*m, served[i].first->name(), served[i].second->partition_index,
+                           served[i].second->log_start_offset, served[i].second->high_watermark, served_tables[i]);
+    }
     served[i].second->log_start_offset = MergedLogStart(served[i].second->log_start_offset, served_tables[i]);
   }
   std::vector<Refused*> from_table, skip;
@@ -472,6 +515,7 @@ asio::awaitable<Result<std::string>> TieredFetch(const TierContext& tc, kafka::c
   // Cold reads, in request order, within what is left of max_bytes.
   if (!from_table.empty()) {
     const int64_t max_bytes = req.max_bytes <= 0 ? INT32_MAX : req.max_bytes;
+    const auto cold_at = std::chrono::steady_clock::now();
     co_await kafka::server::RunBlocking(*tc.pool, [&]() {
       for (Refused* r : from_table) {
         auto& out = *r->out;
@@ -488,11 +532,22 @@ asio::awaitable<Result<std::string>> TieredFetch(const TierContext& tc, kafka::c
           out.error_code = static_cast<int16_t>(kafka::ToKafkaError(fetched.status()));
           continue;
         }
-        used += AppendColdBatches(fetched->batches, r->upstream_start, std::max<int64_t>(limit, 0), first_whole,
-                                  &*out.records);
+        const int64_t added = AppendColdBatches(fetched->batches, r->upstream_start, std::max<int64_t>(limit, 0),
+                                                first_whole, &*out.records);
+        used += added;
+        if (metrics::Metrics* m = metrics::Global(); m && added > 0) {
+          m->AddRecords("served", r->log->name(), out.partition_index, metrics::RecordsInBatches(*out.records), added,
+                        "table");
+        }
       }
       return 0;
     });
+    if (metrics::Metrics* m = metrics::Global()) {
+      m->Seconds("thaw_fetch_latency_seconds",
+                 metrics::kFetchLatencyHelp,
+                 {{"tier", "table"}})
+          .Observe(std::chrono::duration<double>(std::chrono::steady_clock::now() - cold_at).count());
+    }
   }
 
   // A range neither tier holds: the upstream's records from its log start.

@@ -1,5 +1,7 @@
 #include "thaw/replay/replay.h"
 
+#include "thaw/replay/replay_metrics.h"
+
 #include <chrono>
 #include <random>
 #include <thread>
@@ -571,6 +573,7 @@ Result<ReplaySummary> RunReplayImpl(std::shared_ptr<const iceberg::Table> table,
     tagged_at = Clock::now();
   };
 
+  auto replay_metrics = ReplayMetrics::Make(table->name, o.topic);
   // Writes the checkpoint: in the open transaction (exactly-once), or after
   // every earlier record is proven written (at-least-once).
   // `reopen`: begin the next transaction (exactly-once) after committing.
@@ -592,6 +595,7 @@ Result<ReplaySummary> RunReplayImpl(std::shared_ptr<const iceberg::Table> table,
     }
     start_window();
     protect_job(complete, !reopen);
+    if (replay_metrics) replay_metrics->Checkpointed(state.next_offsets);
     return Status::OK();
   };
   auto checkpoint_due = [&] {
@@ -705,6 +709,7 @@ Result<ReplaySummary> RunReplayImpl(std::shared_ptr<const iceberg::Table> table,
                                         rec.offset));
         state.next_offsets[rec.partition] = rec.offset + 1;
         ++state.records;
+        if (replay_metrics) replay_metrics->Produced(target, bytes);
         sum.bytes += bytes;
         rate_bytes += bytes;
         bytes_since_checkpoint += bytes;
@@ -744,6 +749,7 @@ Result<ReplaySummary> RunReplayImpl(std::shared_ptr<const iceberg::Table> table,
       Status st;
       auto r = make(state.next_offsets);
       if (!r.ok()) return r.status();
+      if (replay_metrics) replay_metrics->TableEnds(*(*r)->plan());
       auto produced = produce_all(**r);
       if (produced.ok()) {
         const bool finished = *produced;

@@ -5,9 +5,12 @@
 #include <filesystem>
 #include <fstream>
 #include <random>
+#include <future>
 #include <thread>
 
 #include "thaw/common/log.h"
+#include "thaw/metrics/metrics.h"
+#include "thaw/serve/serve_metrics.h"
 #include "thaw/kafka/server/group_coordinator.h"
 
 namespace thaw::serve {
@@ -18,6 +21,9 @@ namespace fs = std::filesystem;
 using kafka::server::Broker;
 using kafka::server::GroupCoordinator;
 using kafka::server::GroupCoordinatorOptions;
+using kafka::server::OffsetFetchRequest;
+using kafka::server::OffsetFetchResult;
+using kafka::server::TopicLogs;
 using kafka::server::RunBlocking;
 using kafka::server::Server;
 
@@ -45,14 +51,48 @@ std::string WildcardHostName(const std::string& host) {
   return "127.0.0.1";
 }
 
-asio::awaitable<void> RefreshLoop(Broker& broker, asio::steady_timer& timer, std::chrono::milliseconds every) {
+asio::awaitable<void> RefreshLoop(Broker& broker, asio::steady_timer& timer, std::chrono::milliseconds every,
+                                  ReadyState& ready) {
   for (;;) {
     timer.expires_after(every);
     asio::error_code ec;
     co_await timer.async_wait(asio::redirect_error(asio::use_awaitable, ec));
     if (ec || broker.stopping) co_return;
     Status st = co_await RunBlocking(*broker.blocking, [&broker]() { return broker.topics->RefreshAll(); });
+    ready.Set("catalog", st);
     if (!st.ok()) log::Warn("refreshing the served tables: {} (the previous snapshot stays served)", st.message());
+  }
+}
+
+// Standalone serve's consumer lag: each group's committed offsets against
+// the served high watermarks, read on the coordinator's thread.
+void CollectConsumerLag(metrics::Metrics& m, asio::io_context& group_io, GroupCoordinator& groups,
+                        TopicLogs& topics) {
+  auto work = [&groups]() -> asio::awaitable<std::vector<std::pair<std::string, OffsetFetchResult>>> {
+    std::vector<std::pair<std::string, OffsetFetchResult>> out;
+    for (const auto& g : co_await groups.ListGroups({}, {})) {
+      OffsetFetchRequest req;
+      req.group_id = g.group_id;
+      out.emplace_back(g.group_id, co_await groups.OffsetFetch(std::move(req)));
+    }
+    co_return out;
+  };
+  auto future = asio::co_spawn(group_io, work(), asio::use_future);
+  if (future.wait_for(std::chrono::seconds(2)) != std::future_status::ready) return;
+  for (const auto& [group, result] : future.get()) {
+    for (const auto& t : result.topics) {
+      auto log = topics.Find(t.name);
+      if (!log) continue;
+      for (const auto& p : t.partitions) {
+        if (p.committed_offset < 0) continue;
+        auto o = log->Offsets(p.partition);
+        if (!o.ok()) continue;
+        m.Gauge("thaw_consumer_lag_records",
+                "High watermark minus the group's committed offset, per group, topic and partition",
+                {{"group", group}, {"topic", t.name}, {"partition", std::to_string(p.partition)}})
+            .Set(static_cast<double>(std::max<int64_t>(0, o->high_watermark - p.committed_offset)));
+      }
+    }
   }
 }
 
@@ -151,8 +191,19 @@ Status RunServe(const ServeConfig& config) {
       served, fs::absolute(config.state_dir).string());
   server->Start();
 
+  auto ready = std::make_shared<ReadyState>();
+  ready->Set("catalog", Status::OK());
+  metrics::HooksScope hooks_scope(metrics::Global());
+  if (metrics::Metrics* m = metrics::Global()) {
+    RegisterTableMetrics(*m, *registry, ready);
+    m->OnCollect([&server = *server, &group_io, &groups = *groups, &topics = *registry](metrics::Metrics& m) {
+      m.Gauge("thaw_connections", "Open Kafka client connections", {})
+          .Set(static_cast<double>(server.open_connections()));
+      CollectConsumerLag(m, group_io, groups, topics);
+    });
+  }
   asio::steady_timer refresh_timer(io);
-  asio::co_spawn(io, RefreshLoop(broker, refresh_timer, config.serve.refresh), asio::detached);
+  asio::co_spawn(io, RefreshLoop(broker, refresh_timer, config.serve.refresh, *ready), asio::detached);
 
   asio::signal_set signals(io, SIGINT, SIGTERM);
   signals.async_wait([&](const asio::error_code& ec, int signo) {

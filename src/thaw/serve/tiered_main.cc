@@ -8,19 +8,21 @@
 #include "thaw/kafka/server/broker.h"
 #include "thaw/merged/proxy.h"
 #include "thaw/serve/serve_main.h"
+#include "thaw/serve/serve_metrics.h"
 
 namespace thaw::serve {
 
 namespace {
 
 asio::awaitable<void> RefreshTables(TopicRegistry& tables, asio::thread_pool& pool, asio::steady_timer& timer,
-                                    std::chrono::milliseconds every, const bool& stopping) {
+                                    std::chrono::milliseconds every, const bool& stopping, ReadyState& ready) {
   for (;;) {
     timer.expires_after(every);
     asio::error_code ec;
     co_await timer.async_wait(asio::redirect_error(asio::use_awaitable, ec));
     if (ec || stopping) co_return;
     Status st = co_await kafka::server::RunBlocking(pool, [&tables]() { return tables.RefreshAll(); });
+    ready.Set("catalog", st);
     if (!st.ok()) log::Warn("refreshing the tiered topics' tables: {} (the previous snapshot stays served)", st.message());
   }
 }
@@ -71,9 +73,29 @@ Status RunTieredServe(const ServeConfig& config, TopicRegistry& tables) {
       tiered);
   proxy->Start();
 
+  auto ready = std::make_shared<ReadyState>();
+  metrics::HooksScope hooks_scope(metrics::Global());
+  if (metrics::Metrics* m = metrics::Global()) {
+    RegisterTableMetrics(*m, tables, ready);
+    // Ready while one upstream bootstrap server accepts a connection.
+    m->AddReadinessCheck("upstream", [upstream = config.upstream]() {
+      std::string last;
+      for (const auto& u : upstream) {
+        Status st = kafka::client::CheckReachable(u.host, u.port, std::chrono::seconds(2));
+        if (st.ok()) return st;
+        last = st.message();
+      }
+      return Status::IOError("no upstream bootstrap server accepts a connection: {}", last);
+    });
+    m->OnCollect([&proxy = *proxy](metrics::Metrics& m) {
+      m.Gauge("thaw_connections", "Open Kafka client connections", {})
+          .Set(static_cast<double>(proxy.open_connections()));
+    });
+  }
   bool stopping = false;
   asio::steady_timer refresh_timer(io);
-  asio::co_spawn(io, RefreshTables(tables, pool, refresh_timer, config.serve.refresh, stopping), asio::detached);
+  asio::co_spawn(io, RefreshTables(tables, pool, refresh_timer, config.serve.refresh, stopping, *ready),
+                 asio::detached);
   asio::signal_set signals(io, SIGINT, SIGTERM);
   signals.async_wait([&](const asio::error_code& ec, int signo) {
     if (ec) return;

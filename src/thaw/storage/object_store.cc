@@ -24,6 +24,25 @@ namespace thaw::storage {
 
 namespace {
 
+// Every object-store FileIO's requests also count in the process's totals
+// (ObjectStoreTotals, for /metrics).
+IOCounters& Totals() {
+  static IOCounters totals;
+  return totals;
+}
+void CountRead(IOCounters& c, int64_t bytes) {
+  c.Read(bytes);
+  Totals().Read(bytes);
+}
+void CountRequest(IOCounters& c) {
+  c.requests.fetch_add(1, std::memory_order_relaxed);
+  Totals().requests.fetch_add(1, std::memory_order_relaxed);
+}
+void CountRetry(IOCounters& c) {
+  c.retries.fetch_add(1, std::memory_order_relaxed);
+  Totals().retries.fetch_add(1, std::memory_order_relaxed);
+}
+
 std::atomic<uint64_t> g_next_id{1};
 
 // ---- process-wide S3 life cycle --------------------------------------------
@@ -77,7 +96,7 @@ class BackoffRetryStrategy : public arrow::fs::S3RetryStrategy {
     RequestError e{error.error_type, error.exception_name, error.message, error.should_retry};
     bool retry = policy_.ShouldRetry(e, attempted_retries);
     if (retry) {
-      counters_->retries.fetch_add(1, std::memory_order_relaxed);
+      CountRetry(*counters_);
       log::Debug("object store: retrying after {} ({}), retry {} of {}",
                  error.exception_name.empty() ? "error" : error.exception_name, error.error_type, attempted_retries + 1,
                  policy_.max_attempts - 1);
@@ -107,29 +126,29 @@ class CountingFile : public arrow::io::RandomAccessFile {
   arrow::Status Seek(int64_t pos) override { return inner_->Seek(pos); }
   arrow::Result<int64_t> GetSize() override { return size_; }
   arrow::Result<int64_t> Read(int64_t nbytes, void* out) override {
-    counters_->Read(Clip(-1, nbytes));
+    CountRead(*counters_, Clip(-1, nbytes));
     return inner_->Read(nbytes, out);
   }
   arrow::Result<std::shared_ptr<arrow::Buffer>> Read(int64_t nbytes) override {
-    counters_->Read(Clip(-1, nbytes));
+    CountRead(*counters_, Clip(-1, nbytes));
     return inner_->Read(nbytes);
   }
   arrow::Result<int64_t> ReadAt(int64_t position, int64_t nbytes, void* out) override {
-    counters_->Read(Clip(position, nbytes));
+    CountRead(*counters_, Clip(position, nbytes));
     return inner_->ReadAt(position, nbytes, out);
   }
   arrow::Result<std::shared_ptr<arrow::Buffer>> ReadAt(int64_t position, int64_t nbytes) override {
-    counters_->Read(Clip(position, nbytes));
+    CountRead(*counters_, Clip(position, nbytes));
     return inner_->ReadAt(position, nbytes);
   }
   arrow::Future<std::shared_ptr<arrow::Buffer>> ReadAsync(const arrow::io::IOContext& ctx, int64_t position,
                                                           int64_t nbytes, bool allow_short_read) override {
-    counters_->Read(Clip(position, nbytes));
+    CountRead(*counters_, Clip(position, nbytes));
     return inner_->ReadAsync(ctx, position, nbytes, allow_short_read);
   }
   arrow::Future<std::shared_ptr<arrow::Buffer>> ReadAsync(const arrow::io::IOContext& ctx, int64_t position,
                                                           int64_t nbytes) override {
-    counters_->Read(Clip(position, nbytes));
+    CountRead(*counters_, Clip(position, nbytes));
     return inner_->ReadAsync(ctx, position, nbytes);
   }
   arrow::Status WillNeed(const std::vector<arrow::io::ReadRange>& ranges) override { return inner_->WillNeed(ranges); }
@@ -197,7 +216,7 @@ class ArrowOutputFile : public OutputFile {
       Abort();
       return io_->ErrorStatus(st, location_, "upload");
     }
-    counters_->requests.fetch_add(1, std::memory_order_relaxed);
+    CountRequest(*counters_);
     done_ = true;
     return Status::OK();
   }
@@ -433,7 +452,7 @@ Status ArrowFileIO::ErrorStatus(const arrow::Status& st, const std::string& loca
 
 Result<std::shared_ptr<arrow::io::RandomAccessFile>> ArrowFileIO::OpenArrowFile(const std::string& location) {
   ASSIGN_OR_RAISE(auto path, PathOf(location));
-  counters_->requests.fetch_add(1, std::memory_order_relaxed);  // HEAD
+  CountRequest(*counters_);  // HEAD
   auto f = fs_->OpenInputFile(path);
   if (!f.ok()) return ErrorStatus(f.status(), location, "open");
   auto size = (*f)->GetSize();
@@ -495,7 +514,7 @@ Result<std::string> ArrowFileIO::ReadWhole(const std::string& location, int64_t 
     // A failed early GET (an empty object's 416, retries exhausted) is only
     // a lost head start: the plain read below asks again and names any error.
     auto got = first_bytes->result();
-    counters_->Read(got.ok() ? std::min<int64_t>(*size, (*got)->size()) : 0);
+    CountRead(*counters_, got.ok() ? std::min<int64_t>(*size, (*got)->size()) : 0);
     if (got.ok() && ((*got)->size() >= *size || (*got)->size() == kOverlapBytes)) {
       have = std::min<int64_t>(*size, (*got)->size());
       std::memcpy(data->data(), (*got)->data(), static_cast<size_t>(have));
@@ -527,7 +546,7 @@ std::optional<arrow::Future<std::shared_ptr<arrow::Buffer>>> ArrowFileIO::ReadFi
 
 Result<bool> ArrowFileIO::Exists(const std::string& location) {
   ASSIGN_OR_RAISE(auto path, PathOf(location));
-  counters_->requests.fetch_add(1, std::memory_order_relaxed);
+  CountRequest(*counters_);
   auto info = fs_->GetFileInfo(path);
   if (!info.ok()) return ErrorStatus(info.status(), location, "stat");
   return info->type() == arrow::fs::FileType::File;
@@ -542,7 +561,7 @@ Result<std::unique_ptr<OutputFile>> ArrowFileIO::Create(const std::string& locat
 
 Status ArrowFileIO::Delete(const std::string& location) {
   ASSIGN_OR_RAISE(auto path, PathOf(location));
-  counters_->requests.fetch_add(1, std::memory_order_relaxed);
+  CountRequest(*counters_);
   auto st = fs_->DeleteFile(path);
   if (!st.ok()) return ErrorStatus(st, location, "delete");
   return Status::OK();
@@ -557,7 +576,7 @@ Result<std::vector<FileInfo>> ArrowFileIO::List(const std::string& prefix) {
   selector.base_dir = path;
   selector.recursive = true;
   selector.allow_not_found = true;
-  counters_->requests.fetch_add(1, std::memory_order_relaxed);
+  CountRequest(*counters_);
   auto infos = fs_->GetFileInfo(selector);
   if (!infos.ok()) return ErrorStatus(infos.status(), prefix, "list");
   std::vector<FileInfo> out;
@@ -577,5 +596,7 @@ Result<std::vector<FileInfo>> ArrowFileIO::List(const std::string& prefix) {
   }
   return out;
 }
+
+IOStats ObjectStoreTotals() { return Totals().Snapshot(); }
 
 }  // namespace thaw::storage

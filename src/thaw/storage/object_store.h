@@ -82,6 +82,10 @@ class ArrowFileIO : public FileIO {
 // True when `io` reads an object store (ArrowFileIO), not local files.
 inline bool IsObjectStore(const FileIO& io) { return dynamic_cast<const ArrowFileIO*>(&io) != nullptr; }
 
+// Requests, bytes read and retries of every object-store FileIO of the
+// process so far (for /metrics).
+IOStats ObjectStoreTotals();
+
 // Stats of the per-process whole-file cache (ArrowFileIO::ReadAll).
 struct ReadAllCacheStats {
   int64_t hits = 0;

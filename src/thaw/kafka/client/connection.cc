@@ -121,6 +121,35 @@ Status PrepareTls(ConnectionOptions* options) {
   return Status::OK();
 }
 
+Status CheckReachable(const std::string& host, uint16_t port, std::chrono::milliseconds timeout) {
+  asio::io_context io(1);
+  asio::ip::tcp::resolver resolver(io);
+  asio::ip::tcp::socket socket(io);
+  asio::steady_timer timer(io);
+  asio::error_code result = asio::error::timed_out;
+  resolver.async_resolve(host, std::to_string(port), [&](const asio::error_code& ec, auto endpoints) {
+    if (ec) {
+      result = ec;
+      timer.cancel();
+      return;
+    }
+    asio::async_connect(socket, endpoints, [&](const asio::error_code& cec, const auto&) {
+      result = cec;
+      timer.cancel();
+    });
+  });
+  timer.expires_after(timeout);
+  timer.async_wait([&](const asio::error_code& ec) {
+    if (ec) return;  // cancelled: the connect finished first
+    asio::error_code ignored;
+    resolver.cancel();
+    socket.close(ignored);
+  });
+  io.run();
+  if (result) return Status::IOError("{}:{}: {}", host, port, result.message());
+  return Status::OK();
+}
+
 Result<std::pair<std::string, uint16_t>> ParseAddress(std::string_view address, std::string_view what) {
   const size_t colon = address.rfind(':');
   if (colon == std::string_view::npos || colon + 1 == address.size()) {

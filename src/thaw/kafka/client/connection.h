@@ -66,6 +66,10 @@ Status PrepareTls(ConnectionOptions* options);
 Status ApplyProperty(std::string_view name, std::string_view value, std::string_view origin,
                      ConnectionOptions* options);
 
+// Whether host:port accepts a TCP connection within `timeout` (a blocking
+// check on an io_context of its own, for /readyz).
+Status CheckReachable(const std::string& host, uint16_t port, std::chrono::milliseconds timeout);
+
 // host:port, with [v6]:port; the error names `what`.
 Result<std::pair<std::string, uint16_t>> ParseAddress(std::string_view address, std::string_view what);
 

@@ -17,6 +17,8 @@
 
 #include "thaw/kafka/server/handlers/handlers.h"
 #include "thaw/kafka/server/topic_log.h"
+#include "thaw/metrics/metrics.h"
+#include "thaw/metrics/record_counts.h"
 
 namespace thaw::kafka::server {
 
@@ -82,7 +84,7 @@ int64_t FetchOnce(std::vector<Slot>& slots, int32_t max_bytes) {
     out.last_stable_offset = r->offsets.last_stable();
     out.log_start_offset = r->offsets.log_start;
     std::string records;
-    int64_t used = 0;
+    int64_t used = 0, count = 0;
     for (const auto& batch : r->batches) {
       const int64_t size = static_cast<int64_t>(batch->size());
       // KIP-74: the first batch of the response is always whole; after it
@@ -91,7 +93,11 @@ int64_t FetchOnce(std::vector<Slot>& slots, int32_t max_bytes) {
       if (!have_first && used > 0 && used + size > limit) break;
       records.append(*batch);
       used += size;
+      count += metrics::BatchRecordCount(*batch);
       have_first = true;
+    }
+    if (used > 0) {
+      if (metrics::Metrics* m = metrics::Global()) m->AddRecords("served", s.topic->name(), p, count, used, "table");
     }
     out.records = std::move(records);
     total += used;
@@ -150,7 +156,12 @@ asio::awaitable<msg::FetchResponse> HandleFetch(RequestContext& ctx, const msg::
         return 0;
       });
     }
+    const auto read_start = Clock::now();
     const int64_t bytes = co_await RunBlocking(*ctx.broker.blocking, [&]() { return FetchOnce(slots, req.max_bytes); });
+    if (metrics::Metrics* m = metrics::Global(); m && bytes > 0) {
+      m->Seconds("thaw_fetch_latency_seconds", metrics::kFetchLatencyHelp, {{"tier", "table"}})
+          .Observe(std::chrono::duration<double>(Clock::now() - read_start).count());
+    }
     bool any_error = false;
     for (const Slot& s : slots) any_error |= s.out->error_code != 0;
     const auto now = Clock::now();
