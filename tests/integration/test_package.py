@@ -145,7 +145,8 @@ def uncomment_example(text: str) -> str:
     return "\n".join(out) + "\n"
 
 
-def test_installed_package_runs_and_purges_cleanly(deb, thaw_bin, kafka, tmp_path, machine):
+def test_installed_package_runs_and_purges_cleanly(machine, deb, thaw_bin, tmp_path, request):
+    kafka = request.getfixturevalue("kafka")  # not before `machine` has checked for root
     r = run("dpkg", "-i", deb)
     assert package_status() == "install ok installed", r.stdout + r.stderr
 
