@@ -6,9 +6,12 @@ pages and cpack, some 20 seconds), or taken from $THAW_DEB. It is installed on
 this machine with `dpkg -i`, so the test needs root (CI runs as root); it
 checks the files, the systemd units (`systemd-analyze verify`), the man pages,
 `thaw --version` and a real replay into Kafka from /usr/bin/thaw with an
-empty environment, then `dpkg -r` and `dpkg -P` leave nothing behind. Whatever
-fails, the package is purged at the end, and the system user its postinst
-adds is deleted unless it was there before.
+empty environment, runs the serve unit's command as systemd would (user,
+environment, config and state directory; not the sandbox, as there is no
+running systemd here) and reads the served topic with kcat, then `dpkg -r` and
+`dpkg -P` leave nothing behind. Whatever fails, the package is purged at the
+end, what the test wrote to /etc/thaw and /var/lib/thaw is removed, and the
+system user the postinst adds is deleted unless it was there before.
 """
 from __future__ import annotations
 
@@ -24,6 +27,8 @@ from collections import defaultdict
 from pathlib import Path
 
 import pytest
+
+from serve_harness import free_port, wait_port
 
 REPO = Path(__file__).resolve().parents[2]
 COMMANDS = ["inspect", "replay", "serve", "archive", "maintain"]
@@ -68,6 +73,34 @@ def deb(thaw_bin) -> Path:
     return p
 
 
+class Machine:
+    """What the test made outside the package, removed at the end."""
+
+    def __init__(self):
+        self.made: list[Path] = []
+
+    def make_dir(self, path: Path, owner: str) -> Path:
+        if not path.exists():
+            self.made.append(path)
+        run("install", "-d", "-o", owner, "-g", owner, "-m", "0750", path)
+        return path
+
+    def write(self, path: Path, text: str, group: str) -> Path:
+        self.made.append(path)
+        path.write_text(text)
+        run("chown", f"root:{group}", path)
+        path.chmod(0o640)
+        return path
+
+    def clean(self) -> None:
+        for p in reversed(self.made):
+            if p.is_dir():
+                shutil.rmtree(p, ignore_errors=True)
+            else:
+                p.unlink(missing_ok=True)
+        self.made.clear()
+
+
 @pytest.fixture
 def machine():
     """Root, no unowned /usr/bin/thaw in the way; afterwards the machine as before."""
@@ -78,9 +111,11 @@ def machine():
     assert not Path("/usr/bin/thaw").exists(), \
         "/usr/bin/thaw exists and no package owns it: the test would overwrite and then delete it"
     had_user = user_exists("thaw")
+    m = Machine()
     try:
-        yield
+        yield m
     finally:
+        m.clean()
         purge()
         if not had_user and user_exists("thaw"):
             run("deluser", "--system", "--quiet", "thaw", check=False)
@@ -215,6 +250,47 @@ def test_installed_package_runs_and_purges_cleanly(machine, deb, thaw_bin, tmp_p
     for r in kafka.consume_all(topic):
         got[r["partition"]].append((r["timestamp"], r["key"], r["value"]))
     assert dict(got) == dict(want)
+
+    # The serve unit's command as systemd runs it (but for the sandbox): user
+    # thaw, its environment, /etc/thaw/NAME.toml readable through the group
+    # only, state in the state directory, SIGTERM ends it with status 0.
+    unit = (UNIT_DIR / "thaw-serve@.service").read_text()
+    setting = lambda key: [l.split("=", 1)[1] for l in unit.splitlines() if l.startswith(key + "=")]
+    expand = lambda v: v.replace("%i", "pkgtest").replace("%S", "/var/lib")
+    state_dir = machine.make_dir(Path("/var/lib") / setting("StateDirectory")[0], "thaw")  # StateDirectory=
+    served = machine.make_dir(state_dir / "pkgtest-warehouse", "root")
+    run(sys.executable, REPO / "tests/integration/make_demo_table.py", served)
+    run("chown", "-R", "thaw:thaw", served)
+    port = free_port()
+    machine.write(Path("/etc/thaw/pkgtest.toml"), f"""catalog = "sqlite:///{served}/catalog.db"
+[serve]
+listen = "127.0.0.1:{port}"
+[[serve.topic]]
+name = "orders"
+table = "demo.orders"
+""", group="thaw")
+    machine.made.append(state_dir / f"serve-{port}")
+    env = {"HOME": "/var/lib/thaw", "PATH": "/usr/bin:/bin"}
+    env.update(expand(e).split("=", 1) for e in setting("Environment"))
+    user = setting("User")[0]
+    proc = subprocess.Popen(["setpriv", f"--reuid={user}", f"--regid={user}", "--init-groups", "--",
+                             *expand(setting("ExecStart")[0]).split()],
+                            env=env, cwd=state_dir, stderr=subprocess.PIPE, text=True)
+    try:
+        wait_port(port, proc, 60, "thaw serve (as the unit runs it)")
+        kc = run("kcat", "-b", f"127.0.0.1:{port}", "-C", "-t", "orders", "-e", "-q", "-f", "%p\n", timeout=120)
+        counts = defaultdict(int)
+        for line in kc.stdout.split():
+            counts[int(line)] += 1
+        assert dict(counts) == {p: len(v) for p, v in want.items()}
+        proc.terminate()
+        assert proc.wait(timeout=60) == 0, proc.stderr.read()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert run("stat", "-c", "%U", state_dir / f"serve-{port}").stdout.strip() == "thaw"
+    machine.clean()
 
     # Remove: everything but the conffile goes; purge: that too, and /etc/thaw.
     files = [p for p in listed if p and Path(p).is_file()]
