@@ -18,7 +18,7 @@ export CCACHE_BASEDIR := $(ROOT)
 export CCACHE_NOHASHDIR := true
 CCACHE := -DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache
 
-.PHONY: deps deps-test build build-thaw install demo test unit-test integration-test asan-test fuzz-test bench clean format
+.PHONY: deps deps-test build build-thaw install package demo test unit-test integration-test asan-test fuzz-test bench clean format
 
 deps:
 	@scripts/deps/install.sh
@@ -40,6 +40,15 @@ build-thaw: deps
 # this build tree or the venv. `make install PREFIX=$$HOME/.local`
 install: build
 	@cmake --install $(BUILD) --prefix $(PREFIX) --strip
+
+# A Debian package (CPack DEB, packaging/): /usr/bin/thaw, the Arrow libraries
+# in /usr/lib/thaw, man pages from --help, systemd units thaw-serve@.service and
+# thaw-archive@.service. Prints the .deb's path. `sudo dpkg -i <it>`
+package: build-thaw
+	@ninja -C $(BUILD) -j$(JOBS) thaw_man
+	@rm -f $(BUILD)/package/thaw_*.deb
+	@cd $(BUILD) && cpack -G DEB >cpack.log 2>&1 || { cat cpack.log; exit 1; }
+	@ls $(abspath $(BUILD))/package/thaw_*.deb
 
 demo: build-thaw
 	@$(PY) tests/integration/make_demo_table.py $(DEMO_WH) >/dev/null
