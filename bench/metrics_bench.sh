@@ -1,0 +1,120 @@
+#!/usr/bin/env bash
+# The cost of --metrics on the serve path (issue 22): the same librdkafka
+# consumer (bench/consume_bench.cc, `read`: every partition from its start to
+# its end) reads the same table, 2,000,000 x 1 KiB in 16 partitions
+# (bench.records of bench/make_bench_tables.py; METRICS_BENCH_RECORDS for
+# another size), from two `thaw serve` processes with their caches warm: one
+# without --metrics, one with --metrics and --metrics-sample-interval 1s while
+# a scraper fetches /metrics and / every second (Prometheus' pace in the
+# tests), alternately. Reports MB/s (median of METRICS_BENCH_RUNS runs each,
+# default 3), the ratio (target >= 0.98x) and serve's CPU seconds per GB.
+#
+#   bench/metrics_bench.sh            (also run by scripts/bench.sh)
+#
+# Fairness: one serve process per setting (the same binary, --cache-size
+# large enough for the whole table), each read once before the measured runs,
+# then the runs interleaved. Every figure says whether other work was seen on
+# the machine ("quiet" / "busy").
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+# shellcheck source=bench/lib.sh
+source "$root/bench/lib.sh"
+py="$root/.deps/venv/bin/python"
+bin="$root/build/bin"
+n="${METRICS_BENCH_RECORDS:-2000000}"
+runs="${METRICS_BENCH_RUNS:-3}"
+tick="$(getconf CLK_TCK)"
+
+ninja -C "$root/build" -j2 thaw consume_bench >/dev/null
+tmp="$(mktemp -d "${TMPDIR:-/tmp}/thaw-metrics-bench.XXXXXX")"
+cp "$bin/thaw" "$tmp/thaw"
+thaw="$tmp/thaw"
+pids=()
+cleanup() {
+  for p in "${pids[@]}"; do kill "$p" 2>/dev/null && wait "$p" 2>/dev/null || true; done
+  rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+echo "[metrics-bench] preparing the table (cached in bench/.work)"
+if [[ "$n" == 2000000 ]]; then
+  uri="$("$py" "$root/bench/make_bench_tables.py" "$root/bench/.work/wh" | tail -1)"
+else
+  uri="$(BENCH_RECORDS="$n" BENCH_SMALL_RECORDS=16 BENCH_FILES=1 "$py" "$root/bench/make_bench_tables.py" \
+    "$root/bench/.work/wh-serve-$n" | tail -1)"
+fi
+
+free_port() { "$py" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+# Other work on the machine: a test run, a compiler, a build.
+busy_sample() { pgrep -f 'pytest|cc1plus|ninja' >/dev/null && echo 1 || echo 0; }
+port_plain="$(free_port)"
+port_metrics="$(free_port)"
+port_scrape="$(free_port)"
+start_serve() { # PORT EXTRA...
+  local port="$1"; shift
+  "$thaw" serve --catalog "$uri" --topic records=bench.records --listen "127.0.0.1:$port" \
+    --state "$tmp/state-$port" --cache-size 4GiB "$@" 2>"$tmp/serve-$port.log" &
+  pids+=($!)
+  for _ in $(seq 1 300); do
+    if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then return 0; fi
+    sleep 0.1
+  done
+  echo "[metrics-bench] thaw serve on $port did not start: $(tail -5 "$tmp/serve-$port.log")" >&2
+  exit 1
+}
+start_serve "$port_plain"
+pid_plain="${pids[-1]}"
+start_serve "$port_metrics" --metrics "127.0.0.1:$port_scrape" --metrics-sample-interval 1s
+pid_metrics="${pids[-1]}"
+# The scraper: /metrics and the status page every second, for the whole bench.
+(
+  while sleep 1; do
+    curl -sf "http://127.0.0.1:$port_scrape/metrics" >/dev/null || true
+    curl -sf "http://127.0.0.1:$port_scrape/" >/dev/null || true
+  done
+) &
+pids+=($!)
+
+cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+# read LABEL PID PORT [-X ...]: one read; appends a JSON line to $tmp/results.
+read_once() {
+  local label="$1" pid="$2" port="$3"; shift 3
+  local c0 c1 out b0 b1
+  b0="$(busy_sample)"
+  c0="$(cpu_ticks "$pid")"
+  out="$("$bin/consume_bench" --brokers "127.0.0.1:$port" --topic records read "$@")"
+  c1="$(cpu_ticks "$pid")"
+  b1="$(busy_sample)"
+  "$py" -c 'import json,sys; j=json.loads(sys.argv[1]); j.update(label=sys.argv[2], cpu_s=(int(sys.argv[4])-int(sys.argv[3]))/int(sys.argv[5]), busy=sys.argv[6]!="0" or sys.argv[7]!="0"); print(json.dumps(j))' \
+    "$out" "$label" "$c0" "$c1" "$tick" "$b0" "$b1" >>"$tmp/results"
+}
+echo "[metrics-bench] warming both caches"
+"$bin/consume_bench" --brokers "127.0.0.1:$port_plain" --topic records read >/dev/null
+"$bin/consume_bench" --brokers "127.0.0.1:$port_metrics" --topic records read >/dev/null
+for i in $(seq 1 "$runs"); do
+  echo "[metrics-bench] run $i/$runs"
+  read_once plaintext "$pid_plain" "$port_plain"
+  read_once metrics "$pid_metrics" "$port_metrics"
+done
+mkdir -p "$root/bench/.work"
+cp "$tmp/results" "$root/bench/.work/metrics_bench.results"
+"$py" - "$tmp/results" "$n" <<'PY'
+import json, statistics, sys
+rows = [json.loads(l) for l in open(sys.argv[1])]
+def med(label, key):
+    return statistics.median(r[key] for r in rows if r["label"] == label)
+def cpu_gb(label):
+    rs = [r for r in rows if r["label"] == label]
+    return statistics.median(r["cpu_s"] / (r["bytes"] / 1e9) for r in rs)
+p, t = med("plaintext", "mb_s"), med("metrics", "mb_s")
+busy = any(r["busy"] for r in rows)
+print(f"--metrics on the serve path: {int(sys.argv[2]):,} records x 1 KiB, 16 partitions, cache warm, scraped every 1 s; MB = 10^6 bytes")
+def runs(label):
+    return " ".join("%.1f" % r["mb_s"] for r in rows if r["label"] == label)
+print(f"  off        MB/s {p:8.1f}   runs {runs('plaintext')}")
+print(f"  --metrics  MB/s {t:8.1f}   runs {runs('metrics')}")
+print(f"  on / off {t / p:.3f}x   target >= 0.98x {'yes' if t / p >= 0.98 else 'NO'}")
+print(f"  serve CPU s/GB: off {cpu_gb('plaintext'):.2f}, --metrics {cpu_gb('metrics'):.2f}")
+errors = sum(r.get("errors", 0) for r in rows)
+print(f"  consumer errors {errors}; records per read {rows[0]['records']:,}; machine {'busy' if busy else 'quiet'}")
+PY
