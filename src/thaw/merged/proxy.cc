@@ -1,5 +1,7 @@
 #include "thaw/merged/proxy.h"
 
+#include "thaw/kafka/client/sasl_client.h"
+
 #include "thaw/common/log.h"
 #include "thaw/merged/proxy_connection.h"
 
@@ -257,6 +259,20 @@ asio::awaitable<Status> Proxy::LearnBrokers() {
     conn->Close();
   });
   auto it = control_.insert(control_.end(), conn);
+  if (options_.upstream_options.sasl.enabled) {
+    // Thaw's own connection authenticates as Thaw (-X sasl.*), bounded by the same timer.
+    Status auth = co_await kafka::client::Authenticate(*conn, options_.upstream_options.sasl);
+    if (!auth.ok()) {
+      timer.cancel();
+      control_.erase(it);
+      conn->Close();
+      if (*timed_out) {
+        co_return Status::IOError("{}: no answer to SASL within {} ms (request.timeout.ms)", conn->address(),
+                                  options_.upstream_options.request_timeout.count());
+      }
+      co_return auth;
+    }
+  }
   msg::MetadataRequest req;
   req.topics = std::vector<msg::MetadataRequest::MetadataRequestTopic>();  // brokers only
   req.allow_auto_topic_creation = false;

@@ -1,5 +1,6 @@
 #include "thaw/kafka/client/connection.h"
 
+#include "thaw/common/secrets.h"
 #include "thaw/kafka/frame_io.h"
 #include "thaw/kafka/tls_context.h"
 
@@ -49,14 +50,24 @@ Status ApplyProperty(std::string_view name, std::string_view value, std::string_
   } else if (name == "security.protocol") {
     std::string upper(value);
     for (char& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-    if (upper != "PLAINTEXT" && upper != "SSL") {
-      return Status::Invalid(
-          "{}: security.protocol={}: Thaw reaches the upstream over PLAINTEXT or SSL; SASL for Thaw's own "
-          "connection is not built yet (clients' SASL frames pass through on their own connections; "
-          "docs/serve.md)",
-          origin, value);
+    if (upper != "PLAINTEXT" && upper != "SSL" && upper != "SASL_PLAINTEXT" && upper != "SASL_SSL") {
+      return Status::Invalid("{}: security.protocol={}: give PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL", origin,
+                             value);
     }
-    options->tls.enabled = upper == "SSL";
+    options->tls.enabled = upper == "SSL" || upper == "SASL_SSL";
+    options->sasl.enabled = upper.rfind("SASL_", 0) == 0;
+  } else if (name == "sasl.mechanism" || name == "sasl.mechanisms") {
+    if (value != "PLAIN" && value != "SCRAM-SHA-256" && value != "SCRAM-SHA-512") {
+      return Status::Invalid(
+          "{}: {}={}: Thaw's own upstream connection speaks PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512 (clients' "
+          "mechanisms, OAUTHBEARER included, pass through on their own connections)",
+          origin, name, value);
+    }
+    options->sasl.mechanism = std::string(value);
+  } else if (name == "sasl.username") {
+    options->sasl.username = std::string(value);
+  } else if (name == "sasl.password") {
+    ASSIGN_OR_RAISE(options->sasl.password, ResolveSecretReference(name, value, origin));
   } else if (name == "ssl.ca.location") {
     options->tls.ca_file = std::string(value);
   } else if (name == "ssl.certificate.location") {
@@ -72,18 +83,32 @@ Status ApplyProperty(std::string_view name, std::string_view value, std::string_
     return Status::Invalid(
         "{}: '{}' is not an upstream property Thaw's connection honours (it takes "
         "socket.connection.setup.timeout.ms, request.timeout.ms, receive.message.max.bytes, client.id, "
-        "security.protocol (PLAINTEXT, SSL), ssl.ca.location, ssl.certificate.location, ssl.key.location, "
-        "ssl.endpoint.identification.algorithm; docs/serve.md)",
+        "security.protocol, ssl.ca.location, ssl.certificate.location, ssl.key.location, "
+        "ssl.endpoint.identification.algorithm, sasl.mechanism, sasl.username, sasl.password; docs/serve.md)",
         origin, name);
   }
   return Status::OK();
 }
 
 Status PrepareTls(ConnectionOptions* options) {
+  const auto& sasl = options->sasl;
+  if (sasl.enabled && sasl.mechanism == "GSSAPI") {
+    return Status::Invalid(
+        "security.protocol=SASL_*: set -X sasl.mechanism=PLAIN|SCRAM-SHA-256|SCRAM-SHA-512 (Thaw's own connection "
+        "does not speak GSSAPI)");
+  }
+  if (sasl.enabled && (sasl.username.empty() || sasl.password.empty())) {
+    return Status::Invalid("security.protocol=SASL_*: set -X sasl.username and -X sasl.password (e.g. "
+                           "sasl.password=@/etc/thaw/kafka.password) for Thaw's own connection to the upstream");
+  }
+  if (!sasl.enabled && (!sasl.username.empty() || !sasl.password.empty())) {
+    return Status::Invalid("sasl.* upstream properties are set but security.protocol is not SASL_PLAINTEXT or "
+                           "SASL_SSL");
+  }
   auto& t = options->tls;
   if (!t.enabled) {
     if (!t.ca_file.empty() || !t.cert_file.empty() || !t.key_file.empty()) {
-      return Status::Invalid("ssl.* upstream properties are set but security.protocol is not SSL");
+      return Status::Invalid("ssl.* upstream properties are set but security.protocol is not SSL or SASL_SSL");
     }
     return Status::OK();
   }

@@ -45,6 +45,15 @@ struct ConnectionOptions {
     bool verify_hostname = true;
     std::shared_ptr<asio::ssl::context> context;  // made by PrepareTls
   } tls;
+  // security.protocol=SASL_PLAINTEXT or SASL_SSL: Thaw's OWN connections
+  // (the tiered proxy's Metadata to learn the brokers) authenticate with
+  // these (kafka/client/sasl_client.h). A client's connection never does:
+  // the client's SaslHandshake/SaslAuthenticate pass through on it.
+  struct Sasl {
+    bool enabled = false;
+    std::string mechanism = "GSSAPI";  // librdkafka's default: refused until set
+    std::string username, password;    // the password resolved (@FILE, ${env:NAME}), never logged
+  } sasl;
 };
 
 // Makes options->tls.context from the ssl.* properties (after every
@@ -57,7 +66,9 @@ Status PrepareTls(ConnectionOptions* options);
 //   request.timeout.ms                  request_timeout
 //   receive.message.max.bytes           max_frame_bytes (1 MiB..2 GiB-1)
 //   client.id                           client_id
-//   security.protocol                   PLAINTEXT or SSL (SASL_*: not yet)
+//   security.protocol                   PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL
+//   sasl.mechanism(s)                   PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512
+//   sasl.username, sasl.password        (the password may be @FILE or ${env:NAME})
 //   ssl.ca.location, ssl.certificate.location, ssl.key.location,
 //   ssl.endpoint.identification.algorithm (https, or none/empty)
 // Any other name is refused (Thaw's connection is not librdkafka: a

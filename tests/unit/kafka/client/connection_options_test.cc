@@ -27,9 +27,12 @@ TEST(ConnectionOptions, WhatItCannotHonourIsRefusedByName) {
   EXPECT_NE(st.message().find("-F client.properties: 'ssl.truststore.location' is not an upstream property"),
             std::string::npos)
       << st.message();
-  st = ApplyProperty("security.protocol", "SASL_SSL", "-X", &o);
+  st = ApplyProperty("security.protocol", "SASL_GSSAPI", "-X", &o);
   ASSERT_FALSE(st.ok());
-  EXPECT_NE(st.message().find("PLAINTEXT or SSL"), std::string::npos) << st.message();
+  EXPECT_NE(st.message().find("PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL"), std::string::npos) << st.message();
+  st = ApplyProperty("sasl.mechanism", "OAUTHBEARER", "-X", &o);
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512"), std::string::npos) << st.message();
   st = ApplyProperty("request.timeout.ms", "30s", "-X", &o);
   ASSERT_FALSE(st.ok());
   EXPECT_NE(st.message().find("request.timeout.ms=30s: give a whole number 100..3600000"), std::string::npos)
@@ -38,12 +41,39 @@ TEST(ConnectionOptions, WhatItCannotHonourIsRefusedByName) {
   EXPECT_EQ(o.request_timeout.count(), 30000);  // a refused value changes nothing
 }
 
+TEST(ConnectionOptions, SaslPropertiesForThawsOwnConnection) {
+  ConnectionOptions o;
+  ASSERT_TRUE(ApplyProperty("security.protocol", "sasl_ssl", "-X", &o).ok());
+  EXPECT_TRUE(o.tls.enabled);
+  EXPECT_TRUE(o.sasl.enabled);
+  Status st = PrepareTls(&o);
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("set -X sasl.mechanism"), std::string::npos) << st.message();
+  ASSERT_TRUE(ApplyProperty("sasl.mechanisms", "SCRAM-SHA-512", "-X", &o).ok());
+  st = PrepareTls(&o);
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("set -X sasl.username and -X sasl.password"), std::string::npos) << st.message();
+  ::setenv("THAW_TEST_UPSTREAM_PASSWORD", "s3cret", 1);
+  ASSERT_TRUE(ApplyProperty("sasl.username", "thaw", "-X", &o).ok());
+  ASSERT_TRUE(ApplyProperty("sasl.password", "${env:THAW_TEST_UPSTREAM_PASSWORD}", "-X", &o).ok());
+  EXPECT_EQ(o.sasl.password, "s3cret");
+  EXPECT_TRUE(PrepareTls(&o).ok());
+  ConnectionOptions plain_sasl;
+  ASSERT_TRUE(ApplyProperty("security.protocol", "SASL_PLAINTEXT", "-X", &plain_sasl).ok());
+  EXPECT_FALSE(plain_sasl.tls.enabled);
+  ConnectionOptions stray;
+  ASSERT_TRUE(ApplyProperty("sasl.username", "thaw", "-X", &stray).ok());
+  st = PrepareTls(&stray);
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("not SASL_PLAINTEXT or SASL_SSL"), std::string::npos) << st.message();
+}
+
 TEST(ConnectionOptions, SslPropertiesMakeAContextOrSayWhatIsWrong) {
   ConnectionOptions o;
   ASSERT_TRUE(ApplyProperty("ssl.ca.location", "/nonexistent/ca.pem", "-X", &o).ok());
   Status st = PrepareTls(&o);  // ssl.* without security.protocol=SSL
   ASSERT_FALSE(st.ok());
-  EXPECT_NE(st.message().find("security.protocol is not SSL"), std::string::npos) << st.message();
+  EXPECT_NE(st.message().find("security.protocol is not SSL or SASL_SSL"), std::string::npos) << st.message();
   ASSERT_TRUE(ApplyProperty("security.protocol", "ssl", "-X", &o).ok());
   st = PrepareTls(&o);
   ASSERT_FALSE(st.ok());
