@@ -5,6 +5,7 @@
 #include <openssl/hmac.h>
 
 #include <algorithm>
+#include <charconv>
 
 namespace thaw::kafka::scram {
 
@@ -101,5 +102,68 @@ std::string Find(const std::vector<std::pair<char, std::string>>& attrs, char ke
   return {};
 }
 
+
+namespace {
+
+// RFC 5802 saslname: ',' and '=' escaped.
+std::string EscapeName(std::string_view name) {
+  std::string out;
+  for (char c : name) {
+    if (c == ',') {
+      out += "=2C";
+    } else if (c == '=') {
+      out += "=3D";
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string Client::First() {
+  client_first_bare = "n=" + EscapeName(username) + ",r=" + nonce;
+  return "n,," + client_first_bare;
+}
+
+Result<std::string> Client::Final(std::string_view server_first) {
+  const EVP_MD* md = Digest(mechanism);
+  if (!md) return Status::Invalid("SASL mechanism {} is not SCRAM", mechanism);
+  const auto attrs = Attributes(server_first);
+  const std::string r = Find(attrs, 'r');
+  auto salt = Unbase64(Find(attrs, 's'));
+  const std::string i = Find(attrs, 'i');
+  int32_t iterations = 0;
+  auto [end, ec] = std::from_chars(i.data(), i.data() + i.size(), iterations);
+  if (r.size() <= nonce.size() || r.compare(0, nonce.size(), nonce) != 0 || !salt || ec != std::errc() ||
+      end != i.data() + i.size() || iterations < 1 || iterations > 1'000'000) {
+    return Status::Corrupt("the broker's SCRAM server-first message is malformed or does not extend Thaw's nonce");
+  }
+  const std::string salted = SaltedPassword(md, password, *salt, iterations);
+  const std::string client_key = Hmac(md, salted, "Client Key");
+  const std::string stored_key = Hash(md, client_key);
+  const std::string without_proof = "c=biws,r=" + r;  // biws = base64("n,,")
+  const std::string auth_message = client_first_bare + "," + std::string(server_first) + "," + without_proof;
+  const std::string signature = Hmac(md, stored_key, auth_message);
+  std::string proof(client_key.size(), '\0');
+  for (size_t k = 0; k < proof.size(); ++k) proof[k] = static_cast<char>(client_key[k] ^ signature[k]);
+  expected_server_signature = Hmac(md, Hmac(md, salted, "Server Key"), auth_message);
+  return without_proof + ",p=" + Base64(proof);
+}
+
+Status Client::Verify(std::string_view server_final) const {
+  const auto attrs = Attributes(server_final);
+  if (std::string e = Find(attrs, 'e'); !e.empty()) {
+    return Status::PermissionDenied("SCRAM: the broker refused: {}", e);
+  }
+  auto v = Unbase64(Find(attrs, 'v'));
+  if (!v || !Equal(*v, expected_server_signature)) {
+    return Status::PermissionDenied(
+        "SCRAM: the broker's signature does not match: it does not know this user's credentials (not the broker "
+        "you meant?)");
+  }
+  return Status::OK();
+}
 
 }  // namespace thaw::kafka::scram

@@ -12,6 +12,8 @@
 #include <utility>
 #include <vector>
 
+#include "thaw/common/status.h"
+
 namespace thaw::kafka::scram {
 
 // "SCRAM-SHA-256" / "SCRAM-SHA-512"; null for anything else.
@@ -30,5 +32,18 @@ std::optional<std::string> SaslName(std::string_view s);
 std::vector<std::pair<char, std::string>> Attributes(std::string_view msg);
 // The value of attribute `key` ("" when absent).
 std::string Find(const std::vector<std::pair<char, std::string>>& attrs, char key);
+
+
+// A SCRAM client's side of the exchange (kafka/client/sasl_client.h sends it): client-first (with
+// `nonce`), then, given the server-first, client-final and the server
+// signature the server-final must carry.
+struct Client {
+  std::string mechanism, username, password, nonce;
+  std::string client_first_bare;
+  std::string expected_server_signature;  // after Final()
+  std::string First();
+  Result<std::string> Final(std::string_view server_first);
+  Status Verify(std::string_view server_final) const;
+};
 
 }  // namespace thaw::kafka::scram

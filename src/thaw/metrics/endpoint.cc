@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "thaw/common/log.h"
+#include "thaw/metrics/http_request.h"
 #include "thaw/metrics/status_page.h"
 
 namespace thaw::metrics {
@@ -104,6 +105,14 @@ struct Endpoint::Impl {
   }
 
   asio::awaitable<void> Serve(asio::ip::tcp::socket socket) {
+    // A client has 10 s to send its request and read the answer.
+    asio::steady_timer deadline(io);
+    deadline.expires_after(std::chrono::seconds(10));
+    deadline.async_wait([&socket](const asio::error_code& e) {
+      if (e) return;
+      asio::error_code ignored;
+      socket.close(ignored);
+    });
     std::string buffer;
     asio::error_code ec;
     size_t n = co_await asio::async_read_until(socket, asio::dynamic_buffer(buffer, kMaxRequestBytes), "\r\n\r\n",
@@ -115,20 +124,18 @@ struct Endpoint::Impl {
     } else if (ec) {
       co_return;
     } else {
-      std::string_view head(buffer.data(), n);
-      std::string_view line = head.substr(0, head.find("\r\n"));
-      auto sp1 = line.find(' ');
-      auto sp2 = sp1 == std::string_view::npos ? sp1 : line.find(' ', sp1 + 1);
-      if (sp2 == std::string_view::npos) {
-        answer = {400, "text/plain; charset=utf-8", "expected: METHOD TARGET HTTP/1.1\n"};
+      auto line = ParseRequestLine(std::string_view(buffer.data(), n));
+      if (!line) {
+        answer = {400, "text/plain; charset=utf-8", "expected: METHOD /TARGET HTTP/1.1\n"};
       } else {
-        method = std::string(line.substr(0, sp1));
-        answer = Answer(*metrics, history, method, std::string(line.substr(sp1 + 1, sp2 - sp1 - 1)));
+        method = line->method;
+        answer = Answer(*metrics, history, method, line->target);
       }
     }
     std::string out = Response(answer, method == "HEAD");
     co_await asio::async_write(socket, asio::buffer(out), asio::redirect_error(asio::use_awaitable, ec));
     socket.shutdown(asio::ip::tcp::socket::shutdown_send, ec);
+    deadline.cancel();
   }
 
   asio::awaitable<void> Sample() {

@@ -18,16 +18,4 @@ namespace thaw::kafka::client {
 // broker said (never the password). On error the connection is unusable.
 asio::awaitable<Status> Authenticate(Connection& conn, const ConnectionOptions::Sasl& sasl);
 
-// The SCRAM client's messages, apart for the unit test: client-first (with
-// `nonce`), then, given the server-first, client-final and the server
-// signature the server-final must carry.
-struct ScramClient {
-  std::string mechanism, username, password, nonce;
-  std::string client_first_bare;
-  std::string expected_server_signature;  // after Final()
-  std::string First();
-  Result<std::string> Final(std::string_view server_first);
-  Status Verify(std::string_view server_final) const;
-};
-
 }  // namespace thaw::kafka::client

@@ -1,4 +1,4 @@
-#include "thaw/kafka/client/sasl_client.h"
+#include "thaw/kafka/scram.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -7,12 +7,12 @@
 
 #include "thaw/kafka/server/sasl.h"
 
-namespace thaw::kafka::client {
+namespace thaw::kafka {
 namespace {
 
 // RFC 7677 section 3: the SCRAM-SHA-256 exchange of user "user", password "pencil".
 TEST(ScramClient, Rfc7677TestVector) {
-  ScramClient c{"SCRAM-SHA-256", "user", "pencil", "rOprNGfwEbeRWgbNEkqO", {}, {}};
+  scram::Client c{"SCRAM-SHA-256", "user", "pencil", "rOprNGfwEbeRWgbNEkqO", {}, {}};
   EXPECT_EQ(c.First(), "n,,n=user,r=rOprNGfwEbeRWgbNEkqO");
   auto final_message =
       c.Final("r=rOprNGfwEbeRWgbNEkqO%hvYDpWUa2RaTCAfuxFIlj)hNlF$k0,s=W22ZaJ0SNY7soEsUEjb6gQ==,i=4096");
@@ -27,7 +27,7 @@ TEST(ScramClient, Rfc7677TestVector) {
 }
 
 TEST(ScramClient, RefusesAServerFirstThatDoesNotExtendItsNonce) {
-  ScramClient c{"SCRAM-SHA-512", "user", "pencil", "abc", {}, {}};
+  scram::Client c{"SCRAM-SHA-512", "user", "pencil", "abc", {}, {}};
   c.First();
   EXPECT_FALSE(c.Final("r=xyz123,s=W22ZaJ0SNY7soEsUEjb6gQ==,i=4096").ok());
   EXPECT_FALSE(c.Final("r=abc123,s=***,i=4096").ok());
@@ -47,7 +47,7 @@ TEST(ScramClient, AgainstTheServerSession) {
     for (const bool right : {true, false}) {
       server::SaslSession session(*users);
       ASSERT_TRUE(session.Start(mechanism));
-      ScramClient c{mechanism, "thaw-upstream", right ? "hunter2" : "hunter3", "clientnonce", {}, {}};
+      scram::Client c{mechanism, "thaw-upstream", right ? "hunter2" : "hunter3", "clientnonce", {}, {}};
       bool done = false;
       auto server_first = session.Step(c.First(), &done);
       ASSERT_TRUE(server_first.ok()) << server_first.status().message();
@@ -67,4 +67,4 @@ TEST(ScramClient, AgainstTheServerSession) {
 }
 
 }  // namespace
-}  // namespace thaw::kafka::client
+}  // namespace thaw::kafka
