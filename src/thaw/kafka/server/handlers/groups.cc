@@ -225,7 +225,10 @@ asio::awaitable<msg::OffsetFetchResponse> HandleOffsetFetch(RequestContext& ctx,
       co_return r;
     }
     if (!topics) {
-      r = co_await ctx.broker.groups->OffsetFetch(OffsetFetchRequest{group, std::nullopt});
+      // Named, not a temporary inside co_await (GCC 12 destroys such
+      // temporaries twice).
+      OffsetFetchRequest every{group, std::nullopt};
+      r = co_await ctx.broker.groups->OffsetFetch(std::move(every));
       std::erase_if(r.topics, [&](const OffsetFetchTopicResult& t) { return !describable(t.name); });
       co_return r;
     }
@@ -239,7 +242,8 @@ asio::awaitable<msg::OffsetFetchResponse> HandleOffsetFetch(RequestContext& ctx,
     }
     OffsetFetchResult answered;
     if (!allowed.empty() || topics->empty()) {
-      answered = co_await ctx.broker.groups->OffsetFetch(OffsetFetchRequest{group, std::move(allowed)});
+      OffsetFetchRequest some{group, std::move(allowed)};
+      answered = co_await ctx.broker.groups->OffsetFetch(std::move(some));
     }
     r.error = answered.error;
     size_t next = 0;
