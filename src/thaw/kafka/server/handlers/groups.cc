@@ -204,7 +204,7 @@ asio::awaitable<msg::OffsetCommitResponse> HandleOffsetCommit(RequestContext& ct
 asio::awaitable<msg::OffsetFetchResponse> HandleOffsetFetch(RequestContext& ctx, const msg::OffsetFetchRequest& req) {
   msg::OffsetFetchResponse resp;
   // DESCRIBE on the group, or GROUP_AUTHORIZATION_FAILED (on each requested
-  // partition too, for v0-1 which have no top-level error); the topics the
+  // partition instead, for v1 which has no top-level error); the topics the
   // principal may not DESCRIBE get TOPIC_AUTHORIZATION_FAILED on each
   // partition, or are left out of "every topic", as Kafka does.
   auto fetch_group = [&](const std::string& group,
@@ -215,7 +215,7 @@ asio::awaitable<msg::OffsetFetchResponse> HandleOffsetFetch(RequestContext& ctx,
     OffsetFetchResult r;
     if (!GroupAllowed(ctx, AclOperation::kDescribe, group)) {
       r.error = ErrorCode::kGroupAuthorizationFailed;
-      if (topics) {
+      if (topics && ctx.api_version < 2) {
         for (const auto& t : *topics) {
           OffsetFetchTopicResult& rt = r.topics.emplace_back();
           rt.name = t.name;
@@ -248,15 +248,16 @@ asio::awaitable<msg::OffsetFetchResponse> HandleOffsetFetch(RequestContext& ctx,
     r.error = answered.error;
     size_t next = 0;
     for (size_t i = 0; i < topics->size(); ++i) {
-      if (is_allowed[i] && next < answered.topics.size()) {
-        r.topics.push_back(std::move(answered.topics[next++]));
+      if (is_allowed[i]) {
+        // Not answered when the coordinator has stopped (its top-level error).
+        if (next < answered.topics.size()) r.topics.push_back(std::move(answered.topics[next++]));
         continue;
       }
-      // Denied, or not answered (the coordinator stopped: its error).
-      const ErrorCode error = is_allowed[i] ? answered.error : ErrorCode::kTopicAuthorizationFailed;
       OffsetFetchTopicResult& rt = r.topics.emplace_back();
       rt.name = (*topics)[i].name;
-      for (int32_t p : (*topics)[i].partitions) rt.partitions.push_back({p, -1, -1, "", error});
+      for (int32_t p : (*topics)[i].partitions) {
+        rt.partitions.push_back({p, -1, -1, "", ErrorCode::kTopicAuthorizationFailed});
+      }
     }
     co_return r;
   };
