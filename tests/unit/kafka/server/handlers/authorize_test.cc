@@ -2,13 +2,17 @@
 // topics: Metadata leaves out what the principal may not DESCRIBE and
 // answers TOPIC_AUTHORIZATION_FAILED for it named, served or not; Fetch
 // needs READ, ListOffsets and OffsetForLeaderEpoch DESCRIBE; FindCoordinator
-// DESCRIBE on the group; without ACLs everything is allowed.
+// DESCRIBE on the group; the group APIs READ / DESCRIBE / DELETE on the group
+// and OffsetCommit / OffsetFetch the topics too (against a real in-memory
+// group coordinator); without ACLs everything is allowed.
 #include "thaw/kafka/server/handlers/authorize.h"
 
 #include <gtest/gtest.h>
 
-#include <map>
+#include <algorithm>
+#include <thread>
 
+#include "thaw/kafka/server/group_coordinator.h"
 #include "thaw/kafka/server/handlers/handlers.h"
 
 namespace thaw::kafka::server {
@@ -69,7 +73,10 @@ class FakeLogs : public TopicLogs {
 };
 
 constexpr int16_t kMetadataKey = 3, kFetchKey = 1, kListOffsetsKey = 2, kFindCoordinatorKey = 10;
+constexpr int16_t kOffsetCommitKey = 8, kOffsetFetchKey = 9, kJoinGroupKey = 11, kDescribeGroupsKey = 15,
+                  kListGroupsKey = 16, kDeleteGroupsKey = 42;
 constexpr int16_t kTopicDenied = static_cast<int16_t>(ErrorCode::kTopicAuthorizationFailed);
+constexpr int16_t kGroupDenied = static_cast<int16_t>(ErrorCode::kGroupAuthorizationFailed);
 
 class HandlerAcls : public ::testing::Test {
  protected:
@@ -84,7 +91,42 @@ class HandlerAcls : public ::testing::Test {
     EXPECT_TRUE(acl.ok()) << acl.status().message();
     acl_ = *acl;
   }
-  ~HandlerAcls() override { pool_.join(); }
+  ~HandlerAcls() override {
+    if (coordinator_) {
+      asio::io_context io;
+      asio::co_spawn(io, coordinator_->Stop(), asio::detached);
+      io.run();
+      coordinator_.reset();
+    }
+    coordinator_guard_.reset();
+    coordinator_thread_.join();
+    pool_.join();
+  }
+
+  void StartCoordinator() {
+    auto c = GroupCoordinator::Make(coordinator_io_.get_executor(), GroupCoordinatorOptions{});
+    ASSERT_TRUE(c.ok()) << c.status().message();
+    coordinator_ = std::move(*c);
+    broker_.groups = coordinator_.get();
+  }
+
+  void UseAcls(std::string_view text) {
+    auto acl = Authorizer::Parse(text, "test");
+    ASSERT_TRUE(acl.ok()) << acl.status().message();
+    acl_ = *acl;
+  }
+
+  msg::OffsetCommitResponse Commit(const std::string& group, const std::vector<std::pair<std::string, int64_t>>& at,
+                                   bool with_acl = true) {
+    msg::OffsetCommitRequest req;
+    req.group_id = group;
+    for (const auto& [topic, offset] : at) {
+      auto& t = req.topics.emplace_back();
+      t.name = topic;
+      t.partitions.emplace_back().committed_offset = offset;
+    }
+    return Call(HandleOffsetCommit, kOffsetCommitKey, 8, req, with_acl);
+  }
 
   template <typename Resp, typename Req>
   Resp Call(asio::awaitable<Resp> (*handler)(RequestContext&, const Req&), int16_t key, int16_t version, const Req& req,
@@ -108,6 +150,10 @@ class HandlerAcls : public ::testing::Test {
 
   FakeLogs logs_;
   asio::thread_pool pool_;
+  asio::io_context coordinator_io_;
+  asio::executor_work_guard<asio::io_context::executor_type> coordinator_guard_{coordinator_io_.get_executor()};
+  std::thread coordinator_thread_{[this] { coordinator_io_.run(); }};
+  std::unique_ptr<GroupCoordinator> coordinator_;
   Broker broker_;
   std::shared_ptr<const Authorizer> acl_;
 };
@@ -216,6 +262,110 @@ TEST_F(HandlerAcls, FindCoordinatorNeedsDescribeOnTheGroup) {
   auto r0 = Call(HandleFindCoordinator, kFindCoordinatorKey, 3, old);
   EXPECT_EQ(r0.error_code, static_cast<int16_t>(ErrorCode::kGroupAuthorizationFailed));
   EXPECT_EQ(Call(HandleFindCoordinator, kFindCoordinatorKey, 3, old, false).error_code, 0);
+}
+
+TEST_F(HandlerAcls, GroupsNeedReadOrDescribeOnTheGroupAndTopics) {
+  StartCoordinator();
+  UseAcls(
+      "allow User:ANONYMOUS READ topic A\n"
+      "allow User:ANONYMOUS DESCRIBE topic B\n"
+      "allow User:ANONYMOUS READ group g\n");
+  // Offsets committed without ACLs: g on A and B, h on A.
+  for (const auto& t : Commit("g", {{"A", 5}, {"B", 7}}, false).topics) EXPECT_EQ(t.partitions[0].error_code, 0);
+  EXPECT_EQ(Commit("h", {{"A", 3}}, false).topics[0].partitions[0].error_code, 0);
+
+  // OffsetCommit: READ on the group, then on each topic (B is DESCRIBE only;
+  // an unknown topic is denied before it is found unknown).
+  auto c = Commit("g", {{"A", 6}, {"B", 8}, {"nope", 1}});
+  ASSERT_EQ(c.topics.size(), 3u);
+  EXPECT_EQ(c.topics[0].partitions[0].error_code, 0);
+  EXPECT_EQ(c.topics[1].partitions[0].error_code, kTopicDenied);
+  EXPECT_EQ(c.topics[2].partitions[0].error_code, kTopicDenied);
+  c = Commit("h", {{"A", 4}});
+  EXPECT_EQ(c.topics[0].partitions[0].error_code, kGroupDenied);
+
+  // OffsetFetch v8: every topic leaves out what may not be described; named,
+  // it is TOPIC_AUTHORIZATION_FAILED; a group not allowed has only the error.
+  UseAcls(
+      "allow User:ANONYMOUS READ topic A\n"
+      "allow User:ANONYMOUS READ group g\n");
+  msg::OffsetFetchRequest f;
+  f.groups.emplace_back().group_id = "g";
+  f.groups.back().topics = std::nullopt;
+  f.groups.emplace_back().group_id = "h";
+  f.groups.back().topics = std::nullopt;
+  auto r = Call(HandleOffsetFetch, kOffsetFetchKey, 8, f);
+  ASSERT_EQ(r.groups.size(), 2u);
+  EXPECT_EQ(r.groups[0].error_code, 0);
+  ASSERT_EQ(r.groups[0].topics.size(), 1u);
+  EXPECT_EQ(r.groups[0].topics[0].name, "A");
+  EXPECT_EQ(r.groups[0].topics[0].partitions[0].committed_offset, 6);
+  EXPECT_EQ(r.groups[1].error_code, kGroupDenied);
+  EXPECT_TRUE(r.groups[1].topics.empty());
+  // Without ACLs both topics are there (B's offset is still 7: the denied commit did nothing).
+  auto open = Call(HandleOffsetFetch, kOffsetFetchKey, 8, f, false);
+  ASSERT_EQ(open.groups[0].topics.size(), 2u);
+  EXPECT_EQ(open.groups[0].topics[1].partitions[0].committed_offset, 7);
+
+  msg::OffsetFetchRequest named;
+  named.groups.emplace_back().group_id = "g";
+  for (const char* n : {"B", "A"}) {
+    auto& t = named.groups.back().topics->emplace_back();
+    t.name = n;
+    t.partition_indexes = {0};
+  }
+  r = Call(HandleOffsetFetch, kOffsetFetchKey, 8, named);
+  ASSERT_EQ(r.groups[0].topics.size(), 2u);
+  EXPECT_EQ(r.groups[0].topics[0].name, "B");  // in request order
+  EXPECT_EQ(r.groups[0].topics[0].partitions[0].error_code, kTopicDenied);
+  EXPECT_EQ(r.groups[0].topics[0].partitions[0].committed_offset, -1);
+  EXPECT_EQ(r.groups[0].topics[1].partitions[0].error_code, 0);
+  EXPECT_EQ(r.groups[0].topics[1].partitions[0].committed_offset, 6);
+  // v1 has no top-level error: a denied group's error is on each partition.
+  msg::OffsetFetchRequest v1;
+  v1.group_id = "h";
+  auto& t1 = v1.topics->emplace_back();
+  t1.name = "A";
+  t1.partition_indexes = {0};
+  auto r1 = Call(HandleOffsetFetch, kOffsetFetchKey, 1, v1);
+  ASSERT_EQ(r1.topics.size(), 1u);
+  EXPECT_EQ(r1.topics[0].partitions[0].error_code, kGroupDenied);
+
+  // DescribeGroups in request order; ListGroups only what may be described
+  // (everything with DESCRIBE on the cluster); DeleteGroups needs DELETE.
+  msg::DescribeGroupsRequest d;
+  d.groups = {"h", "g"};
+  auto dr = Call(HandleDescribeGroups, kDescribeGroupsKey, 5, d);
+  ASSERT_EQ(dr.groups.size(), 2u);
+  EXPECT_EQ(dr.groups[0].group_id, "h");
+  EXPECT_EQ(dr.groups[0].error_code, kGroupDenied);
+  EXPECT_EQ(dr.groups[1].group_id, "g");
+  EXPECT_EQ(dr.groups[1].error_code, 0);
+  auto names = [&](bool with_acl) {
+    std::vector<std::string> out;
+    for (const auto& g : Call(HandleListGroups, kListGroupsKey, 4, msg::ListGroupsRequest{}, with_acl).groups) {
+      out.push_back(g.group_id);
+    }
+    std::sort(out.begin(), out.end());
+    return out;
+  };
+  EXPECT_EQ(names(true), (std::vector<std::string>{"g"}));
+  EXPECT_EQ(names(false), (std::vector<std::string>{"g", "h"}));
+  msg::DeleteGroupsRequest del;
+  del.groups_names = {"g"};
+  EXPECT_EQ(Call(HandleDeleteGroups, kDeleteGroupsKey, 2, del).results[0].error_code, kGroupDenied);
+  UseAcls("allow User:ANONYMOUS DESCRIBE cluster\nallow User:ANONYMOUS DELETE group g\n");
+  EXPECT_EQ(names(true), (std::vector<std::string>{"g", "h"}));
+  EXPECT_EQ(Call(HandleDeleteGroups, kDeleteGroupsKey, 2, del).results[0].error_code, 0);
+
+  // JoinGroup: READ on the group (DELETE is not READ).
+  msg::JoinGroupRequest j;
+  j.group_id = "g";
+  j.session_timeout_ms = 10000;
+  j.protocol_type = "consumer";
+  auto jr = Call(HandleJoinGroup, kJoinGroupKey, 7, j);
+  EXPECT_EQ(jr.error_code, kGroupDenied);
+  EXPECT_EQ(jr.generation_id, -1);
 }
 
 }  // namespace
