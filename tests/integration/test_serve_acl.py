@@ -17,7 +17,7 @@ import fixtures
 import pytest
 from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
 from confluent_kafka.admin import AdminClient
-from serve_harness import Topic, thaw_serve  # noqa: F401  (fixture)
+from serve_harness import CONSOLE_CONSUMER, Topic, java_tool, thaw_serve  # noqa: F401  (fixture)
 
 COUNT = 20
 ACLS = """\
@@ -135,6 +135,19 @@ def test_acls_on_a_sasl_listener(thaw_serve, thaw_bin, tmp_path, tables):
             assert e.value.args[0].code() == KafkaError.GROUP_AUTHORIZATION_FAILED, e.value
         finally:
             c.close()
+
+        # The Java client as bob: the same refusal, in Java's words.
+        cfg = tmp_path / "bob.properties"
+        cfg.write_text("security.protocol=SASL_PLAINTEXT\nsasl.mechanism=SCRAM-SHA-512\n"
+                       "sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required "
+                       'username="bob" password="bob-secret";\n')
+        p = subprocess.run(java_tool(CONSOLE_CONSUMER, "--bootstrap-server", bootstrap, "--topic", "orders",
+                                     "--group", "bob-java", "--from-beginning", "--max-messages", "1",
+                                     "--timeout-ms", "30000", "--consumer.config", str(cfg)),
+                           capture_output=True, text=True, timeout=180)
+        out = p.stdout + p.stderr  # the tool logs to stdout and exits 0 having processed nothing
+        assert "Processed a total of 0 messages" in out and "value " not in out, out[-3000:]
+        assert "TopicAuthorizationException: Not authorized to access topics: [orders]" in out, out[-3000:]
 
         # A group alice may not use.
         c = consumer(alice, "not-hers")
