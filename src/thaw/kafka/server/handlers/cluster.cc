@@ -50,8 +50,9 @@ asio::awaitable<msg::FindCoordinatorResponse> HandleFindCoordinator(RequestConte
   // Each key's error and message: a group the principal may DESCRIBE is
   // coordinated here; a transactional id never is.
   auto answer = [&](const std::string& key) -> std::pair<ErrorCode, const char*> {
-    if (!group)
+    if (!group) {
       return {ErrorCode::kCoordinatorNotAvailable, "Thaw has no transaction coordinator: it serves topics read-only"};
+    }
     if (!Authorized(ctx, AclOperation::kDescribe, AclResourceType::kGroup, key)) {
       return {ErrorCode::kGroupAuthorizationFailed, "not authorized: DESCRIBE on the group (--acl-file)"};
     }
