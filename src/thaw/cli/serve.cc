@@ -16,6 +16,7 @@
 #include "thaw/common/log.h"
 #include "thaw/common/units.h"
 #include "thaw/kafka/client/connection.h"
+#include "thaw/kafka/server/acl.h"
 #include "thaw/kafka/server/sasl.h"
 #include "thaw/cli/ops_args.h"
 #include "thaw/merged/broker_map.h"
@@ -41,6 +42,7 @@ struct ServeArgs {
   std::string tls_cert, tls_key, tls_client_ca;
   std::string sasl_users;  // --sasl-users FILE
   std::string add_user;    // --add-user NAME: write NAME's credentials, serve nothing
+  std::string acl_file;    // --acl-file FILE
   std::vector<std::string> properties;  // -X: upstream client properties
   std::string properties_file;          // -F
   std::string state;  // empty: DefaultStateDir()
@@ -195,6 +197,12 @@ Status RunServeCommand(const ServeArgs& a) {
   if (!a.sasl_users.empty()) {
     ASSIGN_OR_RAISE(config.server.sasl_users, kafka::server::SaslUsers::Load(a.sasl_users));
   }
+  if (!a.acl_file.empty()) {
+    ASSIGN_OR_RAISE(config.server.acl, kafka::server::Authorizer::Load(a.acl_file));
+    log::Info("--acl-file {}: {} ACLs; a request none allows is denied{}", a.acl_file,
+              config.server.acl->entries().size(),
+              config.server.sasl_users ? "" : " (no --sasl-users: every client is User:ANONYMOUS)");
+  }
   if (!a.tls_cert.empty() || !a.tls_key.empty() || !a.tls_client_ca.empty()) {
     ASSIGN_OR_RAISE(config.server.tls, kafka::TlsServerContext::Make({a.tls_cert, a.tls_key, a.tls_client_ca}));
   }
@@ -235,6 +243,11 @@ Status RunServeCommand(const ServeArgs& a) {
     return Status::Invalid(
         "--sasl-users is for a standalone serve: in front of a cluster the upstream authenticates each client (its "
         "SASL frames pass through on its own connection)");
+  }
+  if (config.server.acl && !config.upstream.empty()) {
+    return Status::Invalid(
+        "--acl-file is for a standalone serve: in front of a cluster the upstream's ACLs decide every read, cold "
+        "ones included");
   }
   if (!a.upstream.empty() && config.upstream.empty()) {
     return Status::Invalid("--upstream: give HOST:PORT[,HOST:PORT...] of the upstream cluster's bootstrap servers");
@@ -332,6 +345,11 @@ void RegisterServe(CLI::App* app, int* exit_code) {
   cmd->add_option("--add-user", args->add_user,
                   "Add (or replace) user NAME in --sasl-users FILE, the password read from stdin, and exit")
       ->type_name("NAME");
+  cmd->add_option("--acl-file", args->acl_file,
+                  "ACLs in Kafka's terms, one a line: allow|deny User:NAME|User:* OPERATION topic|group NAME|"
+                  "prefixed:PREFIX|* (READ, DESCRIBE, ALL, ...); a request no ACL allows is denied; the principal "
+                  "is the SASL user, User:ANONYMOUS without --sasl-users (docs/serve.md, \"ACLs\")")
+      ->type_name("FILE");
   cmd->add_option("--cold-suffix", args->cold_suffix,
                   "With --upstream: also serve each tiered topic's history alone (the table, Iceberg only) as topic "
                   "NAME+SUFFIX, e.g. .cold (per topic: :cold_suffix=S; an empty S turns it off)")

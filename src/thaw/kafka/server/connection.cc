@@ -139,6 +139,7 @@ asio::awaitable<void> ServeConnection(Broker& broker, std::shared_ptr<Connection
     if (header.client_id) client_id = *header.client_id;
     RequestContext ctx{broker, api_key, api_version, correlation_id, client_id, conn->peer};
     ctx.sasl = conn->sasl.get();
+    ctx.acl = options.acl.get();
     WireWriter body;
     Status st = co_await handler->handle(ctx, in, body);
     if (!st.ok()) {

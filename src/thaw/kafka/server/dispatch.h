@@ -34,6 +34,9 @@ struct RequestContext {
   // sets close_after_response when authentication failed.
   class SaslSession* sasl = nullptr;
   bool close_after_response = false;
+  // The listener's ACLs (--acl-file; null: every request is allowed). The
+  // handlers ask through Authorized() (handlers/authorize.h).
+  const class Authorizer* acl = nullptr;
 };
 
 // Decodes the request body from `in`, appends the response body to `out`. A

@@ -16,6 +16,7 @@
 #include <string>
 
 #include "thaw/common/status.h"
+#include "thaw/kafka/server/acl.h"
 #include "thaw/kafka/server/sasl.h"
 #include "thaw/kafka/tls_context.h"
 #include "thaw/kafka/server/broker.h"
@@ -33,6 +34,9 @@ struct ServerOptions {
   // SASL (--sasl-users): clients must authenticate (PLAIN, SCRAM) before
   // anything but ApiVersions; null: no SASL.
   std::shared_ptr<const SaslUsers> sasl_users;
+  // ACLs (--acl-file): what each principal may read and describe; null:
+  // everything is allowed.
+  std::shared_ptr<const Authorizer> acl;
 };
 
 struct ConnectionState;

@@ -12,9 +12,13 @@
 //   - Session ids: the response's is always 0 (no KIP-227 session), which
 //     keeps Java on full fetches; a request for an existing session gets
 //     FETCH_SESSION_ID_NOT_FOUND.
+//   - With ACLs, a topic the principal may not READ gets
+//     TOPIC_AUTHORIZATION_FAILED on each of its partitions, served or not (an
+//     unknown topic id stays UNKNOWN_TOPIC_ID: it names nothing to check).
 #include <algorithm>
 #include <chrono>
 
+#include "thaw/kafka/server/handlers/authorize.h"
 #include "thaw/kafka/server/handlers/handlers.h"
 #include "thaw/kafka/server/topic_log.h"
 #include "thaw/metrics/metrics.h"
@@ -126,6 +130,16 @@ asio::awaitable<msg::FetchResponse> HandleFetch(RequestContext& ctx, const msg::
     rt.topic = topic.topic;
     rt.topic_id = topic.topic_id;
     auto served = by_id ? logs.FindById(topic.topic_id) : logs.Find(topic.topic);
+    ErrorCode error = ErrorCode::kNone;
+    if (!by_id || served) {
+      if (!Authorized(ctx, AclOperation::kRead, AclResourceType::kTopic, by_id ? served->name() : topic.topic)) {
+        error = ErrorCode::kTopicAuthorizationFailed;
+        served = nullptr;
+      }
+    }
+    if (error == ErrorCode::kNone && !served) {
+      error = by_id ? ErrorCode::kUnknownTopicId : ErrorCode::kUnknownTopicOrPartition;
+    }
     rt.partitions.reserve(topic.partitions.size());
     for (const auto& p : topic.partitions) {
       auto& out = rt.partitions.emplace_back();
@@ -134,9 +148,7 @@ asio::awaitable<msg::FetchResponse> HandleFetch(RequestContext& ctx, const msg::
       out.last_stable_offset = -1;
       out.log_start_offset = -1;
       out.preferred_read_replica = -1;
-      if (!served) {
-        out.error_code = static_cast<int16_t>(by_id ? ErrorCode::kUnknownTopicId : ErrorCode::kUnknownTopicOrPartition);
-      }
+      out.error_code = static_cast<int16_t>(error);
       slots.push_back({served, &p, &out});
     }
   }

@@ -2,7 +2,14 @@
 // OffsetFetch, DescribeGroups, ListGroups, DeleteGroups. Each handler
 // translates the wire message (generated codec) to the group coordinator's
 // plain request and back; the semantics live in group_coordinator.cc.
+//
+// With ACLs, as Kafka asks: READ on the group to join, sync, heartbeat,
+// leave and commit (and READ on each topic committed); DESCRIBE on the group
+// to fetch its offsets (and DESCRIBE on each topic fetched) and to describe
+// it; DELETE to delete it. ListGroups lists the groups the principal may
+// DESCRIBE (all of them with DESCRIBE on the cluster).
 #include "thaw/kafka/server/group_coordinator.h"
+#include "thaw/kafka/server/handlers/authorize.h"
 #include "thaw/kafka/server/handlers/handlers.h"
 #include "thaw/kafka/server/topic_log.h"
 
@@ -12,9 +19,21 @@ namespace {
 
 int16_t Code(GroupError e) { return static_cast<int16_t>(e); }
 
+bool GroupAllowed(const RequestContext& ctx, AclOperation op, const std::string& group) {
+  return Authorized(ctx, op, AclResourceType::kGroup, group);
+}
+
+constexpr int16_t kGroupDenied = static_cast<int16_t>(ErrorCode::kGroupAuthorizationFailed);
+
 }  // namespace
 
 asio::awaitable<msg::JoinGroupResponse> HandleJoinGroup(RequestContext& ctx, const msg::JoinGroupRequest& req) {
+  if (!GroupAllowed(ctx, AclOperation::kRead, req.group_id)) {
+    msg::JoinGroupResponse resp;
+    resp.error_code = kGroupDenied;
+    if (ctx.api_version >= 7) resp.protocol_name = std::nullopt;
+    co_return resp;
+  }
   JoinGroupRequest j;
   j.api_version = ctx.api_version;
   j.group_id = req.group_id;
@@ -51,6 +70,11 @@ asio::awaitable<msg::JoinGroupResponse> HandleJoinGroup(RequestContext& ctx, con
 }
 
 asio::awaitable<msg::SyncGroupResponse> HandleSyncGroup(RequestContext& ctx, const msg::SyncGroupRequest& req) {
+  if (!GroupAllowed(ctx, AclOperation::kRead, req.group_id)) {
+    msg::SyncGroupResponse resp;
+    resp.error_code = kGroupDenied;
+    co_return resp;
+  }
   SyncGroupRequest s;
   s.api_version = ctx.api_version;
   s.group_id = req.group_id;
@@ -70,13 +94,22 @@ asio::awaitable<msg::SyncGroupResponse> HandleSyncGroup(RequestContext& ctx, con
 }
 
 asio::awaitable<msg::HeartbeatResponse> HandleHeartbeat(RequestContext& ctx, const msg::HeartbeatRequest& req) {
-  HeartbeatRequest h{req.group_id, req.generation_id, req.member_id, req.group_instance_id};
   msg::HeartbeatResponse resp;
+  if (!GroupAllowed(ctx, AclOperation::kRead, req.group_id)) {
+    resp.error_code = kGroupDenied;
+    co_return resp;
+  }
+  HeartbeatRequest h{req.group_id, req.generation_id, req.member_id, req.group_instance_id};
   resp.error_code = Code(co_await ctx.broker.groups->Heartbeat(std::move(h)));
   co_return resp;
 }
 
 asio::awaitable<msg::LeaveGroupResponse> HandleLeaveGroup(RequestContext& ctx, const msg::LeaveGroupRequest& req) {
+  if (!GroupAllowed(ctx, AclOperation::kRead, req.group_id)) {
+    msg::LeaveGroupResponse resp;
+    resp.error_code = kGroupDenied;
+    co_return resp;
+  }
   LeaveGroupRequest l;
   l.group_id = req.group_id;
   if (ctx.api_version < 3) {
@@ -103,25 +136,35 @@ asio::awaitable<msg::LeaveGroupResponse> HandleLeaveGroup(RequestContext& ctx, c
 
 asio::awaitable<msg::OffsetCommitResponse> HandleOffsetCommit(RequestContext& ctx,
                                                               const msg::OffsetCommitRequest& req) {
-  // Topics Thaw does not serve get UNKNOWN_TOPIC_OR_PARTITION here, as a
-  // Kafka broker answers a commit for a topic it does not have; the others
-  // go to the coordinator.
+  // Topics the principal may not READ get TOPIC_AUTHORIZATION_FAILED, topics
+  // Thaw does not serve UNKNOWN_TOPIC_OR_PARTITION here, as a Kafka broker
+  // answers a commit for a topic it does not have; the others go to the
+  // coordinator.
+  const bool group_allowed = GroupAllowed(ctx, AclOperation::kRead, req.group_id);
   OffsetCommitRequest c;
   c.group_id = req.group_id;
   c.generation_id = req.generation_id_or_member_epoch;
   c.member_id = req.member_id;
   c.group_instance_id = req.group_instance_id;
-  std::vector<bool> known;
+  std::vector<ErrorCode> refused;  // per request topic: kNone goes to the coordinator
   for (const auto& t : req.topics) {
-    auto served = ctx.broker.topics->Find(t.name);
-    bool ok = served != nullptr;
-    if (ok) {
+    ErrorCode error = ErrorCode::kNone;
+    std::shared_ptr<TopicLog> served;
+    if (!group_allowed) {
+      error = ErrorCode::kGroupAuthorizationFailed;
+    } else if (!Authorized(ctx, AclOperation::kRead, AclResourceType::kTopic, t.name)) {
+      error = ErrorCode::kTopicAuthorizationFailed;
+    } else if (!(served = ctx.broker.topics->Find(t.name))) {
+      error = ErrorCode::kUnknownTopicOrPartition;
+    } else {
       for (const auto& p : t.partitions) {
-        if (p.partition_index < 0 || p.partition_index >= served->partition_count()) ok = false;
+        if (p.partition_index < 0 || p.partition_index >= served->partition_count()) {
+          error = ErrorCode::kUnknownTopicOrPartition;
+        }
       }
     }
-    known.push_back(ok);
-    if (!ok) continue;
+    refused.push_back(error);
+    if (error != ErrorCode::kNone) continue;
     OffsetCommitTopic ct{t.name, {}};
     for (const auto& p : t.partitions) {
       ct.partitions.push_back({p.partition_index, p.committed_offset, p.committed_leader_epoch, p.committed_metadata});
@@ -136,7 +179,7 @@ asio::awaitable<msg::OffsetCommitResponse> HandleOffsetCommit(RequestContext& ct
     const auto& t = req.topics[i];
     msg::OffsetCommitResponse::OffsetCommitResponseTopic rt;
     rt.name = t.name;
-    if (known[i] && next < r.topics.size()) {
+    if (refused[i] == ErrorCode::kNone && next < r.topics.size()) {
       for (const auto& p : r.topics[next].partitions) {
         msg::OffsetCommitResponse::OffsetCommitResponsePartition rp;
         rp.partition_index = p.partition;
@@ -148,7 +191,8 @@ asio::awaitable<msg::OffsetCommitResponse> HandleOffsetCommit(RequestContext& ct
       for (const auto& p : t.partitions) {
         msg::OffsetCommitResponse::OffsetCommitResponsePartition rp;
         rp.partition_index = p.partition_index;
-        rp.error_code = static_cast<int16_t>(ErrorCode::kUnknownTopicOrPartition);
+        rp.error_code =
+            static_cast<int16_t>(refused[i] == ErrorCode::kNone ? ErrorCode::kUnknownTopicOrPartition : refused[i]);
         rt.partitions.push_back(rp);
       }
     }
@@ -159,10 +203,63 @@ asio::awaitable<msg::OffsetCommitResponse> HandleOffsetCommit(RequestContext& ct
 
 asio::awaitable<msg::OffsetFetchResponse> HandleOffsetFetch(RequestContext& ctx, const msg::OffsetFetchRequest& req) {
   msg::OffsetFetchResponse resp;
+  // DESCRIBE on the group, or GROUP_AUTHORIZATION_FAILED (on each requested
+  // partition instead, for v1 which has no top-level error); the topics the
+  // principal may not DESCRIBE get TOPIC_AUTHORIZATION_FAILED on each
+  // partition, or are left out of "every topic", as Kafka does.
   auto fetch_group = [&](const std::string& group,
                          std::optional<std::vector<OffsetFetchTopic>> topics) -> asio::awaitable<OffsetFetchResult> {
-    OffsetFetchRequest f{group, std::move(topics)};
-    co_return co_await ctx.broker.groups->OffsetFetch(std::move(f));
+    auto describable = [&](const std::string& topic) {
+      return Authorized(ctx, AclOperation::kDescribe, AclResourceType::kTopic, topic);
+    };
+    OffsetFetchResult r;
+    if (!GroupAllowed(ctx, AclOperation::kDescribe, group)) {
+      r.error = ErrorCode::kGroupAuthorizationFailed;
+      if (topics && ctx.api_version < 2) {
+        for (const auto& t : *topics) {
+          OffsetFetchTopicResult& rt = r.topics.emplace_back();
+          rt.name = t.name;
+          for (int32_t p : t.partitions) rt.partitions.push_back({p, -1, -1, "", r.error});
+        }
+      }
+      co_return r;
+    }
+    if (!topics) {
+      // Named, not a temporary inside co_await (GCC 12 destroys such
+      // temporaries twice).
+      OffsetFetchRequest every{group, std::nullopt};
+      r = co_await ctx.broker.groups->OffsetFetch(std::move(every));
+      std::erase_if(r.topics, [&](const OffsetFetchTopicResult& t) { return !describable(t.name); });
+      co_return r;
+    }
+    // The coordinator answers the allowed topics; the answer keeps the
+    // request's order.
+    std::vector<OffsetFetchTopic> allowed;
+    std::vector<bool> is_allowed;
+    for (const auto& t : *topics) {
+      is_allowed.push_back(describable(t.name));
+      if (is_allowed.back()) allowed.push_back(t);
+    }
+    OffsetFetchResult answered;
+    if (!allowed.empty() || topics->empty()) {
+      OffsetFetchRequest some{group, std::move(allowed)};
+      answered = co_await ctx.broker.groups->OffsetFetch(std::move(some));
+    }
+    r.error = answered.error;
+    size_t next = 0;
+    for (size_t i = 0; i < topics->size(); ++i) {
+      if (is_allowed[i]) {
+        // Not answered when the coordinator has stopped (its top-level error).
+        if (next < answered.topics.size()) r.topics.push_back(std::move(answered.topics[next++]));
+        continue;
+      }
+      OffsetFetchTopicResult& rt = r.topics.emplace_back();
+      rt.name = (*topics)[i].name;
+      for (int32_t p : (*topics)[i].partitions) {
+        rt.partitions.push_back({p, -1, -1, "", ErrorCode::kTopicAuthorizationFailed});
+      }
+    }
+    co_return r;
   };
   if (ctx.api_version < 8) {
     std::optional<std::vector<OffsetFetchTopic>> topics;
@@ -220,7 +317,24 @@ asio::awaitable<msg::OffsetFetchResponse> HandleOffsetFetch(RequestContext& ctx,
 
 asio::awaitable<msg::DescribeGroupsResponse> HandleDescribeGroups(RequestContext& ctx,
                                                                   const msg::DescribeGroupsRequest& req) {
-  auto groups = co_await ctx.broker.groups->DescribeGroups(req.groups, ctx.api_version);
+  std::vector<std::string> allowed;
+  for (const auto& id : req.groups) {
+    if (GroupAllowed(ctx, AclOperation::kDescribe, id)) allowed.push_back(id);
+  }
+  std::vector<DescribedGroup> described;
+  if (!allowed.empty()) described = co_await ctx.broker.groups->DescribeGroups(std::move(allowed), ctx.api_version);
+  // In request order: the denied ones with GROUP_AUTHORIZATION_FAILED alone.
+  std::vector<DescribedGroup> groups;
+  size_t next = 0;
+  for (const auto& id : req.groups) {
+    if (next < described.size() && described[next].group_id == id) {
+      groups.push_back(std::move(described[next++]));
+    } else {
+      DescribedGroup& d = groups.emplace_back();
+      d.error = ErrorCode::kGroupAuthorizationFailed;
+      d.group_id = id;
+    }
+  }
   msg::DescribeGroupsResponse resp;
   for (auto& g : groups) {
     msg::DescribeGroupsResponse::DescribedGroup dg;
@@ -246,6 +360,11 @@ asio::awaitable<msg::DescribeGroupsResponse> HandleDescribeGroups(RequestContext
 
 asio::awaitable<msg::ListGroupsResponse> HandleListGroups(RequestContext& ctx, const msg::ListGroupsRequest& req) {
   auto groups = co_await ctx.broker.groups->ListGroups(req.states_filter, req.types_filter);
+  if (!Authorized(ctx, AclOperation::kDescribe, AclResourceType::kCluster, kClusterResourceName, false)) {
+    std::erase_if(groups, [&](const ListedGroup& g) {
+      return !Authorized(ctx, AclOperation::kDescribe, AclResourceType::kGroup, g.group_id, false);
+    });
+  }
   msg::ListGroupsResponse resp;
   for (auto& g : groups) {
     msg::ListGroupsResponse::ListedGroup lg;
@@ -260,8 +379,20 @@ asio::awaitable<msg::ListGroupsResponse> HandleListGroups(RequestContext& ctx, c
 
 asio::awaitable<msg::DeleteGroupsResponse> HandleDeleteGroups(RequestContext& ctx,
                                                               const msg::DeleteGroupsRequest& req) {
-  auto results = co_await ctx.broker.groups->DeleteGroups(req.groups_names);
+  std::vector<std::string> allowed;
   msg::DeleteGroupsResponse resp;
+  for (const auto& id : req.groups_names) {
+    if (GroupAllowed(ctx, AclOperation::kDelete, id)) {
+      allowed.push_back(id);
+    } else {
+      msg::DeleteGroupsResponse::DeletableGroupResult d;
+      d.group_id = id;
+      d.error_code = kGroupDenied;
+      resp.results.push_back(std::move(d));
+    }
+  }
+  std::vector<DeleteGroupResult> results;
+  if (!allowed.empty()) results = co_await ctx.broker.groups->DeleteGroups(std::move(allowed));
   for (auto& r : results) {
     msg::DeleteGroupsResponse::DeletableGroupResult d;
     d.group_id = std::move(r.group_id);

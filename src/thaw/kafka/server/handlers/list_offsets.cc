@@ -1,5 +1,11 @@
 // ListOffsets (earliest, latest, by timestamp, max timestamp) and
-// OffsetForLeaderEpoch, through the served topic's log (TopicLog).
+// OffsetForLeaderEpoch, through the served topic's log (TopicLog). With
+// ACLs both need DESCRIBE on the topic (as Kafka asks of a consumer):
+// TOPIC_AUTHORIZATION_FAILED for each partition of a topic without it,
+// served or not.
+#include <vector>
+
+#include "thaw/kafka/server/handlers/authorize.h"
 #include "thaw/kafka/server/handlers/handlers.h"
 #include "thaw/kafka/server/topic_log.h"
 
@@ -52,20 +58,34 @@ void Answer(msg::ListOffsetsResponse::ListOffsetsPartitionResponse* out, TopicLo
   }
 }
 
+// Whether the principal may DESCRIBE each topic, in request order.
+template <typename Topics, typename NameOf>
+std::vector<bool> Describable(const RequestContext& ctx, const Topics& topics, NameOf name_of) {
+  std::vector<bool> out;
+  out.reserve(topics.size());
+  for (const auto& t : topics)
+    out.push_back(Authorized(ctx, AclOperation::kDescribe, AclResourceType::kTopic, name_of(t)));
+  return out;
+}
+
 }  // namespace
 
 asio::awaitable<msg::ListOffsetsResponse> HandleListOffsets(RequestContext& ctx, const msg::ListOffsetsRequest& req) {
   const TopicLogs& logs = *ctx.broker.topics;
-  co_return co_await RunBlocking(*ctx.broker.blocking, [&req, &logs]() {
+  const std::vector<bool> allowed =
+      Describable(ctx, req.topics, [](const auto& t) -> const std::string& { return t.name; });
+  co_return co_await RunBlocking(*ctx.broker.blocking, [&req, &logs, &allowed]() {
     msg::ListOffsetsResponse resp;
-    for (const auto& topic : req.topics) {
+    for (size_t i = 0; i < req.topics.size(); ++i) {
+      const auto& topic = req.topics[i];
       msg::ListOffsetsResponse::ListOffsetsTopicResponse rt;
       rt.name = topic.name;
-      auto t = logs.Find(topic.name);
+      auto t = allowed[i] ? logs.Find(topic.name) : nullptr;
       for (const auto& p : topic.partitions) {
         msg::ListOffsetsResponse::ListOffsetsPartitionResponse rp;
         rp.partition_index = p.partition_index;
-        const ErrorCode error = CheckPartition(t.get(), p.partition_index, p.current_leader_epoch);
+        const ErrorCode error = allowed[i] ? CheckPartition(t.get(), p.partition_index, p.current_leader_epoch)
+                                           : ErrorCode::kTopicAuthorizationFailed;
         if (error != ErrorCode::kNone) {
           rp.error_code = static_cast<int16_t>(error);
         } else {
@@ -86,16 +106,20 @@ asio::awaitable<msg::ListOffsetsResponse> HandleListOffsets(RequestContext& ctx,
 asio::awaitable<msg::OffsetForLeaderEpochResponse> HandleOffsetForLeaderEpoch(
     RequestContext& ctx, const msg::OffsetForLeaderEpochRequest& req) {
   const TopicLogs& logs = *ctx.broker.topics;
-  co_return co_await RunBlocking(*ctx.broker.blocking, [&req, &logs]() {
+  const std::vector<bool> allowed =
+      Describable(ctx, req.topics, [](const auto& t) -> const std::string& { return t.topic; });
+  co_return co_await RunBlocking(*ctx.broker.blocking, [&req, &logs, &allowed]() {
     msg::OffsetForLeaderEpochResponse resp;
-    for (const auto& topic : req.topics) {
+    for (size_t i = 0; i < req.topics.size(); ++i) {
+      const auto& topic = req.topics[i];
       msg::OffsetForLeaderEpochResponse::OffsetForLeaderTopicResult rt;
       rt.topic = topic.topic;
-      auto t = logs.Find(topic.topic);
+      auto t = allowed[i] ? logs.Find(topic.topic) : nullptr;
       for (const auto& p : topic.partitions) {
         msg::OffsetForLeaderEpochResponse::EpochEndOffset r;
         r.partition = p.partition;
-        const ErrorCode error = CheckPartition(t.get(), p.partition, p.current_leader_epoch);
+        const ErrorCode error = allowed[i] ? CheckPartition(t.get(), p.partition, p.current_leader_epoch)
+                                           : ErrorCode::kTopicAuthorizationFailed;
         if (error != ErrorCode::kNone) {
           r.error_code = static_cast<int16_t>(error);
         } else if (auto end = t->EndOffsetForEpoch(p.partition, p.leader_epoch); !end.ok()) {

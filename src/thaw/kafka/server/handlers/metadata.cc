@@ -1,9 +1,16 @@
 // Metadata and DescribeConfigs: the served topics, their partitions (node 0
 // leads each, leader epoch the served topic's) and stable topic ids, and
 // the topic settings a Kafka admin tool asks for.
+//
+// With ACLs, as Kafka: a topic the principal may not DESCRIBE is left out
+// of a Metadata request for every topic, and named explicitly it gets
+// TOPIC_AUTHORIZATION_FAILED whether it exists or not (by id: with its id
+// and no name); DescribeConfigs needs DESCRIBE_CONFIGS on the topic or the
+// cluster.
 #include <algorithm>
 #include <tuple>
 
+#include "thaw/kafka/server/handlers/authorize.h"
 #include "thaw/kafka/server/handlers/handlers.h"
 #include "thaw/kafka/server/topic_log.h"
 
@@ -44,7 +51,11 @@ asio::awaitable<msg::MetadataResponse> HandleMetadata(RequestContext& ctx, const
   // v0: an empty list means every topic; v1+: null means every topic, empty none.
   const bool all = !req.topics || (ctx.api_version == 0 && req.topics->empty());
   if (all) {
-    for (const auto& t : logs.All()) resp.topics.push_back(DescribeTopic(id, *t));
+    for (const auto& t : logs.All()) {
+      if (Authorized(ctx, AclOperation::kDescribe, AclResourceType::kTopic, t->name(), /*log_denied=*/false)) {
+        resp.topics.push_back(DescribeTopic(id, *t));
+      }
+    }
     co_return resp;
   }
   for (const auto& want : *req.topics) {
@@ -53,6 +64,17 @@ asio::awaitable<msg::MetadataResponse> HandleMetadata(RequestContext& ctx, const
       t = logs.Find(*want.name);
     } else {
       t = logs.FindById(want.topic_id);
+    }
+    // Checked before existence, so that a denied principal cannot tell a
+    // served topic from an unknown one. An unknown id names nothing to check.
+    const std::optional<std::string> name = want.name ? want.name : t ? std::optional(t->name()) : std::nullopt;
+    if (name && !Authorized(ctx, AclOperation::kDescribe, AclResourceType::kTopic, *name)) {
+      msg::MetadataResponse::MetadataResponseTopic mt;
+      mt.error_code = static_cast<int16_t>(ErrorCode::kTopicAuthorizationFailed);
+      mt.name = want.name;  // by id: no name (Kafka keeps it secret)
+      mt.topic_id = want.name ? Uuid{} : want.topic_id;
+      resp.topics.push_back(std::move(mt));
+      continue;
     }
     if (t) {
       resp.topics.push_back(DescribeTopic(id, *t));
@@ -80,6 +102,12 @@ asio::awaitable<msg::DescribeConfigsResponse> HandleDescribeConfigs(RequestConte
     r.resource_name = res.resource_name;
     std::vector<std::tuple<std::string, std::string, int8_t>> configs;  // name, value, source
     if (res.resource_type == kTopicResource) {
+      if (!Authorized(ctx, AclOperation::kDescribeConfigs, AclResourceType::kTopic, res.resource_name)) {
+        r.error_code = static_cast<int16_t>(ErrorCode::kTopicAuthorizationFailed);
+        r.error_message = "not authorized: DESCRIBE_CONFIGS on the topic (--acl-file)";
+        resp.results.push_back(std::move(r));
+        continue;
+      }
       auto t = ctx.broker.topics->Find(res.resource_name);
       if (!t) {
         r.error_code = static_cast<int16_t>(ErrorCode::kUnknownTopicOrPartition);
@@ -109,6 +137,12 @@ asio::awaitable<msg::DescribeConfigsResponse> HandleDescribeConfigs(RequestConte
         }
       }
     } else if (res.resource_type == kBrokerResource) {
+      if (!Authorized(ctx, AclOperation::kDescribeConfigs, AclResourceType::kCluster, kClusterResourceName)) {
+        r.error_code = static_cast<int16_t>(ErrorCode::kClusterAuthorizationFailed);
+        r.error_message = "not authorized: DESCRIBE_CONFIGS on the cluster (--acl-file)";
+        resp.results.push_back(std::move(r));
+        continue;
+      }
       configs = {
           {"broker.id", std::to_string(ctx.broker.identity.node_id), kStaticBrokerConfig},
           {"advertised.listeners",

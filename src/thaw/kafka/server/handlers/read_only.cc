@@ -4,7 +4,10 @@
 // served topic exists but may not be changed; any other topic is unknown),
 // with a message saying why where the version has a message field, so that
 // clients fail with a clear, non-retriable error instead of a dropped
-// connection.
+// connection. With ACLs, a topic the principal may not DESCRIBE gets the
+// authorization error whether it is served or not, so that a refused write
+// does not tell which topics exist.
+#include "thaw/kafka/server/handlers/authorize.h"
 #include "thaw/kafka/server/handlers/handlers.h"
 #include "thaw/kafka/server/topic_log.h"
 
@@ -19,8 +22,13 @@ bool IsServed(const RequestContext& ctx, const std::string& name) {
   return ctx.broker.topics && ctx.broker.topics->Find(name) != nullptr;
 }
 
+bool Hidden(const RequestContext& ctx, const std::string& name) {
+  return !Authorized(ctx, AclOperation::kDescribe, AclResourceType::kTopic, name);
+}
+
 ErrorCode TopicWriteError(const RequestContext& ctx, const std::string& name) {
-  return IsServed(ctx, name) ? ErrorCode::kTopicAuthorizationFailed : ErrorCode::kUnknownTopicOrPartition;
+  return Hidden(ctx, name) || IsServed(ctx, name) ? ErrorCode::kTopicAuthorizationFailed
+                                                  : ErrorCode::kUnknownTopicOrPartition;
 }
 
 }  // namespace
@@ -57,7 +65,7 @@ asio::awaitable<msg::CreateTopicsResponse> HandleCreateTopics(RequestContext& ct
   for (const auto& topic : req.topics) {
     msg::CreateTopicsResponse::CreatableTopicResult r;
     r.name = topic.name;
-    const bool served = IsServed(ctx, topic.name);
+    const bool served = !Hidden(ctx, topic.name) && IsServed(ctx, topic.name);
     r.error_code = static_cast<int16_t>(served ? ErrorCode::kTopicAlreadyExists : ErrorCode::kTopicAuthorizationFailed);
     r.error_message = served ? std::string("the topic exists: Thaw serves it from an Iceberg table") : kReadOnly;
     r.num_partitions = -1;
