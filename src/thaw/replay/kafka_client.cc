@@ -529,7 +529,10 @@ Status KafkaProducer::TxnError(const char* what, void* error_ptr) {
     return NotAuthorized(config_, code, {"WRITE", Permission::Resource::kTransactionalId, transactional_id_});
   }
   if (code == RD_KAFKA_RESP_ERR_TOPIC_AUTHORIZATION_FAILED && !target_topic_.empty()) {
-    RETURN_NOT_OK(DeliveryStatus());  // names the topic a record was refused on
+    // The refusal recorded from librdkafka's log names the topic (the target
+    // or the checkpoint topic); else it was the target.
+    Status refused = DeliveryStatus();
+    if (refused.code() == StatusCode::kPermissionDenied) return refused;
     return NotAuthorized(config_, code, {"WRITE", Permission::Resource::kTopic, target_topic_});
   }
   if (IsFencing(code) || (fatal && code == RD_KAFKA_RESP_ERR__FENCED)) {
