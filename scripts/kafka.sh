@@ -66,6 +66,18 @@
 #   THAW_KAFKA_SSL_KEYSTORE    a PEM file (unencrypted PKCS#8 key, then its certificate chain):
 #                              `start` also opens an SSL listener with it on a free port,
 #                              printed as SSL_BOOTSTRAP=HOST:PORT (single node only)
+#   THAW_KAFKA_SASL_USERS      with THAW_KAFKA_SSL_KEYSTORE: `start` also opens a SASL_SSL
+#                              listener (SCRAM-SHA-256, SCRAM-SHA-512 and PLAIN), printed as
+#                              SASL_SSL_BOOTSTRAP=HOST:PORT, and turns authorization on
+#                              (StandardAuthorizer, allow.everyone.if.no.acl.found=false).
+#                              The value is NAME:PASSWORD[,NAME:PASSWORD...] (letters, digits,
+#                              '-', '_'): SCRAM users written at format time (kafka-storage
+#                              --add-scram, both mechanisms), the same users for PLAIN in the
+#                              listener's JAAS config (librdkafka < 2.6.1 cannot do SCRAM with
+#                              Kafka 4, librdkafka#4895). The first is a super user (the admin that
+#                              grants ACLs); so is User:ANONYMOUS, the principal of the
+#                              PLAINTEXT and controller listeners, which stay open for the
+#                              broker itself and the test harness (loopback only).
 #   THAW_KAFKA_START_TIMEOUT   seconds to wait for readiness (default 90)
 #   THAW_KAFKA_STOP_TIMEOUT    seconds between SIGTERM and SIGKILL (default 20;
 #                              8 when a whole cluster stops)
@@ -133,11 +145,11 @@ write_config() { # DIR PORT CPORT [NODE_ID VOTERS REPLICATION MIN_ISR]
 process.roles=broker,controller
 node.id=$id
 controller.quorum.voters=$voters
-listeners=PLAINTEXT://127.0.0.1:$port,CONTROLLER://127.0.0.1:$cport${ssl_port:+,SSL://127.0.0.1:$ssl_port}
-advertised.listeners=PLAINTEXT://127.0.0.1:$port${ssl_port:+,SSL://127.0.0.1:$ssl_port}
+listeners=PLAINTEXT://127.0.0.1:$port,CONTROLLER://127.0.0.1:$cport${ssl_port:+,SSL://127.0.0.1:$ssl_port}${sasl_port:+,SASL_SSL://127.0.0.1:$sasl_port}
+advertised.listeners=PLAINTEXT://127.0.0.1:$port${ssl_port:+,SSL://127.0.0.1:$ssl_port}${sasl_port:+,SASL_SSL://127.0.0.1:$sasl_port}
 controller.listener.names=CONTROLLER
 inter.broker.listener.name=PLAINTEXT
-listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT${ssl_port:+,SSL:SSL}
+listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT${ssl_port:+,SSL:SSL}${sasl_port:+,SASL_SSL:SASL_SSL}
 log.dirs=$dir/data
 auto.create.topics.enable=false
 num.partitions=1
@@ -173,6 +185,25 @@ EOF
   fi
   if [[ -n "${ssl_port:-}" ]]; then
     printf '%s\n' "ssl.keystore.type=PEM" "ssl.keystore.location=$THAW_KAFKA_SSL_KEYSTORE" >>"$dir/server.properties"
+  fi
+  if [[ -n "${sasl_port:-}" ]]; then
+    local admin="${THAW_KAFKA_SASL_USERS%%:*}" plain="" entry
+    local -a entries
+    IFS=',' read -r -a entries <<<"$THAW_KAFKA_SASL_USERS"
+    for entry in "${entries[@]}"; do plain+=" user_${entry%%:*}=\"${entry#*:}\""; done
+    cat >>"$dir/server.properties" <<EOF
+# SASL_SSL listener: SCRAM users (written by kafka-storage format), the same
+# users for PLAIN, ACLs.
+sasl.enabled.mechanisms=SCRAM-SHA-256,SCRAM-SHA-512,PLAIN
+listener.name.sasl_ssl.plain.sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required$plain;
+listener.name.sasl_ssl.ssl.keystore.type=PEM
+listener.name.sasl_ssl.ssl.keystore.location=$THAW_KAFKA_SSL_KEYSTORE
+listener.name.sasl_ssl.scram-sha-256.sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required;
+listener.name.sasl_ssl.scram-sha-512.sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required;
+authorizer.class.name=org.apache.kafka.metadata.authorizer.StandardAuthorizer
+allow.everyone.if.no.acl.found=false
+super.users=User:$admin;User:ANONYMOUS
+EOF
   fi
   if [[ -n "${THAW_KAFKA_EXTRA_CONFIG:-}" ]]; then
     printf '%s\n' "# THAW_KAFKA_EXTRA_CONFIG" "$THAW_KAFKA_EXTRA_CONFIG" >>"$dir/server.properties"
@@ -229,6 +260,19 @@ cmd_start() {
 
   local t0; t0="$(now_ms)"
   local port cport attempt
+  # SCRAM users for a SASL_SSL listener: --add-scram arguments for format.
+  local -a scram=()
+  if [[ -n "${THAW_KAFKA_SASL_USERS:-}" ]]; then
+    [[ -n "${THAW_KAFKA_SSL_KEYSTORE:-}" ]] || die "THAW_KAFKA_SASL_USERS needs THAW_KAFKA_SSL_KEYSTORE (the SASL_SSL listener's certificate)"
+    local entry user pass mech
+    local IFS_save="$IFS"; IFS=','
+    for entry in $THAW_KAFKA_SASL_USERS; do
+      user="${entry%%:*}"; pass="${entry#*:}"
+      [[ "$entry" =~ ^[A-Za-z0-9_-]+:[A-Za-z0-9_-]+$ ]] || { IFS="$IFS_save"; die "THAW_KAFKA_SASL_USERS: '$user' is not NAME:PASSWORD (letters, digits, - and _)"; }
+      for mech in SCRAM-SHA-256 SCRAM-SHA-512; do scram+=(--add-scram "$mech=[name=$user,password=$pass]"); done
+    done
+    IFS="$IFS_save"
+  fi
   # A cluster id starting with '-' would be read as an option by StorageTool.
   local cid; cid="$(head -c 16 /dev/urandom | base64 | tr '+/' '-_' | cut -c1-22)"
   while [[ "$cid" == -* ]]; do cid="$(head -c 16 /dev/urandom | base64 | tr '+/' '-_' | cut -c1-22)"; done
@@ -247,6 +291,13 @@ cmd_start() {
       ssl_port="$(free_port)"
       while [[ "$ssl_port" == "$port" || "$ssl_port" == "$cport" ]]; do ssl_port="$(free_port)"; done
     fi
+    sasl_port=""
+    if [[ -n "${THAW_KAFKA_SASL_USERS:-}" ]]; then
+      sasl_port="$(free_port)"
+      while [[ "$sasl_port" == "$port" || "$sasl_port" == "$cport" || "$sasl_port" == "$ssl_port" ]]; do
+        sasl_port="$(free_port)"
+      done
+    fi
     write_config "$dir" "$port" "$cport"
 
     if [[ ! -f "$dir/data/meta.properties" ]]; then
@@ -254,7 +305,7 @@ cmd_start() {
       if ! java -Xmx256m -XX:TieredStopAtLevel=1 -XX:+UseSerialGC \
             -Dlog4j2.configurationFile="$dir/tools-log4j2.properties" \
             -cp "$lib/*" kafka.tools.StorageTool format -t "$cid" \
-            -c "$dir/server.properties" >"$dir/logs/format.log" 2>&1; then
+            -c "$dir/server.properties" ${scram[@]+"${scram[@]}"} >"$dir/logs/format.log" 2>&1; then
         cat "$dir/logs/format.log" >&2
         die "kafka-storage format failed (dir kept: $dir)"
       fi
@@ -309,6 +360,7 @@ cmd_start() {
 
   echo "BOOTSTRAP=127.0.0.1:$port"
   [[ -z "${ssl_port:-}" ]] || echo "SSL_BOOTSTRAP=127.0.0.1:$ssl_port"
+  [[ -z "${sasl_port:-}" ]] || echo "SASL_SSL_BOOTSTRAP=127.0.0.1:$sasl_port"
   echo "KAFKA_DIR=$dir"
   echo "KAFKA_PID_FILE=$dir/kafka.pid"
   echo "KAFKA_PID=$pid"

@@ -81,9 +81,11 @@ class KafkaBroker:
 
     def __init__(self, bootstrap: str, dir: str | None = None,
                  pid: int | None = None, start_seconds: float | None = None,
-                 keep_dir: bool = False, ssl_bootstrap: str | None = None):
+                 keep_dir: bool = False, ssl_bootstrap: str | None = None,
+                 sasl_ssl_bootstrap: str | None = None):
         self.bootstrap = bootstrap
         self.ssl_bootstrap = ssl_bootstrap  # the SSL listener's, when started with one
+        self.sasl_ssl_bootstrap = sasl_ssl_bootstrap  # the SASL_SSL listener's (THAW_KAFKA_SASL_USERS)
         self.dir = dir
         self.pid = pid
         self.start_seconds = start_seconds
@@ -96,7 +98,9 @@ class KafkaBroker:
     def start(cls, dir: str, keep_dir: bool = False,
               timeout: float = 180.0, env_extra: dict[str, str] | None = None) -> "KafkaBroker":
         """env_extra: scripts/kafka.sh settings, e.g. THAW_KAFKA_SSL_KEYSTORE
-        for an SSL listener too (then ssl_bootstrap is set)."""
+        for an SSL listener too (then ssl_bootstrap is set), plus
+        THAW_KAFKA_SASL_USERS for a SASL_SSL listener with SCRAM users and
+        ACLs (then sasl_ssl_bootstrap is set)."""
         env = dict(os.environ)
         env.update(env_extra or {})
         # If this pytest process dies without teardown, a watchdog stops the
@@ -115,7 +119,8 @@ class KafkaBroker:
         kv = dict(line.split("=", 1) for line in p.stdout.splitlines()
                   if "=" in line)
         return cls(kv["BOOTSTRAP"], kv["KAFKA_DIR"], int(kv["KAFKA_PID"]),
-                   float(kv["KAFKA_START_SECONDS"]), keep_dir, kv.get("SSL_BOOTSTRAP"))
+                   float(kv["KAFKA_START_SECONDS"]), keep_dir, kv.get("SSL_BOOTSTRAP"),
+                   kv.get("SASL_SSL_BOOTSTRAP"))
 
     def stop(self) -> None:
         if self._admin is not None:

@@ -6,6 +6,7 @@
 #include <cctype>
 #include <charconv>
 #include <set>
+#include <utility>
 
 #include "thaw/common/log.h"
 #include "thaw/kafka/rdkafka/client_glue.h"
@@ -65,6 +66,9 @@ bool Reserved(const std::string& name) {
 class KafkaSourceImpl : public KafkaSource {
  public:
   explicit KafkaSourceImpl(SourceOptions options) : options_(std::move(options)), stop_watch_(options_.kafka.stop) {}
+  ~KafkaSourceImpl() override {
+    if (first_) rd_kafka_message_destroy(first_);
+  }
 
   Status Init() {
     const auto& kafka = options_.kafka;
@@ -131,7 +135,8 @@ class KafkaSourceImpl : public KafkaSource {
     rd_kafka_topic_t* rkt = rd_kafka_topic_new(rk_, topic.c_str(), nullptr);
     const rd_kafka_metadata_t* md = nullptr;
     bool interrupted = false;
-    rd_kafka_resp_err_t merr = ki::SlicedMetadata(rk_, rkt, &md, options_.timeout_ms, &stop_watch_, &interrupted);
+    rd_kafka_resp_err_t merr =
+        ki::SlicedMetadata(rk_, rkt, &md, options_.timeout_ms, &stop_watch_, &interrupted, &handle_->errors);
     rd_kafka_topic_destroy(rkt);
     if (interrupted) return ki::Interrupted(kafka.brokers, "metadata for topic " + topic);
     if (merr != RD_KAFKA_RESP_ERR_NO_ERROR) {
@@ -144,7 +149,8 @@ class KafkaSourceImpl : public KafkaSource {
       return Status::NotFound("topic '{}' does not exist on brokers '{}'", topic, kafka.brokers);
     }
     if (terr != RD_KAFKA_RESP_ERR_NO_ERROR) {
-      return ki::BrokerError(kafka.brokers, terr, "metadata for topic " + topic, handle_->errors.Describe());
+      return ki::BrokerError(kafka, terr, "metadata for topic " + topic,
+                             {"DESCRIBE", ki::Permission::Resource::kTopic, topic}, handle_->errors.Describe());
     }
     std::vector<int32_t> chosen(all.begin(), all.end());
     if (!options_.partitions.empty()) {
@@ -228,7 +234,7 @@ class KafkaSourceImpl : public KafkaSource {
     if (aerr != RD_KAFKA_RESP_ERR_NO_ERROR) {
       return ki::BrokerError(kafka.brokers, aerr, "assigning partitions of topic " + topic, handle_->errors.Describe());
     }
-    return Status::OK();
+    return CheckAccess(chosen);
   }
 
   const std::map<int32_t, int64_t>& start_offsets() const override { return start_; }
@@ -245,7 +251,8 @@ class KafkaSourceImpl : public KafkaSource {
       if (stop_watch_.stopping()) break;  // the caller commits what it has
       const int64_t left = deadline - ki::SteadyMs();
       if (left <= 0) break;
-      rd_kafka_message_t* m = rd_kafka_consumer_poll(rk_, static_cast<int>(std::min<int64_t>(left, kSliceMs)));
+      rd_kafka_message_t* m = first_ ? std::exchange(first_, nullptr)
+                                     : rd_kafka_consumer_poll(rk_, static_cast<int>(std::min<int64_t>(left, kSliceMs)));
       if (!m) continue;
       if (m->err == RD_KAFKA_RESP_ERR__PARTITION_EOF) {
         // Everything before the EOF offset was delivered: what follows the
@@ -317,6 +324,46 @@ class KafkaSourceImpl : public KafkaSource {
       if (next_.at(p) < stop) return false;
     }
     return true;
+  }
+
+  // Before anything is archived (a table created, a snapshot committed):
+  // the brokers let this principal READ the topic (its first fetch answers:
+  // the first record or end of a partition is kept for Poll) and, with
+  // --group, use the consumer group the archived offsets are committed to.
+  Status CheckAccess(const std::vector<int32_t>& chosen) {
+    if (!options_.group_id.empty() && !chosen.empty()) {
+      rd_kafka_topic_partition_list_t* list = rd_kafka_topic_partition_list_new(static_cast<int>(chosen.size()));
+      for (int32_t p : chosen) rd_kafka_topic_partition_list_add(list, options_.topic.c_str(), p);
+      rd_kafka_resp_err_t err = rd_kafka_committed(rk_, list, static_cast<int>(options_.timeout_ms));
+      for (int i = 0; err == RD_KAFKA_RESP_ERR_NO_ERROR && i < list->cnt; ++i) err = list->elems[i].err;
+      rd_kafka_topic_partition_list_destroy(list);
+      if (ki::IsAuthorizationError(err)) {
+        const bool group = err == RD_KAFKA_RESP_ERR_GROUP_AUTHORIZATION_FAILED;
+        return ki::NotAuthorized(
+            options_.kafka, err,
+            {group ? "READ" : "DESCRIBE", group ? ki::Permission::Resource::kGroup : ki::Permission::Resource::kTopic,
+             group ? options_.group_id : options_.topic,
+             group ? "--group: archive commits the archived offsets to it" : ""});
+      }
+      if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+        log::Warn("consumer group '{}': its committed offsets could not be read ({}); archiving goes on",
+                  options_.group_id, rd_kafka_err2str(err));
+      }
+    }
+    if (active_.empty()) return Status::OK();
+    const int64_t deadline = ki::SteadyMs() + options_.timeout_ms;
+    while (!first_ && ki::SteadyMs() < deadline && !stop_watch_.stopping()) {
+      rd_kafka_message_t* m = rd_kafka_consumer_poll(rk_, kSliceMs);
+      if (!m) continue;
+      if (m->err == RD_KAFKA_RESP_ERR__PARTITION_EOF || !m->err) {
+        first_ = m;  // the fetch was allowed: Poll takes it from here
+        break;
+      }
+      Status st = MessageError(m);
+      rd_kafka_message_destroy(m);
+      RETURN_NOT_OK(st);
+    }
+    return Status::OK();
   }
 
   void CommitGroupOffsets(const std::map<int32_t, int64_t>& next) override {
@@ -420,7 +467,9 @@ class KafkaSourceImpl : public KafkaSource {
                              err == RD_KAFKA_RESP_ERR_NOT_LEADER_FOR_PARTITION;
       const std::string what = fmt::format("offsets of topic {} partition {}", options_.topic, p);
       if (!retriable || ki::SteadyMs() >= deadline) {
-        return ki::BrokerError(options_.kafka.brokers, err, what, handle_->errors.Describe());
+        return ki::BrokerError(options_.kafka, err, what,
+                               {"DESCRIBE", ki::Permission::Resource::kTopic, options_.topic},
+                               handle_->errors.Describe());
       }
       if (stop_watch_.stopping()) return ki::Interrupted(options_.kafka.brokers, what);
       rd_kafka_poll(rk_, 0);
@@ -464,8 +513,12 @@ class KafkaSourceImpl : public KafkaSource {
         return Status::NotFound("{} no longer exists on brokers '{}': {}", where, options_.kafka.brokers,
                                 rd_kafka_message_errstr(m));
       case RD_KAFKA_RESP_ERR_TOPIC_AUTHORIZATION_FAILED:
+        return ki::NotAuthorized(options_.kafka, m->err, {"READ", ki::Permission::Resource::kTopic, options_.topic});
       case RD_KAFKA_RESP_ERR_GROUP_AUTHORIZATION_FAILED:
-        return ki::BrokerError(options_.kafka.brokers, m->err, "reading " + where);
+        // Without --group the group (librdkafka needs one to assign) is not
+        // used: the principal needs no ACL on it.
+        if (options_.group_id.empty()) break;
+        return ki::NotAuthorized(options_.kafka, m->err, {"READ", ki::Permission::Resource::kGroup, options_.group_id});
       default:
         break;
     }
@@ -522,6 +575,7 @@ class KafkaSourceImpl : public KafkaSource {
   std::map<int32_t, int64_t> start_, stop_, next_;
   std::set<int32_t> active_;  // assigned and not at their stop offset
   int64_t next_partition_check_ms_ = 0;
+  rd_kafka_message_t* first_ = nullptr;  // polled by CheckAccess, not yet by Poll
 };
 
 }  // namespace

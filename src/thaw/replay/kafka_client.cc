@@ -92,11 +92,14 @@ bool IsFencing(rd_kafka_resp_err_t err) {
 
 }  // namespace
 
-
 Result<std::unique_ptr<KafkaProducer>> KafkaProducer::Make(const KafkaConfig& config,
-                                                           const std::string& transactional_id) {
+                                                           const std::string& transactional_id,
+                                                           const std::string& target_topic) {
   auto p = std::unique_ptr<KafkaProducer>(new KafkaProducer());
   p->brokers_ = config.brokers;
+  p->config_ = config;
+  p->transactional_id_ = transactional_id;
+  p->target_topic_ = target_topic;
   rd_kafka_conf_t* conf = rd_kafka_conf_new();
   auto fail = [&](Status st) {
     rd_kafka_conf_destroy(conf);
@@ -130,7 +133,17 @@ Result<std::unique_ptr<KafkaProducer>> KafkaProducer::Make(const KafkaConfig& co
   rd_kafka_conf_set_dr_msg_cb(
       conf, [](rd_kafka_t* rk, const rd_kafka_message_t* m, void* opaque) { OnDelivery(rk, m, opaque); });
   rd_kafka_conf_set_opaque(conf, p.get());
-  SetLogCallbacks(conf);
+  rd_kafka_conf_set_log_cb(conf, [](const rd_kafka_t* rk, int level, const char* fac, const char* buf) {
+    LogLine(rk, level, fac, buf);
+    // A transaction refused a topic (no WRITE): the records are purged and
+    // their reports only say so; the refusal is the error to report.
+    const std::string refused = TopicRefusedToTransaction(fac, buf);
+    if (!refused.empty() && rk) {
+      auto* self = static_cast<KafkaProducer*>(rd_kafka_opaque(rk));
+      self->RecordFailure(NotAuthorized(self->config_, RD_KAFKA_RESP_ERR_TOPIC_AUTHORIZATION_FAILED,
+                                        {"WRITE", Permission::Resource::kTopic, refused}));
+    }
+  });
   rd_kafka_conf_set_error_cb(conf, [](rd_kafka_t*, int err, const char* reason, void* opaque) {
     NoteError(&static_cast<KafkaProducer*>(opaque)->errors_, err, reason);
   });
@@ -186,8 +199,10 @@ void KafkaProducer::OnDelivery(rd_kafka_s* rk, const void* msg_ptr, void* opaque
         "timestamps more than an hour in the future by default)",
         sp, so, rd_kafka_message_timestamp(m, nullptr), topic);
   } else if (m->err == RD_KAFKA_RESP_ERR_TOPIC_AUTHORIZATION_FAILED) {
-    st = Status::Invalid("not authorised to write to topic '{}' on '{}': grant the principal Write and Describe", topic,
-                         self->brokers_);
+    // The broker refused the whole batch: nothing of it was written.
+    st = NotAuthorized(self->config_, m->err, {"WRITE", Permission::Resource::kTopic, topic});
+  } else if (m->err == RD_KAFKA_RESP_ERR__FATAL && !self->FatalError().ok()) {
+    st = self->FatalError();
   } else if (IsFencing(m->err)) {
     st = self->Fenced(fmt::format("delivery to topic '{}' partition {} of source partition {} offset {} failed: {}",
                                   topic, m->partition, sp, so, rd_kafka_err2str(m->err)));
@@ -220,6 +235,17 @@ Status KafkaProducer::FatalError() const {
   char err[512];
   rd_kafka_resp_err_t code = rd_kafka_fatal_error(rk_, err, sizeof(err));
   if (code == RD_KAFKA_RESP_ERR_NO_ERROR) return Status::OK();
+  if (code == RD_KAFKA_RESP_ERR_CLUSTER_AUTHORIZATION_FAILED && transactional_id_.empty()) {
+    // KIP-679: an idempotent producer gets its producer id with WRITE on any
+    // topic (or IDEMPOTENT_WRITE on the cluster); the principal has neither.
+    return NotAuthorized(config_, code,
+                         {"WRITE", Permission::Resource::kTopic, target_topic_.empty() ? "TOPIC" : target_topic_,
+                          "an idempotent producer gets a producer id only with WRITE on some topic or "
+                          "IDEMPOTENT_WRITE on the cluster"});
+  }
+  if (code == RD_KAFKA_RESP_ERR_TRANSACTIONAL_ID_AUTHORIZATION_FAILED) {
+    return NotAuthorized(config_, code, {"WRITE", Permission::Resource::kTransactionalId, transactional_id_});
+  }
   return Status::IOError("Kafka producer on '{}' failed fatally: {} ({})", brokers_, err, rd_kafka_err2name(code));
 }
 
@@ -241,7 +267,7 @@ void* KafkaProducer::PollAdmin(void* queue, int timeout_ms) {
 Result<int32_t> KafkaProducer::BrokerCount(int timeout_ms) {
   const rd_kafka_metadata_t* md = nullptr;
   bool interrupted = false;
-  rd_kafka_resp_err_t err = SlicedMetadata(rk_, nullptr, &md, timeout_ms, &stop_, &interrupted);
+  rd_kafka_resp_err_t err = SlicedMetadata(rk_, nullptr, &md, timeout_ms, &stop_, &interrupted, &errors_);
   if (interrupted) return Interrupted(brokers_, "cluster metadata");
   if (err != RD_KAFKA_RESP_ERR_NO_ERROR) return BrokerFailure(err, "cluster metadata");
   int32_t n = md->broker_cnt;
@@ -269,7 +295,9 @@ Result<std::map<std::string, std::string>> KafkaProducer::DescribeTopicConfigs(c
     const rd_kafka_ConfigResource_t** rs = rd_kafka_DescribeConfigs_result_resources(r, &n);
     for (size_t i = 0; i < n && st.ok(); ++i) {
       if (rd_kafka_ConfigResource_error(rs[i]) != RD_KAFKA_RESP_ERR_NO_ERROR) {
-        st = BrokerError(brokers_, rd_kafka_ConfigResource_error(rs[i]), "configs of topic " + topic);
+        st = BrokerError(config_, rd_kafka_ConfigResource_error(rs[i]), "configs of topic " + topic,
+                         {"DESCRIBE_CONFIGS", Permission::Resource::kTopic, topic,
+                          "replay checks the topic's retention and size limits before it sends"});
         break;
       }
       size_t m = 0;
@@ -294,7 +322,7 @@ Result<TopicInfo> KafkaProducer::DescribeTopic(const std::string& topic, int tim
   rd_kafka_topic_t* rkt = rd_kafka_topic_new(rk_, topic.c_str(), nullptr);
   const rd_kafka_metadata_t* md = nullptr;
   bool interrupted = false;
-  rd_kafka_resp_err_t err = SlicedMetadata(rk_, rkt, &md, timeout_ms, &stop_, &interrupted);
+  rd_kafka_resp_err_t err = SlicedMetadata(rk_, rkt, &md, timeout_ms, &stop_, &interrupted, &errors_);
   rd_kafka_topic_destroy(rkt);
   if (interrupted) return Interrupted(brokers_, "metadata for topic " + topic);
   if (err != RD_KAFKA_RESP_ERR_NO_ERROR) return BrokerFailure(err, "metadata for topic " + topic);
@@ -309,7 +337,9 @@ Result<TopicInfo> KafkaProducer::DescribeTopic(const std::string& topic, int tim
         "[--target-partitions N]",
         topic, brokers_);
   }
-  if (terr != RD_KAFKA_RESP_ERR_NO_ERROR) return BrokerError(brokers_, terr, "metadata for topic " + topic);
+  if (terr != RD_KAFKA_RESP_ERR_NO_ERROR) {
+    return BrokerError(config_, terr, "metadata for topic " + topic, {"DESCRIBE", Permission::Resource::kTopic, topic});
+  }
   return info;
 }
 
@@ -335,7 +365,9 @@ Status KafkaProducer::CreateTopic(const std::string& topic, int32_t partitions, 
     const rd_kafka_topic_result_t** results = rd_kafka_CreateTopics_result_topics(res, &n);
     for (size_t i = 0; i < n; ++i) {
       rd_kafka_resp_err_t e = rd_kafka_topic_result_error(results[i]);
-      if (e != RD_KAFKA_RESP_ERR_NO_ERROR && e != RD_KAFKA_RESP_ERR_TOPIC_ALREADY_EXISTS) {
+      if (IsAuthorizationError(e)) {
+        st = NotAuthorized(config_, e, {"CREATE", Permission::Resource::kTopic, topic});
+      } else if (e != RD_KAFKA_RESP_ERR_NO_ERROR && e != RD_KAFKA_RESP_ERR_TOPIC_ALREADY_EXISTS) {
         const char* msg = rd_kafka_topic_result_error_string(results[i]);
         st = Status::IOError("cannot create topic '{}' on '{}': {}", topic, brokers_, msg ? msg : rd_kafka_err2str(e));
       }
@@ -436,6 +468,7 @@ Status KafkaProducer::Produce(const std::string& topic, int32_t partition, const
     if (err == RD_KAFKA_RESP_ERR__UNKNOWN_PARTITION) {
       return Status::Invalid("topic '{}' has no partition {}", topic, partition);
     }
+    if (err == RD_KAFKA_RESP_ERR__FATAL) RETURN_NOT_OK(FatalError());
     return BrokerError(brokers_, err, "producing to " + topic);
   }
 }
@@ -453,6 +486,7 @@ Status KafkaProducer::ProduceRaw(const std::string& topic, int32_t partition, st
       if (stop_.Continue()) continue;
       return Interrupted(brokers_, "room in the producer queue");
     }
+    if (err == RD_KAFKA_RESP_ERR__FATAL) RETURN_NOT_OK(FatalError());
     return BrokerError(brokers_, err, "producing to " + topic);
   }
 }
@@ -491,6 +525,16 @@ Status KafkaProducer::TxnError(const char* what, void* error_ptr) {
   const bool fatal = rd_kafka_error_is_fatal(error);
   const bool retriable = rd_kafka_error_is_retriable(error);
   rd_kafka_error_destroy(error);
+  if (code == RD_KAFKA_RESP_ERR_TRANSACTIONAL_ID_AUTHORIZATION_FAILED) {
+    return NotAuthorized(config_, code, {"WRITE", Permission::Resource::kTransactionalId, transactional_id_});
+  }
+  if (code == RD_KAFKA_RESP_ERR_TOPIC_AUTHORIZATION_FAILED && !target_topic_.empty()) {
+    // The refusal recorded from librdkafka's log names the topic (the target
+    // or the checkpoint topic); else it was the target.
+    Status refused = DeliveryStatus();
+    if (refused.code() == StatusCode::kPermissionDenied) return refused;
+    return NotAuthorized(config_, code, {"WRITE", Permission::Resource::kTopic, target_topic_});
+  }
   if (IsFencing(code) || (fatal && code == RD_KAFKA_RESP_ERR__FENCED)) {
     return Fenced(fmt::format("{} failed: {} ({})", what, msg, rd_kafka_err2name(code)));
   }
@@ -589,6 +633,8 @@ Status KafkaProducer::AbortTransaction(int timeout_ms) {
 Status ScanTopic(const KafkaConfig& config, const std::string& topic, int timeout_ms,
                  const std::function<Status(const TopicMessage&)>& fn) {
   rd_kafka_conf_t* conf = rd_kafka_conf_new();
+  // librdkafka 2.0 assigns partitions only with a group.id; nothing is
+  // committed to it (the principal needs no ACL on it: its refusals are ignored).
   std::map<std::string, std::string> props = {
       {"bootstrap.servers", config.brokers}, {"group.id", "thaw-reader"},
       {"enable.auto.commit", "false"},       {"isolation.level", "read_committed"},
@@ -625,7 +671,7 @@ Status ScanTopic(const KafkaConfig& config, const std::string& topic, int timeou
   rd_kafka_topic_t* rkt = rd_kafka_topic_new(rk, topic.c_str(), nullptr);
   const rd_kafka_metadata_t* md = nullptr;
   bool interrupted = false;
-  rd_kafka_resp_err_t merr = SlicedMetadata(rk, rkt, &md, timeout_ms, &stop, &interrupted);
+  rd_kafka_resp_err_t merr = SlicedMetadata(rk, rkt, &md, timeout_ms, &stop, &interrupted, &errors);
   rd_kafka_topic_destroy(rkt);
   int32_t parts = 0;
   if (interrupted) {
@@ -633,8 +679,14 @@ Status ScanTopic(const KafkaConfig& config, const std::string& topic, int timeou
   } else if (merr != RD_KAFKA_RESP_ERR_NO_ERROR) {
     status = BrokerError(config.brokers, merr, "metadata for topic " + topic, errors.Describe());
   } else {
-    if (md->topic_cnt > 0 && md->topics[0].err == RD_KAFKA_RESP_ERR_NO_ERROR) parts = md->topics[0].partition_cnt;
+    const rd_kafka_resp_err_t terr = md->topic_cnt > 0 ? md->topics[0].err : RD_KAFKA_RESP_ERR_NO_ERROR;
+    if (terr == RD_KAFKA_RESP_ERR_NO_ERROR) parts = md->topics[0].partition_cnt;
     rd_kafka_metadata_destroy(md);
+    // A topic the principal may not see is no empty topic (a job's
+    // checkpoints would be lost): only a missing one is.
+    if (IsAuthorizationError(terr)) {
+      status = NotAuthorized(config, terr, {"DESCRIBE", Permission::Resource::kTopic, topic});
+    }
   }
   if (status.ok() && parts > 0) {
     rd_kafka_topic_partition_list_t* list = rd_kafka_topic_partition_list_new(parts);
@@ -667,8 +719,10 @@ Status ScanTopic(const KafkaConfig& config, const std::string& topic, int timeou
           at_eof[m->partition] = true;
           ++eofs;
         }
+      } else if (m->err == RD_KAFKA_RESP_ERR_GROUP_AUTHORIZATION_FAILED) {
+        thaw::log::Debug("reading topic {}: {} (its group is not used)", topic, rd_kafka_message_errstr(m));
       } else if (m->err) {
-        status = BrokerError(config.brokers, m->err, "reading topic " + topic);
+        status = BrokerError(config, m->err, "reading topic " + topic, {"READ", Permission::Resource::kTopic, topic});
         rd_kafka_message_destroy(m);
         break;
       } else {

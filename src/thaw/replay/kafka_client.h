@@ -57,7 +57,8 @@ struct ExtraHeader {
 class KafkaProducer {
  public:
   // transactional_id empty = idempotent producer without transactions.
-  static Result<std::unique_ptr<KafkaProducer>> Make(const KafkaConfig& config, const std::string& transactional_id);
+  static Result<std::unique_ptr<KafkaProducer>> Make(const KafkaConfig& config, const std::string& transactional_id,
+                                                     const std::string& target_topic = "");
   ~KafkaProducer();
 
   // Metadata for one topic; NotFound when it does not exist.
@@ -74,8 +75,8 @@ class KafkaProducer {
   // `timestamp_ms` (< 0: the produce time). `source_*` name the record in
   // delivery errors.
   Status Produce(const std::string& topic, int32_t partition, const records::Record& record, int64_t timestamp_ms,
-                 std::span<const records::Header> headers, std::span<const ExtraHeader> extra,
-                 int32_t source_partition, int64_t source_offset);
+                 std::span<const records::Header> headers, std::span<const ExtraHeader> extra, int32_t source_partition,
+                 int64_t source_offset);
   // Raw produce (checkpoints).
   Status ProduceRaw(const std::string& topic, int32_t partition, std::string_view key, std::string_view value);
 
@@ -129,6 +130,9 @@ class KafkaProducer {
 
   rd_kafka_s* rk_ = nullptr;
   std::string brokers_;
+  KafkaConfig config_;  // what refusals name (the principal) and the brokers
+  std::string transactional_id_;
+  std::string target_topic_;  // the topic records are replayed to
   ClientErrors errors_;
   StopWatch stop_{nullptr};
   std::map<std::string, rd_kafka_topic_s*> topics_;

@@ -409,7 +409,7 @@ Result<ReplaySummary> RunReplayImpl(std::shared_ptr<const iceberg::Table> table,
   std::unique_ptr<KafkaProducer> producer;
   auto open_producer = [&]() -> Status {
     producer.reset();
-    ASSIGN_OR_RAISE(producer, KafkaProducer::Make(o.kafka, txn_id));
+    ASSIGN_OR_RAISE(producer, KafkaProducer::Make(o.kafka, txn_id, o.topic));
     if (o.exactly_once) RETURN_NOT_OK(producer->InitTransactions(o.timeout_ms));
     return Status::OK();
   };
@@ -525,6 +525,9 @@ Result<ReplaySummary> RunReplayImpl(std::shared_ptr<const iceberg::Table> table,
     sum.warnings.insert(sum.warnings.end(), forced.begin(), forced.end());
   }
   if (!o.job.empty()) RETURN_NOT_OK(undo_create(EnsureCheckpointTopic(*producer, o.checkpoint_topic, o.timeout_ms)));
+  // A producer the brokers refused (no producer id: the principal may WRITE
+  // no topic) fails here, before anything is sent.
+  RETURN_NOT_OK(undo_create(producer->FatalError()));
 
   // 4. Produce. `state` is what has been sent; `committed` what the last
   // checkpoint made durable. Work that is not proven durable is redone from
