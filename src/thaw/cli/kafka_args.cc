@@ -1,5 +1,7 @@
 #include "thaw/cli/kafka_args.h"
 
+#include "thaw/kafka/ca_bundle.h"
+
 #include <fstream>
 #include <map>
 #include <memory>
@@ -45,6 +47,16 @@ Result<kafka::rdkafka::KafkaConfig> KafkaArgs::Resolve() const {
   // Secrets given by reference (@FILE, ${env:NAME}) are read now.
   for (auto& [k, v] : c.properties) {
     ASSIGN_OR_RAISE(v, ResolveSecretReference(k, v, origin[k]));
+  }
+  // TLS without ssl.ca.location: the system's CA bundle as a file
+  // (ca_bundle.h: librdkafka's own default crashes in this process).
+  if (auto proto = c.properties.find("security.protocol"); proto != c.properties.end()) {
+    std::string p = proto->second;
+    for (char& ch : p) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    if ((p == "ssl" || p == "sasl_ssl") && !c.properties.count("ssl.ca.location") &&
+        !c.properties.count("ssl.ca.pem") && !c.properties.count("ssl.ca.certificate.stores")) {
+      c.properties["ssl.ca.location"] = kafka::SystemCaFile();
+    }
   }
   // Unknown names and malformed values are bad usage, found before anything
   // connects (librdkafka checks them again when the client is made).

@@ -6,6 +6,7 @@
 #include <fstream>
 
 #include "thaw/cli/table_args.h"
+#include "thaw/kafka/ca_bundle.h"
 
 namespace thaw::cli {
 namespace {
@@ -124,6 +125,24 @@ TEST(Partitions, OneSyntax) {
   AddPartitionsOption(&app2, "--partitions", &ps, "");
   std::vector<const char*> bad = {"t", "--partitions", "x"};
   EXPECT_THROW(app2.parse(static_cast<int>(bad.size()), bad.data()), CLI::ValidationError);
+}
+
+TEST(KafkaArgs, TlsWithoutACaFileUsesTheSystemBundleAsAFile) {
+  // librdkafka's own default CA loading crashes in this process (ca_bundle.h).
+  KafkaArgs a;
+  a.brokers = "h:9093";
+  a.properties = {"security.protocol=SASL_SSL"};
+  auto c = a.Resolve();
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  EXPECT_EQ(c->properties.at("ssl.ca.location"), kafka::SystemCaFile());
+  a.properties = {"security.protocol=ssl", "ssl.ca.location=/etc/thaw/ca.pem"};
+  c = a.Resolve();
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  EXPECT_EQ(c->properties.at("ssl.ca.location"), "/etc/thaw/ca.pem");
+  a.properties = {"security.protocol=SASL_PLAINTEXT"};
+  c = a.Resolve();
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  EXPECT_EQ(c->properties.count("ssl.ca.location"), 0u);
 }
 
 }  // namespace

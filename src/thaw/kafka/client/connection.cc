@@ -1,6 +1,7 @@
 #include "thaw/kafka/client/connection.h"
 
 #include "thaw/common/secrets.h"
+#include "thaw/kafka/ca_bundle.h"
 #include "thaw/kafka/frame_io.h"
 #include "thaw/kafka/tls_context.h"
 
@@ -117,15 +118,8 @@ Status PrepareTls(ConnectionOptions* options) {
   ctx->set_options(asio::ssl::context::default_workarounds | asio::ssl::context::no_sslv2 |
                        asio::ssl::context::no_sslv3 | asio::ssl::context::no_tlsv1 | asio::ssl::context::no_tlsv1_1,
                    ec);
-  // Without ssl.ca.location: the system's CA bundle ($SSL_CERT_FILE, else
-  // Debian's), loaded as a file. (Not set_default_verify_paths: its store
-  // loader crashes in this process, where the Arrow wheel's OpenSSL is
-  // loaded too.)
-  std::string ca = t.ca_file;
-  if (ca.empty()) {
-    const char* env = std::getenv("SSL_CERT_FILE");
-    ca = env && *env ? env : "/etc/ssl/certs/ca-certificates.crt";
-  }
+  // Without ssl.ca.location: the system's CA bundle, as a file (ca_bundle.h).
+  std::string ca = t.ca_file.empty() ? SystemCaFile() : t.ca_file;
   ctx->load_verify_file(ca, ec);
   if (ec) {
     return Status::Invalid("ssl.ca.location {}: not a readable PEM CA file: {}",
