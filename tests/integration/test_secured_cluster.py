@@ -40,7 +40,7 @@ from tls_certs import make_certs
 
 ADMIN_PW = "adm-" + uuid.uuid4().hex
 # One user per scenario: ACLs only ever grow, so each keeps exactly its own.
-USERS = ["alice", "bob", "carol", "dave", "erin", "frank", "grace", "heidi"]
+USERS = ["alice", "bob", "carol", "dave", "erin", "frank", "grace", "heidi", "ivan", "judy", "mallory"]
 PASSWORDS = {u: f"{u}-pw-{uuid.uuid4().hex}" for u in USERS}
 COUNT = 40
 SCRAM_FIXED = 0x020601ff  # librdkafka 2.6.1
@@ -360,3 +360,89 @@ def test_scram_login(thaw_bin, secured, source):
         assert f"this Thaw uses librdkafka {version_str}" in p.stderr and "2.6.1" in p.stderr, p.stderr[-3000:]
         assert "sasl.mechanism=PLAIN" in p.stderr, p.stderr[-3000:]
         assert s.high_watermarks(topic) == {0: 0}
+
+
+def read_through(conf: dict, topic: str, partitions: int, want: int, timeout: float = 90):
+    """Records (and errors) a confluent-kafka consumer reads from every
+    partition's offset 0 (assign, no group needed)."""
+    from confluent_kafka import Consumer, TopicPartition
+    c = Consumer({**conf, "group.id": conf.get("group.id", "unused"), "enable.auto.commit": False})
+    c.assign([TopicPartition(topic, p, 0) for p in range(partitions)])
+    got, errors = [], []
+    deadline = time.monotonic() + timeout
+    try:
+        while len(got) < want and time.monotonic() < deadline:
+            m = c.poll(1.0)
+            if m is None:
+                continue
+            if m.error():
+                errors.append(m.error())
+                if not m.error().retriable() and len(errors) > 3:
+                    break
+                continue
+            got.append(m)
+    finally:
+        c.close()
+    return got, errors
+
+
+def test_tiered_serve_in_front_of_the_secured_cluster(thaw_bin, secured, tmp_path):
+    """`thaw serve --upstream` (issue 22, SASL in tiered mode) in front of the
+    SASL_SSL broker with ACLs, TLS on both legs: Thaw's own connection (to
+    learn the brokers) logs in as ivan with SCRAM-SHA-512 (Thaw's own SCRAM
+    client, kafka/scram.h); each client authenticates to the broker through
+    Thaw on its own connection, and the broker's ACLs decide every read,
+    the history Thaw serves from the table included."""
+    from upstream_harness import Tiered, _b64, diff, norm_broker
+
+    s = secured
+    ca = str(s.certs / "ca.pem")
+    t = Tiered(thaw_bin, s.broker, tmp_path, partitions=2, truncate="delete_records")
+    try:
+        s.grant("judy", "TOPIC", t.topic, "READ")
+        pw = tmp_path / "ivan.password"
+        pw.write_text(PASSWORDS["ivan"] + "\n")
+        own = ["-X", "security.protocol=SASL_SSL", "-X", "sasl.mechanism=SCRAM-SHA-512", "-X", "sasl.username=ivan",
+               "-X", f"sasl.password=@{pw}", "-X", f"ssl.ca.location={ca}"]
+        tls = ["--tls-cert", str(s.certs / "server.pem"), "--tls-key", str(s.certs / "server.key")]
+        boot = t.start_another(*own, *tls, upstream=s.broker.sasl_ssl_bootstrap)
+        deadline = time.monotonic() + 30
+        while "is reachable through" not in t.log_of(boot):  # Thaw's own Metadata, after its SCRAM login
+            assert time.monotonic() < deadline, t.log_of(boot)[-3000:]
+            time.sleep(0.2)
+
+        client = {"bootstrap.servers": boot, "security.protocol": "SASL_SSL", "ssl.ca.location": ca,
+                  "sasl.mechanism": "SCRAM-SHA-512"}
+        expected = t.expected()
+        got, errors = read_through({**client, "sasl.username": "judy", "sasl.password": PASSWORDS["judy"]},
+                                   t.topic, t.partitions, len(expected))
+        rows = sorted((m.partition(), m.offset(), m.timestamp()[1], _b64(m.key()), _b64(m.value()),
+                       tuple((k, _b64(v)) for k, v in (m.headers() or []))) for m in got)
+        assert rows == expected, (diff(expected, rows), errors)
+        assert min(r[1] for r in rows) == 0  # the history only the table holds
+
+        # mallory logs in, may use her group and DESCRIBE the topic (so she
+        # fetches), but no ACL lets her READ it: each Fetch refused, the part
+        # Thaw would answer from the table too.
+        s.grant("mallory", "GROUP", "mallory-g", "READ")
+        s.grant("mallory", "TOPIC", t.topic, "DESCRIBE")
+        got, errors = read_through({**client, "sasl.username": "mallory", "sasl.password": PASSWORDS["mallory"],
+                                    "group.id": "mallory-g"}, t.topic, t.partitions, 1, timeout=30)
+        assert not got, [(m.partition(), m.offset()) for m in got]
+        assert any("TOPIC_AUTHORIZATION_FAILED" in e.name() for e in errors), errors
+
+        # A wrong password for Thaw's own login: said once, naming the user, never the password.
+        bad_pw = tmp_path / "bad.password"
+        bad_pw.write_text("not-ivans-password\n")
+        bad = t.start_another(*[x if not x.startswith("sasl.password=") else f"sasl.password=@{bad_pw}" for x in own],
+                              upstream=s.broker.sasl_ssl_bootstrap)
+        deadline = time.monotonic() + 30
+        while "SASL_AUTHENTICATION_FAILED" not in t.log_of(bad):
+            assert time.monotonic() < deadline, t.log_of(bad)[-3000:]
+            time.sleep(0.2)
+        log = t.log_of(bad)
+        assert "as user 'ivan'" in log, log[-2000:]
+        for secret in ("not-ivans-password", PASSWORDS["ivan"], PASSWORDS["judy"], PASSWORDS["mallory"]):
+            assert secret not in log and secret not in t.log_of(boot)
+    finally:
+        t.stop()
