@@ -101,6 +101,7 @@ rows objstore "$logs/objstore.out" bench/object_store_bench.sh OBJSTORE_BENCH_
 "$root/bench/archive_bench.sh"
 rows archive "$root/bench/.work/archive_bench.results" bench/archive_bench.sh ARCHIVE_BENCH_
 "$root/bench/tls_bench.sh" | tee "$logs/tls.out"
+"$root/bench/tls_peer_bench.sh" | tee "$logs/tls_peer.out"
 "$root/bench/metrics_bench.sh" | tee "$logs/metrics.out"
 "$root/bench/tiered_bench.sh"
 rows tiered "$root/bench/.work/tiered_bench.results" bench/tiered_bench.sh TIERED_BENCH_
