@@ -188,6 +188,8 @@ def test_prometheus_scrapes_serve_archive_and_replay(thaw_serve, thaw_bin, kafka
                 assert promql(prom, 'sum(thaw_commits_total{job="archive"})') >= 1
                 assert promql(prom, f'thaw_archive_freshness_seconds{{topic="{target}"}}') is not None
                 assert promql(prom, 'thaw_info{job="archive",face="archive"}') == 1
+                # g1's consumer left when it closed: an empty group.
+                assert promql(prom, 'thaw_group_members{job="serve",group="g1"}') == 0
 
             for port in (serve_port, replay_port, archive_port):
                 assert http_get(f"http://127.0.0.1:{port}/healthz") == (200, "ok\n")

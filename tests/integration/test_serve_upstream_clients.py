@@ -768,7 +768,13 @@ def test_upstream_properties_thaw_cannot_honour_are_refused(t):
     cases = [
         (["--upstream", t.kafka.bootstrap, "-F", str(props)],
          f"-F {props}: 'ssl.truststore.location' is not an upstream property"),
-        (["--upstream", t.kafka.bootstrap, "-X", "security.protocol=SASL_SSL"], "PLAINTEXT or SSL"),
+        (["--upstream", t.kafka.bootstrap, "-X", "security.protocol=SASL_GSSAPI"],
+         "give PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL"),
+        (["--upstream", t.kafka.bootstrap, "-X", "security.protocol=SASL_SSL"], "set -X sasl.mechanism"),
+        (["--upstream", t.kafka.bootstrap, "-X", "security.protocol=SASL_SSL", "-X", "sasl.mechanism=OAUTHBEARER"],
+         "PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512"),
+        (["--upstream", t.kafka.bootstrap, "-X", "security.protocol=SASL_PLAINTEXT", "-X", "sasl.mechanism=PLAIN",
+          "-X", "sasl.username=thaw"], "set -X sasl.username and -X sasl.password"),
         (["--upstream", t.kafka.bootstrap, "-X", "request.timeout.ms=30s"], "give a whole number"),
         (["-X", "request.timeout.ms=100"], "they are for --upstream (the tiered proxy) only"),
     ]

@@ -68,18 +68,34 @@ asio::awaitable<void> RefreshLoop(Broker& broker, asio::steady_timer& timer, std
 // the served high watermarks, read on the coordinator's thread.
 void CollectConsumerLag(metrics::Metrics& m, asio::io_context& group_io, GroupCoordinator& groups,
                         TopicLogs& topics) {
-  auto work = [&groups]() -> asio::awaitable<std::vector<std::pair<std::string, OffsetFetchResult>>> {
-    std::vector<std::pair<std::string, OffsetFetchResult>> out;
-    for (const auto& g : co_await groups.ListGroups({}, {})) {
+  struct Seen {
+    std::vector<std::pair<std::string, OffsetFetchResult>> offsets;
+    std::vector<std::pair<std::string, size_t>> members;
+  };
+  auto work = [&groups]() -> asio::awaitable<Seen> {
+    Seen out;
+    // Named arguments, not temporaries inside co_await (GCC 12 destroys
+    // those twice).
+    std::vector<std::string> any_state, any_type, ids;
+    for (const auto& g : co_await groups.ListGroups(std::move(any_state), std::move(any_type))) {
+      ids.push_back(g.group_id);
       OffsetFetchRequest req;
       req.group_id = g.group_id;
-      out.emplace_back(g.group_id, co_await groups.OffsetFetch(std::move(req)));
+      out.offsets.emplace_back(g.group_id, co_await groups.OffsetFetch(std::move(req)));
+    }
+    for (const auto& d : co_await groups.DescribeGroups(std::move(ids), 5)) {
+      out.members.emplace_back(d.group_id, d.members.size());
     }
     co_return out;
   };
   auto future = asio::co_spawn(group_io, work(), asio::use_future);
   if (future.wait_for(std::chrono::seconds(2)) != std::future_status::ready) return;
-  for (const auto& [group, result] : future.get()) {
+  Seen seen = future.get();
+  for (const auto& [group, count] : seen.members) {
+    m.Gauge("thaw_group_members", "Members of each consumer group Thaw coordinates", {{"group", group}})
+        .Set(static_cast<double>(count));
+  }
+  for (const auto& [group, result] : seen.offsets) {
     for (const auto& t : result.topics) {
       auto log = topics.Find(t.name);
       if (!log) continue;
