@@ -11,7 +11,9 @@ until archive, replay and serve use the client.
   bytes parsed by Thaw's framing parser: that id, the Protobuf message
   indexes, the body;
 * errors: an unknown id, a registry that is down, an incompatible schema, a
-  wrong password (never shown).
+  wrong password or bearer token (never shown);
+* retries through 503s, throttling and lost responses (tests/integration/fault_proxy.py
+  in front of the registry), failover to a second URL.
 """
 
 from __future__ import annotations
@@ -274,3 +276,43 @@ def test_basic_auth(schema_registry_auth, registry_tool):
     r = registry_tool(reg.url, "by-id", str(sid), ok=False)
     assert r.returncode == 1
     assert "HTTP 401" in r.stderr and "sent no credentials" in r.stderr
+
+
+def test_retries_through_503s_throttling_and_lost_responses(schema_registry, registry_tool):
+    """A fault proxy in front of the registry answers 503 and 429 or cuts responses short for half the
+    requests: every call still succeeds (registrations too: they are idempotent), after retries."""
+    from fault_proxy import FaultProxy
+
+    proxy = FaultProxy(schema_registry.url, fault_rate=0.5, faults=("503", "slowdown", "reset"), seed=23,
+                       flavor="rest").start()
+    try:
+        retry = ["max.retries=8", "retries.wait.ms=5", "retries.max.wait.ms=50"]
+        for n in range(6):
+            schema = AVRO_V1.replace("Order", f"Order{n}")
+            sid = registry_tool.json(proxy.url, *retry, "register", f"faulty-{n}-value", "@SCHEMA", "AVRO",
+                                     schema=schema)["id"]
+            assert registry_tool.json(proxy.url, *retry, "by-id", str(sid))["schema"] == \
+                schema_registry.client().get_schema(sid).schema_str
+        faults = proxy.stats()["faults"]
+        assert sum(faults.values()) >= 3, faults
+    finally:
+        proxy.stop()
+
+
+def test_bearer_token(schema_registry, registry_tool):
+    """A bearer token goes in Authorization (checked by a proxy in front of the registry, which has no
+    token auth of its own here); a refused one is a 401 that never shows the token."""
+    from fault_proxy import FaultProxy
+
+    token = "thaw-bearer-5e1d"
+    proxy = FaultProxy(schema_registry.url, bearer=token, flavor="rest").start()
+    try:
+        sid = schema_registry.client().register_schema("bearer-value", _sr(AVRO_V1, "AVRO"))
+        assert registry_tool.json(proxy.url, f"bearer.auth.token={token}", "by-id", str(sid))["schema_type"] == "AVRO"
+        wrong = "thaw-bearer-wrong-77"
+        r = registry_tool(proxy.url, f"bearer.auth.token={wrong}", "max.retries=0", "by-id", str(sid), ok=False)
+        assert r.returncode == 1
+        assert "HTTP 401" in r.stderr and "bearer token" in r.stderr
+        assert wrong not in r.stderr + r.stdout
+    finally:
+        proxy.stop()
