@@ -83,7 +83,8 @@ def _sr(schema: str, kind: str):
     return Schema(schema, kind)
 
 
-@pytest.mark.parametrize("kind,text", [("AVRO", AVRO_V1), ("PROTOBUF", PROTO), ("JSON", JSON_SCHEMA)])
+@pytest.mark.parametrize("kind,text", [("AVRO", AVRO_V1), ("PROTOBUF", PROTO), ("JSON", JSON_SCHEMA)],
+                         ids=["avro", "protobuf", "json"])
 def test_python_registers_thaw_reads(schema_registry, registry_tool, kind, text):
     client = schema_registry.client()
     subject = f"py-{kind.lower()}-value"

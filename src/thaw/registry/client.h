@@ -6,6 +6,9 @@
 // retries with backoff on 429, 5xx and connection failures (every registry
 // request used here is idempotent), the next URL of a list when one is down.
 // Thread-safe; answers are cached (bounded) by id and by (subject, schema).
+// Requests that miss the caches go one at a time over one kept-alive
+// connection (the HTTP client's curl handle): what the faces need is a few
+// schemas per topic, each fetched once.
 // Errors name the request (method and URL without userinfo or query), the
 // HTTP status and the registry's error_code and message, never a credential.
 #pragma once
