@@ -29,7 +29,7 @@ deps-test:
 build: deps
 	@cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo $(CCACHE) >/dev/null
 	@ninja -C $(BUILD) -j$(JOBS) thaw thaw_unit_tests thaw_batch_tool thaw_rest_tool thaw_storage_tool \
-	  thaw_kafka_source_tool
+	  thaw_kafka_source_tool thaw_registry_tool
 
 # Only what `make demo` needs: the binary.
 build-thaw: deps

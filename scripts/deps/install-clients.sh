@@ -3,7 +3,8 @@
 # idempotent; called by `scripts/deps/install.sh --test`):
 #   * Python: scripts/deps/requirements-test.txt (kafka-python; moto[server] and
 #     psycopg2-binary for the object-store / PostgreSQL tests; duckdb with its
-#     iceberg and avro extension wheels for the archive tests) into .deps/venv
+#     iceberg and avro extension wheels for the archive tests; confluent-kafka's
+#     schema registry serializers) into .deps/venv
 #     (confluent-kafka comes from requirements.txt).
 #   * Node: kafkajs from tests/clients/package.json + package-lock.json, `npm ci`
 #     into .deps/node (the tests run node with NODE_PATH=.deps/node/node_modules).
@@ -24,7 +25,7 @@ hash_of() { cat "$@" | sha256sum | cut -c1-16; }
 venv="$root/.deps/venv"
 [[ -x "$venv/bin/python" ]] || die "no venv at $venv (run scripts/deps/install.sh first)"
 want="$(hash_of "$here/requirements-test.txt")"
-if [[ "$(cat "$stamps/clients-py" 2>/dev/null)" != "$want" ]] || ! "$venv/bin/python" -c 'import kafka, moto, psycopg2, duckdb, duckdb_extension_iceberg, duckdb_extension_avro' 2>/dev/null; then
+if [[ "$(cat "$stamps/clients-py" 2>/dev/null)" != "$want" ]] || ! "$venv/bin/python" -c 'import kafka, moto, psycopg2, duckdb, duckdb_extension_iceberg, duckdb_extension_avro, fastavro, google.protobuf, confluent_kafka.schema_registry.avro' 2>/dev/null; then
   "$venv/bin/pip" install -q --disable-pip-version-check -r "$here/requirements-test.txt" \
     || die "pip install -r $here/requirements-test.txt"
   echo "$want" > "$stamps/clients-py"

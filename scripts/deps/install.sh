@@ -2,7 +2,8 @@
 # Idempotent, pinned installation of everything Thaw needs to build and test.
 #   scripts/deps/install.sh          Debian packages + Python venv + Kafka message specs (build + demo)
 #   scripts/deps/install.sh --test   also the test peers (Java jars, Kafka, the Iceberg REST
-#                                    catalog server, clients, moto, PostgreSQL)
+#                                    catalog server, clients, moto, PostgreSQL, the
+#                                    schema registry)
 # Each step records a stamp keyed by the hash of its pin file, so a re-run
 # with unchanged pins does nothing.
 set -euo pipefail
@@ -70,5 +71,6 @@ if [[ "${1:-}" == "--test" ]]; then
   "$here/install-kafka.sh"
   "$here/install-rest-catalog.sh"
   "$here/install-clients.sh"
+  "$here/install-schema-registry.sh"
 fi
 echo "[deps] ok"

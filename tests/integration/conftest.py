@@ -10,7 +10,8 @@
 
 The plugins kafka_broker.py (a real Kafka broker) and lakehouse.py (S3 store,
 Iceberg REST catalog, PostgreSQL; `table_env`, which runs a scenario on the
-local warehouse and on the same tables behind the REST catalog in S3) add more.
+local warehouse and on the same tables behind the REST catalog in S3) and
+schema_registry.py (a Confluent-compatible schema registry) add more.
 """
 
 from __future__ import annotations
@@ -27,8 +28,9 @@ import pytest
 import fixtures
 
 # The real Kafka broker (KRaft) fixture `kafka`; the lakehouse servers (moto
-# S3 store, PostgreSQL, Iceberg REST catalog) of lakehouse.py.
-pytest_plugins = ["kafka_broker", "lakehouse"]
+# S3 store, PostgreSQL, Iceberg REST catalog) of lakehouse.py; the schema
+# registry of schema_registry.py.
+pytest_plugins = ["kafka_broker", "lakehouse", "schema_registry"]
 
 REPO = Path(__file__).resolve().parents[2]
 DEFAULT_THAW_BIN = REPO / "build" / "bin" / "thaw"

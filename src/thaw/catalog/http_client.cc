@@ -101,6 +101,7 @@ Result<HttpResponse> HttpClient::SendOnce(const HttpRequest& request, TransportF
   curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(options_.connect_timeout.count()));
   curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, static_cast<long>(options_.request_timeout.count()));
   curl_easy_setopt(curl, CURLOPT_ACCEPT_ENCODING, "");  // gzip/deflate if the server offers
+  if (!options_.ca_file.empty()) curl_easy_setopt(curl, CURLOPT_CAINFO, options_.ca_file.c_str());
   curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, OnBody);
   curl_easy_setopt(curl, CURLOPT_WRITEDATA, &ex);
   curl_easy_setopt(curl, CURLOPT_HEADERFUNCTION, OnHeader);
@@ -146,7 +147,9 @@ Result<HttpResponse> HttpClient::Send(HttpRequest request, RetryPolicy policy, c
     bool retryable;
     std::chrono::milliseconds delay = BackoffDelay(attempt, options_, rng_);
     if (result.ok()) {
-      retryable = IsRetryableStatus(result->status);
+      retryable =
+          IsRetryableStatus(result->status) ||
+          (options_.retry_server_errors && (result->status == 500 || result->status == 502 || result->status == 504));
       if (retryable) {
         std::string after = result->Header("retry-after");
         if (!after.empty() && std::all_of(after.begin(), after.end(), ::isdigit) && after.size() < 6) {

@@ -42,6 +42,12 @@ struct HttpOptions {
   int max_attempts = 5;  // first try included
   std::chrono::milliseconds initial_backoff{100};
   std::chrono::milliseconds max_backoff{5'000};
+  // Also retry 500, 502 and 504 (for services whose every request is
+  // idempotent, such as a schema registry's reads, lookups and registrations).
+  bool retry_server_errors = false;
+  // PEM file of the CAs that verify the server's certificate (https); empty:
+  // libcurl's default bundle.
+  std::string ca_file;
 };
 
 // What happened to one exchange that produced no HTTP response.

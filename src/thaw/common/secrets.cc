@@ -12,11 +12,13 @@ namespace thaw {
 bool IsSecretKey(std::string_view key) {
   // connection-string: ADLS connection strings carry the account key;
   // shared-key: Iceberg Java's adls.auth.shared-key.account.key; ssl.key:
-  // Kafka's ssl.key.password (and the key's location, harmlessly).
-  static constexpr std::array<std::string_view, 16> kMarkers = {
-      "secret", "token",       "password",          "credential",  "session", "sas",
-      "account-key", "account_key", "private-key",  "client-secret", "sasl.", "apikey",
-      "connection-string", "shared-key", "sse.key", "ssl.key"};
+  // Kafka's ssl.key.password (and the key's location, harmlessly);
+  // user.info: a schema registry's basic.auth.user.info (USER:PASSWORD).
+  static constexpr std::array<std::string_view, 17> kMarkers = {
+      "secret",  "token",       "password",          "credential",  "session",
+      "sas",     "account-key", "account_key",       "private-key", "client-secret",
+      "sasl.",   "apikey",      "connection-string", "shared-key",  "sse.key",
+      "ssl.key", "user.info"};
   std::string lower(key);
   for (auto& c : lower) c = static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
   for (auto m : kMarkers) {
