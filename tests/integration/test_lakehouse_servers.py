@@ -23,17 +23,25 @@ def test_postgres_hosts_a_pyiceberg_sql_catalog(postgres, tmp_path):
 
     # The session's PostgreSQL is shared with other tests: a catalog name of this test's own.
     cat = SqlCatalog("servers_test", uri=postgres.sqlalchemy_uri, warehouse=f"file://{tmp_path}")
-    cat.create_namespace("ns")
-    t = cat.create_table("ns.t", pa.schema([("x", pa.int64())]))
-    t.append(pa.table({"x": [1, 2, 3]}))
-    # The catalog rows live in PostgreSQL, read back over a plain connection.
-    with postgres.connect() as conn, conn.cursor() as cur:
-        cur.execute("SELECT table_namespace, table_name, metadata_location FROM iceberg_tables "
-                    "WHERE catalog_name = 'servers_test'")
-        rows = cur.fetchall()
-    assert [(r[0], r[1]) for r in rows] == [("ns", "t")]
-    assert rows[0][2] == cat.load_table("ns.t").metadata_location
-    assert cat.load_table("ns.t").scan().to_arrow()["x"].to_pylist() == [1, 2, 3]
+    try:
+        cat.create_namespace("ns")
+        t = cat.create_table("ns.t", pa.schema([("x", pa.int64())]))
+        t.append(pa.table({"x": [1, 2, 3]}))
+        # The catalog rows live in PostgreSQL, read back over a plain connection.
+        with postgres.connect() as conn, conn.cursor() as cur:
+            cur.execute("SELECT table_namespace, table_name, metadata_location FROM iceberg_tables "
+                        "WHERE catalog_name = 'servers_test'")
+            rows = cur.fetchall()
+        assert [(r[0], r[1]) for r in rows] == [("ns", "t")]
+        assert rows[0][2] == cat.load_table("ns.t").metadata_location
+        assert cat.load_table("ns.t").scan().to_arrow()["x"].to_pylist() == [1, 2, 3]
+    finally:
+        # Leave no second catalog in the shared database: test_catalog_config
+        # reads it without --catalog-name, which needs exactly one.
+        with postgres.connect() as conn, conn.cursor() as cur:
+            cur.execute("DELETE FROM iceberg_tables WHERE catalog_name = 'servers_test'")
+            cur.execute("DELETE FROM iceberg_namespace_properties WHERE catalog_name = 'servers_test'")
+            conn.commit()
 
 
 def test_rest_catalog_writes_tables_into_the_store_and_vends_its_credentials(rest_catalog, s3_store):
