@@ -3,26 +3,16 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 
+#include "thaw/common/json_read.h"
+
 namespace thaw::catalog::rest {
 
 namespace {
 
 using Json = nlohmann::json;
 
-Json ParseJson(std::string_view body) { return Json::parse(body.begin(), body.end(), nullptr, false); }
-
-// The member `key` of object `j`, or null when absent.
-const Json* Member(const Json& j, std::string_view key) {
-  auto it = j.find(std::string(key));
-  return it == j.end() ? nullptr : &*it;
-}
-
-// A JSON text for error messages, cut short.
-std::string Excerpt(const Json& j) {
-  std::string text = j.dump(-1, ' ', false, Json::error_handler_t::replace);
-  if (text.size() > 80) text = text.substr(0, 77) + "...";
-  return text;
-}
+using json::Excerpt;
+using json::Member;
 
 std::string TextOf(const Json& v) {
   return v.is_string() ? v.get_ref<const std::string&>() : v.dump(-1, ' ', false, Json::error_handler_t::replace);
@@ -58,7 +48,7 @@ Result<std::vector<std::string>> Levels(const Json& ns, std::string_view what) {
 }  // namespace
 
 Result<ConfigResponse> ParseConfigResponse(std::string_view body, std::string_view what) {
-  auto j = ParseJson(body);
+  auto j = json::Parse(body);
   if (!j.is_object()) return Status::Corrupt("{}: the catalog configuration is not a JSON object", what);
   ConfigResponse out;
   ASSIGN_OR_RAISE(out.defaults, PropertyObject(j, "defaults", what));
@@ -69,7 +59,7 @@ Result<ConfigResponse> ParseConfigResponse(std::string_view body, std::string_vi
 }
 
 Result<ListNamespacesPage> ParseListNamespaces(std::string_view body, std::string_view what) {
-  auto j = ParseJson(body);
+  auto j = json::Parse(body);
   const Json* list = j.is_object() ? Member(j, "namespaces") : nullptr;
   if (list == nullptr || !list->is_array()) return Status::Corrupt("{}: the response has no 'namespaces' list", what);
   ListNamespacesPage page;
@@ -83,7 +73,7 @@ Result<ListNamespacesPage> ParseListNamespaces(std::string_view body, std::strin
 
 Result<ListTablesPage> ParseListTables(std::string_view body, const std::vector<std::string>& ns,
                                        std::string_view what) {
-  auto j = ParseJson(body);
+  auto j = json::Parse(body);
   const Json* list = j.is_object() ? Member(j, "identifiers") : nullptr;
   if (list == nullptr || !list->is_array()) return Status::Corrupt("{}: the response has no 'identifiers' list", what);
   ListTablesPage page;
@@ -107,7 +97,7 @@ Result<ListTablesPage> ParseListTables(std::string_view body, const std::vector<
 }
 
 Result<LoadTableResponse> ParseLoadTable(std::string_view body, std::string_view what) {
-  auto j = ParseJson(body);
+  auto j = json::Parse(body);
   const Json* metadata = j.is_object() ? Member(j, "metadata") : nullptr;
   if (metadata == nullptr || !metadata->is_object()) {
     return Status::Corrupt("{}: the catalog's response has no table metadata", what);
@@ -140,7 +130,7 @@ Result<LoadTableResponse> ParseLoadTable(std::string_view body, std::string_view
 }
 
 Result<OAuthToken> ParseTokenResponse(std::string_view body, std::string_view what) {
-  auto j = ParseJson(body);
+  auto j = json::Parse(body);
   const Json* token = j.is_object() ? Member(j, "access_token") : nullptr;
   if (token == nullptr || !token->is_string())
     return Status::Corrupt("{}: the OAuth2 token response has no access_token", what);
@@ -174,7 +164,7 @@ Result<OAuthToken> ParseTokenResponse(std::string_view body, std::string_view wh
 }
 
 std::string ParseErrorResponse(std::string_view body) {
-  auto j = ParseJson(body);
+  auto j = json::Parse(body);
   const Json* error = j.is_object() ? Member(j, "error") : nullptr;
   if (error != nullptr && error->is_object()) {
     const Json* t = Member(*error, "type");
@@ -197,7 +187,7 @@ std::string ParseErrorResponse(std::string_view body) {
 }
 
 std::string ParseTokenError(std::string_view body) {
-  auto j = ParseJson(body);
+  auto j = json::Parse(body);
   if (!j.is_object()) return "";
   const Json* description = Member(j, "error_description");
   if (description != nullptr && description->is_string()) return description->get<std::string>();

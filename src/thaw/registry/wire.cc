@@ -3,25 +3,16 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 
+#include "thaw/common/json_read.h"
+
 namespace thaw::registry {
 
 namespace {
 
 using Json = nlohmann::json;
 
-Json ParseJson(std::string_view body) { return Json::parse(body.begin(), body.end(), nullptr, false); }
-
-const Json* Member(const Json& j, std::string_view key) {
-  if (!j.is_object()) return nullptr;
-  auto it = j.find(std::string(key));
-  return it == j.end() ? nullptr : &*it;
-}
-
-std::string Excerpt(const Json& j) {
-  std::string text = j.dump(-1, ' ', false, Json::error_handler_t::replace);
-  if (text.size() > 80) text = text.substr(0, 77) + "...";
-  return text;
-}
+using json::Excerpt;
+using json::Member;
 
 Result<std::string> RequiredString(const Json& j, std::string_view key, std::string_view what) {
   const Json* v = Member(j, key);
@@ -190,13 +181,13 @@ std::string Frame(int32_t id, std::span<const int32_t> message_indexes, bool pro
 }
 
 Result<Schema> ParseSchemaResponse(std::string_view body, std::string_view what) {
-  auto j = ParseJson(body);
+  auto j = json::Parse(body);
   if (!j.is_object()) return Status::Corrupt("{}: the response is not a JSON object", what);
   return SchemaOf(j, what);
 }
 
 Result<SubjectVersion> ParseSubjectVersionResponse(std::string_view body, std::string_view what) {
-  auto j = ParseJson(body);
+  auto j = json::Parse(body);
   if (!j.is_object()) return Status::Corrupt("{}: the response is not a JSON object", what);
   SubjectVersion out;
   ASSIGN_OR_RAISE(out.subject, RequiredString(j, "subject", what));
@@ -207,7 +198,7 @@ Result<SubjectVersion> ParseSubjectVersionResponse(std::string_view body, std::s
 }
 
 Result<int32_t> ParseRegisterResponse(std::string_view body, std::string_view what) {
-  auto j = ParseJson(body);
+  auto j = json::Parse(body);
   if (!j.is_object()) return Status::Corrupt("{}: the response is not a JSON object", what);
   return RequiredInt32(j, "id", what);
 }
@@ -226,7 +217,7 @@ std::string SchemaRequestBody(const Schema& schema) {
 
 RegistryError ParseErrorResponse(std::string_view body) {
   RegistryError out;
-  auto j = ParseJson(body);
+  auto j = json::Parse(body);
   if (j.is_object()) {
     const Json* code = Member(j, "error_code");
     if (code != nullptr && code->is_number_integer()) {
