@@ -17,3 +17,9 @@ bench_start_broker() {
     echo "[$tag] broker start failed; retrying" >&2
   done
 }
+
+# 1 when other work (a test run, a compiler, a build) is on the machine, else 0.
+busy_sample() { pgrep -f 'pytest|cc1plus|ninja' >/dev/null && echo 1 || echo 0; }
+
+# CPU clock ticks (user + system) process PID has used so far.
+cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }

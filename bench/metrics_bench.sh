@@ -46,7 +46,6 @@ fi
 
 free_port() { "$py" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 # Other work on the machine: a test run, a compiler, a build.
-busy_sample() { pgrep -f 'pytest|cc1plus|ninja' >/dev/null && echo 1 || echo 0; }
 port_plain="$(free_port)"
 port_metrics="$(free_port)"
 port_scrape="$(free_port)"
@@ -75,7 +74,6 @@ pid_metrics="${pids[-1]}"
 ) &
 pids+=($!)
 
-cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 # read LABEL PID PORT [-X ...]: one read; appends a JSON line to $tmp/results.
 read_once() {
   local label="$1" pid="$2" port="$3"; shift 3

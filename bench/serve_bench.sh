@@ -83,7 +83,6 @@ cleanup() {
 trap cleanup EXIT
 load_before="$(cut -d' ' -f1 /proc/loadavg)"
 
-cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 vmhwm_mib() { awk '/^VmHWM:/ {printf "%.1f", $2 / 1024}' "/proc/$1/status"; }
 
 # measure SERVER LABEL PID MODE ARGS...: one consume_bench run; appends its JSON

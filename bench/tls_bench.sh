@@ -57,7 +57,6 @@ echo "[tls-bench] certificates (openssl)"
 
 free_port() { "$py" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 # Other work on the machine: a test run, a compiler, a build.
-busy_sample() { pgrep -f 'pytest|cc1plus|ninja' >/dev/null && echo 1 || echo 0; }
 port_plain="$(free_port)"
 port_tls="$(free_port)"
 start_serve() { # PORT EXTRA...
@@ -78,7 +77,6 @@ start_serve "$port_tls" --tls-cert "$tmp/server.pem" --tls-key "$tmp/server.key"
 pid_tls="${pids[-1]}"
 tls_x=(-X security.protocol=ssl -X "ssl.ca.location=$tmp/ca.pem")
 
-cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 # read LABEL PID PORT [-X ...]: one read; appends a JSON line to $tmp/results.
 read_once() {
   local label="$1" pid="$2" port="$3"; shift 3

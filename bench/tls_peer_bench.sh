@@ -12,6 +12,8 @@
 #   bench/tls_peer_bench.sh            (also run by scripts/bench.sh)
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
+# shellcheck source=bench/lib.sh
+source "$root/bench/lib.sh"
 py="$root/.deps/venv/bin/python"
 bin="$root/build/bin"
 n="${TLS_PEER_RECORDS:-1000000}"
@@ -39,7 +41,8 @@ echo "[tls-peer] certificates (openssl)"
 )
 
 echo "[tls-peer] starting Kafka with an SSL listener"
-THAW_KAFKA_SSL_KEYSTORE="$tmp/keystore.pem" "$root/scripts/kafka.sh" start "$tmp/kafka" >"$tmp/kafka.out"
+export THAW_KAFKA_SSL_KEYSTORE="$tmp/keystore.pem"
+bench_start_broker tls-peer "$tmp/kafka" "$tmp/kafka.out"
 plain="$(sed -n 's/^BOOTSTRAP=//p' "$tmp/kafka.out")"
 ssl="$(sed -n 's/^SSL_BOOTSTRAP=//p' "$tmp/kafka.out")"
 pid="$(sed -n 's/^KAFKA_PID=//p' "$tmp/kafka.out")"
@@ -50,8 +53,6 @@ echo "[tls-peer] writing $n records x 1 KiB into 16 partitions"
 "$root/scripts/kafka.sh" perf "$tmp/kafka" --topic records --num-records "$n" --record-size 1024 --throughput -1 \
   --producer-props acks=1 linger.ms=20 batch.size=262144 >"$tmp/perf.out"
 
-busy_sample() { pgrep -f 'pytest|cc1plus|ninja' >/dev/null && echo 1 || echo 0; }
-cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 tls_x=(-X security.protocol=ssl -X "ssl.ca.location=$tmp/ca.pem")
 read_once() { # LABEL BOOTSTRAP [-X ...]
   local label="$1" boot="$2"; shift 2
