@@ -19,6 +19,7 @@
 #include "thaw/archive/background_merge.h"
 #include "thaw/archive/maintain_plan.h"
 #include "thaw/archive/row_avro.h"
+#include "thaw/archive/row_registry.h"
 #include "thaw/archive/row_value.h"
 #include "thaw/common/log.h"
 #include "thaw/iceberg/manifest.h"
@@ -121,7 +122,8 @@ bool OnMain(const iceberg::TableMetadata& md, int64_t id) {
 // A new table: the canonical layout, or the row layout with `value_type`.
 iceberg::TableCreate CanonicalTable(const ArchiveOptions& o, bool with_topic, const iceberg::TypePtr& value_type) {
   iceberg::TableCreate c;
-  c.schema = nlohmann::json::parse(value_type ? RowSchemaJson(with_topic, *value_type)
+  const bool registry = o.value_registry != nullptr;
+  c.schema = nlohmann::json::parse(value_type ? RowSchemaJson(with_topic, *value_type, registry)
                                               : parquet::CanonicalSchemaJson(with_topic));
   c.schema["schema-id"] = 0;
   nlohmann::json fields = nlohmann::json::array();
@@ -139,7 +141,8 @@ iceberg::TableCreate CanonicalTable(const ArchiveOptions& o, bool with_topic, co
         {{"transform", "identity"}, {"source-id", 2}, {"direction", "asc"}, {"null-order", "nulls-first"}}}}};
   c.properties["thaw.layout"] = value_type ? kRowLayoutValue : "thaw/1";
   c.properties[kOrderedFilesKey] = "true";
-  if (value_type) c.properties[kValueFormatKey] = o.value_avro_schema.empty() ? "json" : "avro";
+  if (value_type) c.properties[kValueFormatKey] = o.value_avro_schema.empty() && !registry ? "json" : "avro";
+  if (value_type && registry) c.properties[kValueSchemasKey] = "registry";
   if (value_type && !o.value_avro_schema.empty()) {
     c.properties[kAvroSchemaKey] = o.value_avro_schema;
     if (o.value_avro_schema_id) c.properties[kAvroSchemaIdKey] = std::to_string(*o.value_avro_schema_id);
@@ -214,7 +217,7 @@ class Archiver {
         if (avro_) {
           value_type = avro_->iceberg_type();
         } else {
-          ASSIGN_OR_RAISE(value_type, InferValueType());
+          ASSIGN_OR_RAISE(value_type, o_.value_registry ? InferRegistryValueType() : InferValueType());
           if (!value_type) {  // stopped (SIGINT/SIGTERM) before any value came: nothing to create
             summary_.interrupted = true;
             summary_.seconds = std::chrono::duration<double>(Clock::now() - start_).count();
@@ -256,11 +259,20 @@ class Archiver {
     if (o_.commit_interval_ms <= 0) return Status::Invalid("--commit-interval must be positive");
     if (o_.target_file_bytes < (1 << 20)) return Status::Invalid("--target-file-size must be at least 1MiB");
     if (o_.memory_bytes < (4 << 20)) return Status::Invalid("the buffer limit must be at least 4MiB");
+    if (o_.value_registry && o_.layout != Layout::kRow) {
+      return Status::Invalid(
+          "--value-format registry decodes values into the columns of a row table: it needs --layout row (the "
+          "canonical layout keeps every value's bytes as they are)");
+    }
     if (!o_.value_avro_schema.empty() || o_.value_avro_schema_id) {
       if (o_.layout != Layout::kRow) {
         return Status::Invalid("--value-schema describes the values of a row table: it needs --layout row");
       }
       if (o_.value_avro_schema.empty()) return Status::Invalid("--value-schema-id needs --value-schema FILE.avsc");
+      if (o_.value_registry) {
+        return Status::Invalid(
+            "--value-schema gives one writer schema; --value-format registry reads each value's own: give one of them");
+      }
       auto avro = records::AvroValueSchema::Make(o_.value_avro_schema, kFirstValueFieldId);
       if (!avro.ok()) return avro.status().WithContext("--value-schema");
       avro_ = *avro;
@@ -347,7 +359,28 @@ class Archiver {
                                name);
       }
       const std::string format = md.Property(kValueFormatKey, "json");
-      if (format == "avro") {
+      const bool registry_table = md.Property(kValueSchemasKey) == "registry";
+      if (registry_table && !o_.value_registry) {
+        return Status::Invalid(
+            "table '{}' holds values decoded through a schema registry ({}=registry): archive into it with "
+            "--value-format registry --schema-registry URL",
+            name, kValueSchemasKey);
+      }
+      if (!registry_table && o_.value_registry) {
+        return Status::Invalid(
+            "table '{}' does not hold values decoded through a schema registry (no {}=registry): --value-format "
+            "registry is for a new table (--create with another table name)",
+            name, kValueSchemasKey);
+      }
+      if (registry_table) {
+        if (!schema.FindById(kValueSchemaIdFieldId)) {
+          return Status::Invalid("table '{}': the row layout's column 13 'value_schema_id' is missing (docs/layouts.md)",
+                                 name);
+        }
+        value_type_ = value->type;
+        registry_schemas_ = std::make_shared<RegistrySchemas>(o_.value_registry, value_type_);
+        RETURN_NOT_OK(registry_schemas_->Load(md.properties).WithContext(fmt::format("table '{}'", name)));
+      } else if (format == "avro") {
         RETURN_NOT_OK(CheckAvroTable(md, *value->type));
       } else if (format != "json") {
         return Status::Unsupported("table '{}' holds {} values ({}={}): archive writes json and avro row tables", name,
@@ -365,7 +398,8 @@ class Archiver {
       }
     }
     ASSIGN_OR_RAISE(auto canonical, iceberg::Schema::FromJson(
-                                        nlohmann::json::parse(row ? RowSchemaJson(has_topic_column_, *value_type_)
+                                        nlohmann::json::parse(row ? RowSchemaJson(has_topic_column_, *value_type_,
+                                                                                  o_.value_registry != nullptr)
                                                                   : parquet::CanonicalSchemaJson(has_topic_column_))));
     for (const auto& want : canonical.fields()) {
       if (want.id == kValueFieldId) continue;  // the table's own value type
@@ -470,27 +504,7 @@ class Archiver {
   // stop came before any value.
   Result<iceberg::TypePtr> InferValueType() {
     std::vector<std::string_view> samples;
-    int64_t pending_bytes = 0;
-    const auto start = Clock::now();
-    const int64_t poll_bytes = std::clamp<int64_t>(o_.memory_bytes / 8, 1 << 20, 16 << 20);
-    while (samples.size() < kInferenceRecords && pending_bytes < o_.memory_bytes / 2) {
-      if (o_.stop && o_.stop->load()) break;
-      bool done = !o_.follow;
-      for (const auto& s : sources_) done = done && s.kafka->Done();
-      if (done) break;
-      if (!samples.empty() && Clock::now() - start >= std::chrono::milliseconds(o_.commit_interval_ms)) break;
-      for (auto& s : sources_) {
-        if (!o_.follow && s.kafka->Done()) continue;
-        records::RecordBatch batch;
-        Status polled = s.kafka->Poll(&batch, poll_bytes, std::chrono::milliseconds(100));
-        for (const auto& r : batch.records) {
-          pending_bytes += RecordBytes(batch, r);
-          if (r.value && samples.size() < kInferenceRecords) samples.push_back(*r.value);
-        }
-        if (!batch.records.empty()) inferred_.emplace_back(s.topic, std::move(batch));
-        if (!polled.ok()) return polled;
-      }
-    }
+    RETURN_NOT_OK(PollSamples(&samples));
     if (samples.empty() && o_.stop && o_.stop->load()) return iceberg::TypePtr();
     auto type = InferJsonValueType(samples);
     if (!type.ok()) {
@@ -502,6 +516,65 @@ class Archiver {
     return type;
   }
 
+  // --value-format registry: the value type of a new table is the writer
+  // schema of the first framed value among the first records.
+  Result<iceberg::TypePtr> InferRegistryValueType() {
+    std::vector<std::string_view> samples;
+    RETURN_NOT_OK(PollSamples(&samples));
+    if (samples.empty() && o_.stop && o_.stop->load()) return iceberg::TypePtr();
+    auto schemas = std::make_shared<RegistrySchemas>(o_.value_registry, nullptr);
+    Status last = Status::OK();
+    for (std::string_view v : samples) {
+      auto id = records::ConfluentSchemaId(v);
+      if (!id) continue;
+      auto s = schemas->FetchStandalone(*id, kFirstValueFieldId);
+      if (s.ok()) {
+        log::Info("table {}: value columns from schema id {} of the schema registry: {}", o_.table.ToString(), *id,
+                  (*s)->iceberg_type()->ToString());
+        return (*s)->iceberg_type();
+      }
+      if (s.status().code() != StatusCode::kUnsupported && s.status().code() != StatusCode::kInvalidArgument) {
+        return s.status().WithContext(fmt::format("table '{}'", o_.table.ToString()));
+      }
+      last = s.status();
+    }
+    return Status::NotFound(
+        "table '{}' (--layout row --value-format registry): none of the first {} values is {}; archive this topic "
+        "with --layout thaw (values kept as they are) or --value-format json",
+        o_.table.ToString(), samples.size(),
+        last.ok() ? "framed for a schema registry (magic byte 0 and a 4-byte schema id)"
+                  : fmt::format("an Avro value the table can hold ({})", last.message()));
+  }
+
+  // Polls the first records of a new row table (up to kInferenceRecords
+  // values, the buffer limit, the end of the topics without --follow, or a
+  // commit interval once one value is there) into `samples`; the records
+  // stay in inferred_ and are archived first.
+  Status PollSamples(std::vector<std::string_view>* samples) {
+    int64_t pending_bytes = 0;
+    const auto start = Clock::now();
+    const int64_t poll_bytes = std::clamp<int64_t>(o_.memory_bytes / 8, 1 << 20, 16 << 20);
+    while (samples->size() < kInferenceRecords && pending_bytes < o_.memory_bytes / 2) {
+      if (o_.stop && o_.stop->load()) break;
+      bool done = !o_.follow;
+      for (const auto& s : sources_) done = done && s.kafka->Done();
+      if (done) break;
+      if (!samples->empty() && Clock::now() - start >= std::chrono::milliseconds(o_.commit_interval_ms)) break;
+      for (auto& s : sources_) {
+        if (!o_.follow && s.kafka->Done()) continue;
+        records::RecordBatch batch;
+        Status polled = s.kafka->Poll(&batch, poll_bytes, std::chrono::milliseconds(100));
+        for (const auto& r : batch.records) {
+          pending_bytes += RecordBytes(batch, r);
+          if (r.value && samples->size() < kInferenceRecords) samples->push_back(*r.value);
+        }
+        if (!batch.records.empty()) inferred_.emplace_back(s.topic, std::move(batch));
+        if (!polled.ok()) return polled;
+      }
+    }
+    return Status::OK();
+  }
+
   Status CreateTable(const iceberg::TypePtr& value_type) {
     has_topic_column_ = o_.topics.size() > 1;
     value_type_ = value_type;
@@ -509,6 +582,7 @@ class Archiver {
     if (t.ok()) {
       table_ = std::move(*t);
       log::Info("created table {} at {}", o_.table.ToString(), table_->metadata.location);
+      if (o_.value_registry) registry_schemas_ = std::make_shared<RegistrySchemas>(o_.value_registry, value_type_);
       return Status::OK();
     }
     if (t.status().code() != StatusCode::kAlreadyExists) {
@@ -668,14 +742,17 @@ class Archiver {
         secs(Clock::now() - start_), secs(times_.poll), secs(times_.backpressure), secs(times_.drain),
         secs(times_.commit), times_.forced_commits, writers_.size());
     if (!writers_.empty() && writers_.front()->row_decoder) {
-      int64_t decoded = 0, kept_raw = 0, undecodable = 0;
+      int64_t decoded = retired_decoded_, kept_raw = retired_kept_raw_, undecodable = retired_undecodable_;
       for (const auto& w : writers_) {
         decoded += w->row_decoder->decoded();
         kept_raw += w->row_decoder->kept_raw();
         undecodable += w->row_decoder->undecodable();
       }
       log::Info("table {}: {} values decoded into columns, {} kept in value_raw ({} {})", o_.table.ToString(), decoded,
-                kept_raw, undecodable, avro_ ? "not datums of the Avro schema" : "not JSON objects");
+                kept_raw, undecodable,
+                registry_schemas_ ? "not framed Avro values of a schema the table takes"
+                : avro_           ? "not datums of the Avro schema"
+                                  : "not JSON objects");
     }
     return Status::OK();
   }
@@ -722,7 +799,9 @@ class Archiver {
       auto w = std::make_unique<Writer>();
       if (o_.layout == Layout::kRow) {
         std::unique_ptr<ValueCodec> codec;
-        if (avro_) {
+        if (registry_schemas_) {
+          codec = MakeRegistryAvroCodec(registry_schemas_);
+        } else if (avro_) {
           codec = MakeAvroValueCodec(avro_, avro_schema_id_);
         } else {
           ASSIGN_OR_RAISE(codec, MakeJsonValueCodec(value_type_));
@@ -828,7 +907,99 @@ class Archiver {
 
   // Queues `batch`'s runs of records by partition for their writers; waits
   // while too many bytes are in flight. Fails with a writer's first error.
+  // --value-format registry: the writer schema of every id in `batch` is
+  // known before its records reach the writers; a schema with fields the
+  // table lacks evolves the table first (EvolveTable).
+  Status PrepareSchemas(const records::RecordBatch& batch) {
+    for (const auto& r : batch.records) {
+      if (!r.value) continue;
+      auto id = records::ConfluentSchemaId(*r.value);
+      if (!id || !seen_schema_ids_.insert(*id).second) continue;
+      iceberg::TypePtr evolved;
+      std::string why;
+      const int32_t next_field_id = std::max(table_->metadata.last_column_id, MaxFieldId(*value_type_)) + 1;
+      ASSIGN_OR_RAISE(auto outcome, registry_schemas_->Prepare(*id, next_field_id, &evolved, &why));
+      switch (outcome) {
+        case RegistrySchemas::Outcome::kKnown:
+        case RegistrySchemas::Outcome::kReady:
+          break;
+        case RegistrySchemas::Outcome::kRefused:
+          log::Warn("table {}: {}; its values are archived as bytes in value_raw", o_.table.ToString(), why);
+          break;
+        case RegistrySchemas::Outcome::kEvolve:
+          RETURN_NOT_OK(EvolveTable(*id, evolved));
+          break;
+      }
+    }
+    return Status::OK();
+  }
+
+  static int32_t MaxFieldId(const iceberg::Type& t) {
+    int32_t m = 0;
+    for (const auto& f : t.fields) m = std::max({m, f.id, f.type ? MaxFieldId(*f.type) : 0});
+    return m;
+  }
+
+  // A schema change whose value struct is `value_type` (Iceberg add-schema
+  // + set-current-schema, with the writer schemas first seen): the writers
+  // first close their files (written under the old schema, committed with
+  // the next snapshot: Iceberg reads them by field id), then decode into
+  // the new struct. No offsets are committed here: the records polled with
+  // this id are not written yet.
+  Status EvolveTable(int32_t schema_id, const iceberg::TypePtr& value_type) {
+    const std::string name = o_.table.ToString();
+    RETURN_NOT_OK(Drain());
+    const std::map<std::string, std::string> props = registry_schemas_->TakeNewProperties();
+    for (int attempt = 0;; ++attempt) {
+      const iceberg::TableMetadata& md = table_->metadata;
+      int32_t new_id = 0;
+      for (const auto& sc : md.schemas) new_id = std::max(new_id, sc.schema_id() + 1);
+      nlohmann::json schema =
+          nlohmann::json::parse(RowSchemaJson(has_topic_column_, *value_type, /*with_schema_id=*/true, new_id));
+      const int32_t last_column_id = std::max(md.last_column_id, MaxFieldId(*value_type));
+      std::vector<iceberg::TableRequirement> reqs{iceberg::TableRequirement::AssertTableUuid(md.table_uuid),
+                                                  iceberg::TableRequirement::AssertCurrentSchemaId(md.current_schema_id)};
+      std::vector<iceberg::TableUpdate> updates{iceberg::TableUpdate::AddSchema(schema, last_column_id),
+                                                iceberg::TableUpdate::SetCurrentSchema(-1)};
+      if (!props.empty()) updates.push_back(iceberg::TableUpdate::SetProperties(props));
+      auto committed = catalog_.CommitTable(o_.table, *table_, reqs, updates);
+      if (committed.ok()) {
+        table_ = std::move(*committed);
+        break;
+      }
+      const Status& st = committed.status();
+      if (st.code() != StatusCode::kCommitConflict || attempt >= 4) {
+        return Status(st.code(), fmt::format("table '{}': evolving the value columns for schema id {}: {}", name,
+                                             schema_id, st.message()));
+      }
+      ASSIGN_OR_RAISE(auto reloaded, catalog_.LoadTable(o_.table));
+      if (reloaded.metadata.current_schema_id != md.current_schema_id) {
+        return Status::CommitConflict(
+            "table '{}': another writer changed the schema (to schema {}) while archive evolved it for schema id {}; "
+            "rerun archive (nothing of this change was kept)",
+            name, reloaded.metadata.current_schema_id, schema_id);
+      }
+      table_ = std::move(reloaded);  // only others' snapshots moved: retry on them
+    }
+    log::Info("table {}: value columns evolved for schema id {} (table schema {}): {}", name, schema_id,
+              table_->metadata.current_schema_id, value_type->ToString());
+    value_type_ = value_type;
+    schema_ = table_->metadata.current_schema();
+    RETURN_NOT_OK(registry_schemas_->SetValueType(value_type));
+    // Every writer is idle with no open file (Drain): new decoders on the new struct.
+    for (auto& w : writers_) {
+      if (w->row_decoder) {
+        retired_decoded_ += w->row_decoder->decoded();
+        retired_kept_raw_ += w->row_decoder->kept_raw();
+        retired_undecodable_ += w->row_decoder->undecodable();
+      }
+      ASSIGN_OR_RAISE(w->row_decoder, RowValueDecoder::Make(MakeRegistryAvroCodec(registry_schemas_)));
+    }
+    return Status::OK();
+  }
+
   Status Dispatch(const std::string& topic, std::shared_ptr<records::RecordBatch> batch) {
+    if (registry_schemas_) RETURN_NOT_OK(PrepareSchemas(*batch));
     const int64_t limit = std::clamp<int64_t>(o_.memory_bytes / 4, 4 << 20, 64 << 20);
     std::shared_ptr<const records::RecordBatch> shared = std::move(batch);
     const auto& records = shared->records;
@@ -1045,6 +1216,8 @@ class Archiver {
       }
     }
     int64_t backoff_ms = 100;
+    const std::map<std::string, std::string> schema_properties =
+        registry_schemas_ ? registry_schemas_->TakeNewProperties() : std::map<std::string, std::string>();
     for (int attempt = 0;; ++attempt) {
       const iceberg::TableMetadata& md = table_->metadata;
       const iceberg::Snapshot* parent = MainSnapshot(md);
@@ -1092,6 +1265,8 @@ class Archiver {
               "main", parent ? std::optional<int64_t>(parent->snapshot_id) : std::nullopt)};
       std::vector<iceberg::TableUpdate> updates{iceberg::TableUpdate::AddSnapshot(snap),
                                                 iceberg::TableUpdate::SetBranch("main", snapshot_id)};
+      // Writer schemas first seen in these records go in with them.
+      if (!schema_properties.empty()) updates.push_back(iceberg::TableUpdate::SetProperties(schema_properties));
       auto committed = catalog_.CommitTable(o_.table, *table_, reqs, updates);
       if (committed.ok()) {
         table_ = std::move(*committed);
@@ -1212,6 +1387,9 @@ class Archiver {
   iceberg::TypePtr value_type_;                                         // row layout: the value struct's type
   std::shared_ptr<const records::AvroValueSchema> avro_;                // row layout with Avro values
   std::optional<int32_t> avro_schema_id_;                               // their Confluent schema id, when framed
+  std::shared_ptr<RegistrySchemas> registry_schemas_;                   // --value-format registry
+  std::set<int32_t> seen_schema_ids_;                                   // ids prepared (loop thread)
+  int64_t retired_decoded_ = 0, retired_kept_raw_ = 0, retired_undecodable_ = 0;  // decoders replaced by evolution
   std::vector<std::pair<std::string, records::RecordBatch>> inferred_;  // polled while inferring
 };
 

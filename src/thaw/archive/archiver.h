@@ -28,6 +28,10 @@
 #include "thaw/catalog/catalog.h"
 #include "thaw/common/status.h"
 
+namespace thaw::registry {
+class SchemaRegistry;
+}
+
 namespace thaw::archive {
 
 enum class Layout { kThaw, kRow };
@@ -51,6 +55,9 @@ struct ArchiveOptions {
   // carry the Confluent header with that schema registry id.
   std::string value_avro_schema;
   std::optional<int32_t> value_avro_schema_id;
+  // --layout row --value-format registry: values framed for this schema
+  // registry (row_registry.h), decoded by the id in each record.
+  std::shared_ptr<registry::SchemaRegistry> value_registry;
   std::string group_id;  // consumer group for monitoring commits; empty = none
   int timeout_ms = 30000;
   const std::atomic<bool>* stop = nullptr;  // SIGINT/SIGTERM: commit what is buffered, then return

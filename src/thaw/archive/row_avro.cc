@@ -25,7 +25,8 @@ class AvroValueCodec : public ValueCodec {
     return true;
   }
 
-  Status BindEncoder(const std::shared_ptr<arrow::Array>& values) override {
+  Status BindEncoder(const std::shared_ptr<arrow::Array>& values,
+                     const std::vector<std::optional<int32_t>>&) override {
     if (!values || values->type_id() != arrow::Type::STRUCT) {
       return Status::Internal("the Avro value codec needs a struct array");
     }

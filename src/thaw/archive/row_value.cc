@@ -236,7 +236,8 @@ class JsonValueCodec : public ValueCodec {
     return true;
   }
 
-  Status BindEncoder(const std::shared_ptr<arrow::Array>& values) override {
+  Status BindEncoder(const std::shared_ptr<arrow::Array>& values,
+                     const std::vector<std::optional<int32_t>>&) override {
     auto schema = arrow::schema({arrow::field("value", arrow_type_, true, parquet::FieldIdMetadata(kValueFieldId))});
     batch_ = arrow::RecordBatch::Make(schema, values->length(), {values});
     ASSIGN_OR_RAISE(encoder_, records::JsonRowBuilder::Bind(layout_, *batch_));
@@ -291,7 +292,7 @@ Result<iceberg::TypePtr> InferJsonValueType(const std::vector<std::string_view>&
   return ToType(top, &next_id);
 }
 
-std::string RowSchemaJson(bool with_topic, const iceberg::Type& value_type) {
+std::string RowSchemaJson(bool with_topic, const iceberg::Type& value_type, bool with_schema_id, int32_t schema_id) {
   nlohmann::ordered_json schema = nlohmann::ordered_json::parse(parquet::CanonicalSchemaJson(with_topic));
   for (auto& f : schema["fields"]) {
     if (f["id"] == kValueRawFieldId) f["name"] = "value_raw";
@@ -302,6 +303,15 @@ std::string RowSchemaJson(bool with_topic, const iceberg::Type& value_type) {
   value["required"] = false;
   value["type"] = iceberg::TypeToJson(value_type);
   schema["fields"].push_back(std::move(value));
+  if (with_schema_id) {
+    nlohmann::ordered_json id;
+    id["id"] = kValueSchemaIdFieldId;
+    id["name"] = "value_schema_id";
+    id["required"] = false;
+    id["type"] = "int";
+    schema["fields"].push_back(std::move(id));
+  }
+  schema["schema-id"] = schema_id;
   return schema.dump();
 }
 
@@ -331,9 +341,10 @@ Result<parquet::DecodedValues> RowValueDecoder::Decode(const records::RecordBatc
     if (!ok) RETURN_NOT_OK(FromArrow(builder_->AppendNull()));
     decoded.push_back(ok);
     out.keep_raw.push_back(v && !ok);
+    out.schema_ids.push_back(ok ? codec_->SchemaId(*v) : std::nullopt);
   }
   RETURN_NOT_OK(FromArrow(builder_->Finish(&out.values)));
-  RETURN_NOT_OK(codec_->BindEncoder(out.values));
+  RETURN_NOT_OK(codec_->BindEncoder(out.values, out.schema_ids));
   for (size_t k = 0; k < decoded.size(); ++k) {
     if (!decoded[k]) continue;
     ++decoded_;

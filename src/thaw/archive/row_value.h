@@ -13,6 +13,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -34,6 +35,7 @@ namespace thaw::archive {
 // Field ids of the row layout beyond the canonical ones.
 inline constexpr int32_t kValueRawFieldId = 6;           // binary, optional: the original bytes when needed
 inline constexpr int32_t kValueFieldId = 12;             // struct, optional: the decoded value
+inline constexpr int32_t kValueSchemaIdFieldId = 13;     // int, optional: the value's schema registry id
 inline constexpr int32_t kFirstValueFieldId = 100;       // the value struct's fields: 100 upward, depth-first
 inline constexpr char kRowLayoutValue[] = "thaw-row/1";  // table property thaw.layout
 inline constexpr char kValueFormatKey[] = "thaw.row.value-format";  // json | avro
@@ -60,9 +62,19 @@ class ValueCodec {
   // bytes in value_raw. An error Status stops the archive (out of memory).
   virtual Result<bool> Decode(std::string_view bytes, arrow::StructBuilder* builder) = 0;
 
+  // The schema registry id a decoded value was framed with, for the
+  // value_schema_id column (formats read through a registry); nullopt
+  // otherwise.
+  virtual std::optional<int32_t> SchemaId(std::string_view bytes) const {
+    (void)bytes;
+    return std::nullopt;
+  }
+
   // Prepares to re-encode the rows of `values` (a struct array built by
-  // Decode, as the reader will read it back).
-  virtual Status BindEncoder(const std::shared_ptr<arrow::Array>& values) = 0;
+  // Decode, as the reader will read it back); `schema_ids` are SchemaId of
+  // each row's value (nullopt for rows not decoded).
+  virtual Status BindEncoder(const std::shared_ptr<arrow::Array>& values,
+                             const std::vector<std::optional<int32_t>>& schema_ids) = 0;
   // Appends row `row` of the bound array, encoded exactly as Thaw's reader
   // yields a row whose value_raw is null (replay, serve, inspect); false
   // when the reader would yield no value (a tombstone).
@@ -97,8 +109,11 @@ Result<std::unique_ptr<ValueCodec>> MakeValueCodec(const std::string& format, ic
 Result<iceberg::TypePtr> InferJsonValueType(const std::vector<std::string_view>& samples);
 
 // The row layout's schema JSON: the canonical columns (ids 1-5, 7-10; 11
-// kafka_topic when `with_topic`), 6 `value_raw` (binary) and 12 `value`.
-std::string RowSchemaJson(bool with_topic, const iceberg::Type& value_type);
+// kafka_topic when `with_topic`), 6 `value_raw` (binary), 12 `value`, and
+// 13 `value_schema_id` (int) when `with_schema_id` (values read through a
+// schema registry). `schema_id` is the schema's "schema-id".
+std::string RowSchemaJson(bool with_topic, const iceberg::Type& value_type, bool with_schema_id = false,
+                          int32_t schema_id = 0);
 
 // Runs a codec over records and decides value_raw (for
 // parquet::DataFileWriter::AppendDecoded).

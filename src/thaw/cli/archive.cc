@@ -2,6 +2,7 @@
 // progress line on a terminal and a one-line (or JSON) summary. See
 // docs/archive.md.
 #include "thaw/cli/ops_args.h"
+#include "thaw/cli/registry_args.h"
 #include "thaw/cli/archive.h"
 
 #include <unistd.h>
@@ -35,6 +36,8 @@ struct ArchiveArgs {
   std::set<int32_t> partitions;
   std::string table, warehouse, from_offset = "earliest", layout = "thaw", group, value_schema;
   std::optional<int32_t> value_schema_id;
+  std::string value_format;  // empty: json, or avro with --value-schema
+  RegistryArgs registry;
   std::vector<std::string> topics;
   std::string commit_interval = "10s", target_file_size = "128MiB", buffer_size = "256MiB", timeout = "30s";
   bool create = false, follow = false, json = false, quiet = false, verbose = false;
@@ -126,6 +129,27 @@ Status RunArchiveCommand(const ArchiveArgs& a, const kafka::rdkafka::KafkaConfig
     return Status::Invalid("--value-schema-id {}: a schema registry id is not negative", *a.value_schema_id);
   }
   o.value_avro_schema_id = a.value_schema_id;
+  ASSIGN_OR_RAISE(auto registry, OpenRegistry(a.registry));
+  if (a.value_format == "registry") {
+    if (!registry) {
+      return Status::Invalid(
+          "--value-format registry reads each value's schema from a schema registry: give --schema-registry URL");
+    }
+    o.value_registry = registry;
+  } else if (a.value_format == "avro") {
+    if (a.value_schema.empty()) {
+      return Status::Invalid(
+          "--value-format avro needs the writer schema: --value-schema FILE.avsc (or --value-format registry "
+          "--schema-registry URL for values framed with a schema id)");
+    }
+  } else if (a.value_format == "json") {
+    if (!a.value_schema.empty()) return Status::Invalid("--value-schema describes Avro values, not --value-format json");
+  } else if (!a.value_format.empty()) {
+    return Status::Invalid("--value-format '{}': use json, avro or registry", a.value_format);
+  }
+  if (registry && a.value_format != "registry") {
+    return Status::Invalid("--schema-registry is for --value-format registry (archive)");
+  }
   o.group_id = a.group;
   o.stop = &g_stop;
   const bool tty = isatty(2) && !a.quiet && !a.json;
@@ -215,6 +239,11 @@ void RegisterArchive(CLI::App* app, int* exit_code) {
   cmd->add_option("--value-schema-id", a->value_schema_id,
                   "With --value-schema: the values carry the Confluent header with this schema registry id")
       ->type_name("ID");
+  cmd->add_option("--value-format", a->value_format,
+                  "With --layout row: json (default), avro (--value-schema FILE.avsc) or registry (each value framed "
+                  "with a schema registry id: magic byte 0 + id; --schema-registry URL)")
+      ->type_name("FORMAT");
+  AddRegistryOptions(cmd, &a->registry);
   cmd->add_option("--group", a->group,
                   "Consumer group to commit offsets to for monitoring (the table's offsets stay the truth)");
   cmd->add_option("--timeout", a->timeout, "How long to wait for the brokers (default 30s)")->type_name("DURATION");

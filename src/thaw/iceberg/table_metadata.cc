@@ -75,6 +75,9 @@ Result<TableMetadata> ParseImpl(const json& j, const TableMetadata* reuse) {
   md.last_updated_ms = j.value("last-updated-ms", int64_t{0});
   md.last_sequence_number = j.value("last-sequence-number", int64_t{0});
 
+  if (auto it = j.find("last-column-id"); it != j.end() && it->is_number_integer()) {
+    md.last_column_id = it->get<int32_t>();
+  }
   if (j.contains("schemas")) {
     for (const auto& s : j["schemas"]) {
       ASSIGN_OR_RAISE(auto schema, Schema::FromJson(s));

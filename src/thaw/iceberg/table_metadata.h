@@ -63,6 +63,7 @@ struct TableMetadata {
   int64_t last_updated_ms = 0;
   int64_t last_sequence_number = 0;
   int32_t current_schema_id = 0;
+  int32_t last_column_id = 0;  // the highest field id ever assigned (new fields take the next)
   std::vector<Schema> schemas;
   int32_t default_spec_id = 0;
   std::vector<PartitionSpec> specs;

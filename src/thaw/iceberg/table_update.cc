@@ -28,6 +28,28 @@ TableRequirement TableRequirement::AssertRefSnapshotId(std::string ref, std::opt
   return r;
 }
 
+TableRequirement TableRequirement::AssertCurrentSchemaId(int32_t schema_id) {
+  TableRequirement r;
+  r.kind = Kind::kAssertCurrentSchemaId;
+  r.schema_id = schema_id;
+  return r;
+}
+
+TableUpdate TableUpdate::AddSchema(nlohmann::json schema, int32_t last_column_id) {
+  TableUpdate u;
+  u.kind = Kind::kAddSchema;
+  u.schema = std::move(schema);
+  u.last_column_id = last_column_id;
+  return u;
+}
+
+TableUpdate TableUpdate::SetCurrentSchema(int32_t schema_id) {
+  TableUpdate u;
+  u.kind = Kind::kSetCurrentSchema;
+  u.schema_id = schema_id;
+  return u;
+}
+
 TableUpdate TableUpdate::AddSnapshot(Snapshot s) {
   TableUpdate u;
   u.kind = Kind::kAddSnapshot;
@@ -81,6 +103,8 @@ json ToJson(const TableRequirement& r) {
       return {{"type", "assert-ref-snapshot-id"},
               {"ref", r.ref},
               {"snapshot-id", r.snapshot_id ? json(*r.snapshot_id) : json(nullptr)}};
+    case TableRequirement::Kind::kAssertCurrentSchemaId:
+      return {{"type", "assert-current-schema-id"}, {"current-schema-id", r.schema_id}};
   }
   return {};
 }
@@ -119,6 +143,10 @@ json ToJson(const TableUpdate& u) {
     }
     case TableUpdate::Kind::kRemoveProperties:
       return {{"action", "remove-properties"}, {"removals", u.removals}};
+    case TableUpdate::Kind::kAddSchema:
+      return {{"action", "add-schema"}, {"schema", u.schema}, {"last-column-id", u.last_column_id}};
+    case TableUpdate::Kind::kSetCurrentSchema:
+      return {{"action", "set-current-schema"}, {"schema-id", u.schema_id}};
   }
   return {};
 }
@@ -170,6 +198,16 @@ Status CheckRequirement(const json& base, const TableRequirement& r) {
             "requirement assert-ref-snapshot-id failed: expected ref '{}' at {} but it is at {} (another writer "
             "committed: reload the table and re-apply)",
             r.ref, RefText(r.snapshot_id), RefText(actual));
+      }
+      return Status::OK();
+    }
+    case TableRequirement::Kind::kAssertCurrentSchemaId: {
+      const int64_t actual = base.value("current-schema-id", int64_t{0});
+      if (actual != r.schema_id) {
+        return Status::CommitConflict(
+            "requirement assert-current-schema-id failed: expected schema {} but the table's is {} (another writer "
+            "changed the schema: reload the table and re-apply)",
+            r.schema_id, actual);
       }
       return Status::OK();
     }
@@ -259,6 +297,7 @@ Result<json> ApplyImpl(json md, const std::string& base_location, const std::vec
   std::set<int64_t> added;
   std::optional<std::unordered_set<int64_t>> ids;  // the snapshots', for add-snapshot
   bool removed_any = false;
+  std::optional<int64_t> last_added_schema;
 
   for (const auto& u : updates) {
     switch (u.kind) {
@@ -377,6 +416,36 @@ Result<json> ApplyImpl(json md, const std::string& base_location, const std::vec
       case TableUpdate::Kind::kRemoveProperties: {
         json& props = ObjectField(md, "properties");
         for (const auto& k : u.removals) props.erase(k);
+        break;
+      }
+      case TableUpdate::Kind::kAddSchema: {
+        if (!u.schema.is_object() || !u.schema.contains("schema-id") || !u.schema["schema-id"].is_number_integer()) {
+          return Status::Invalid("add-schema: the schema has no schema-id");
+        }
+        const int64_t id = u.schema["schema-id"].get<int64_t>();
+        json& schemas = ArrayField(md, "schemas");
+        for (const auto& s : schemas) {
+          if (s.value("schema-id", int64_t{-1}) == id) return Status::Invalid("add-schema: schema id {} exists", id);
+        }
+        if (u.last_column_id < IntField(md, "last-column-id", 0)) {
+          return Status::Invalid("add-schema: last-column-id {} is below the table's {}", u.last_column_id,
+                                 IntField(md, "last-column-id", 0));
+        }
+        schemas.push_back(u.schema);
+        md["last-column-id"] = u.last_column_id;
+        last_added_schema = id;
+        break;
+      }
+      case TableUpdate::Kind::kSetCurrentSchema: {
+        int64_t id = u.schema_id;
+        if (id == -1) {
+          if (!last_added_schema) return Status::Invalid("set-current-schema -1: this commit added no schema");
+          id = *last_added_schema;
+        }
+        bool known = false;
+        for (const auto& s : ArrayField(md, "schemas")) known = known || s.value("schema-id", int64_t{-1}) == id;
+        if (!known) return Status::Invalid("set-current-schema: the table has no schema {}", id);
+        md["current-schema-id"] = id;
         break;
       }
     }

@@ -19,14 +19,16 @@
 namespace thaw::iceberg {
 
 struct TableRequirement {
-  enum class Kind { kAssertCreate, kAssertTableUuid, kAssertRefSnapshotId };
+  enum class Kind { kAssertCreate, kAssertTableUuid, kAssertRefSnapshotId, kAssertCurrentSchemaId };
   Kind kind = Kind::kAssertTableUuid;
   std::string uuid;                    // kAssertTableUuid
   std::string ref;                     // kAssertRefSnapshotId ("main")
   std::optional<int64_t> snapshot_id;  // kAssertRefSnapshotId; nullopt = the ref must not exist
+  int32_t schema_id = 0;               // kAssertCurrentSchemaId
 
   static TableRequirement AssertTableUuid(std::string uuid);
   static TableRequirement AssertRefSnapshotId(std::string ref, std::optional<int64_t> snapshot_id);
+  static TableRequirement AssertCurrentSchemaId(int32_t schema_id);
 };
 
 struct TableUpdate {
@@ -36,7 +38,9 @@ struct TableUpdate {
     kRemoveSnapshotRef,
     kRemoveSnapshots,
     kSetProperties,
-    kRemoveProperties
+    kRemoveProperties,
+    kAddSchema,
+    kSetCurrentSchema
   };
   Kind kind = Kind::kAddSnapshot;
   Snapshot snapshot;                           // kAddSnapshot (summary must hold "operation")
@@ -46,6 +50,9 @@ struct TableUpdate {
   std::vector<int64_t> snapshot_ids;           // kRemoveSnapshots
   std::map<std::string, std::string> updates;  // kSetProperties
   std::vector<std::string> removals;           // kRemoveProperties
+  nlohmann::json schema;                       // kAddSchema: the schema JSON with its "schema-id"
+  int32_t last_column_id = 0;                  // kAddSchema: the table's last-column-id after it
+  int32_t schema_id = -1;                      // kSetCurrentSchema (-1: the schema this commit added last)
 
   static TableUpdate AddSnapshot(Snapshot s);
   static TableUpdate SetBranch(std::string ref, int64_t snapshot_id);
@@ -54,6 +61,11 @@ struct TableUpdate {
   static TableUpdate RemoveRef(std::string ref);
   static TableUpdate RemoveSnapshots(std::vector<int64_t> ids);
   static TableUpdate SetProperties(std::map<std::string, std::string> props);
+  // Schema evolution (Iceberg's add-schema + set-current-schema): `schema`
+  // must carry a schema-id no other schema of the table has, and field ids
+  // not above `last_column_id`, which must not be below the table's.
+  static TableUpdate AddSchema(nlohmann::json schema, int32_t last_column_id);
+  static TableUpdate SetCurrentSchema(int32_t schema_id);
 };
 
 // The REST wire forms (Iceberg REST OpenAPI: TableRequirement, TableUpdate).

@@ -42,6 +42,7 @@ constexpr int32_t kHeaderKeyId = 9;
 constexpr int32_t kHeaderValueId = 10;
 constexpr int32_t kTopicId = 11;
 constexpr int32_t kValueStructId = 12;             // the row layout's decoded value (docs/layouts.md, thaw-row)
+constexpr int32_t kValueSchemaIdId = 13;           // the row layout's schema registry id of each value
 constexpr int32_t kRowIdId = 2147483540;           // _row_id (v3 row lineage)
 constexpr int32_t kLastUpdatedSeqId = 2147483539;  // _last_updated_sequence_number
 
@@ -163,6 +164,7 @@ enum class Role {
   kHeaders,
   kTopic,
   kValueStruct,
+  kValueSchemaId,
   kRowId,
   kLastUpdatedSeq
 };
@@ -291,7 +293,7 @@ class DataFileWriterImpl : public DataFileWriter {
 
   Status BuildSchema(const iceberg::Schema& schema) {
     arrow::FieldVector fields;
-    bool seen[kValueStructId + 1] = {};
+    bool seen[kValueSchemaIdId + 1] = {};
     for (const auto& f : schema.fields()) {
       const iceberg::TypeId t = f.type ? f.type->id : iceberg::TypeId::kUnknown;
       std::shared_ptr<arrow::DataType> type;
@@ -367,6 +369,11 @@ class DataFileWriterImpl : public DataFileWriter {
           has_value_struct_ = true;
           break;
         }
+        case kValueSchemaIdId:
+          if (t != iceberg::TypeId::kInt || f.required) return Mismatch(f, "an optional int (the value's schema id)");
+          type = arrow::int32();
+          role = Role::kValueSchemaId;
+          break;
         default:
           return Status::Invalid(
               "{}: column '{}' (field id {}) is not part of Thaw's canonical layout (docs/layouts.md): archive "
@@ -487,6 +494,17 @@ class DataFileWriterImpl : public DataFileWriter {
             if (!st.ok()) return FromArrow(st, location_);
           }
           break;
+        case Role::kValueSchemaId: {
+          auto* ib = static_cast<arrow::Int32Builder*>(b);
+          if (decoded_ && static_cast<size_t>(decoded_row_) < decoded_->schema_ids.size() &&
+              decoded_->schema_ids[static_cast<size_t>(decoded_row_)]) {
+            RETURN_NOT_OK(Put(ib, *decoded_->schema_ids[static_cast<size_t>(decoded_row_)]));
+          } else {
+            auto st = ib->AppendNull();
+            if (!st.ok()) return FromArrow(st, location_);
+          }
+          break;
+        }
         case Role::kRowId:
         case Role::kLastUpdatedSeq: {
           const auto& v = roles_[c] == Role::kRowId ? lineage.first : lineage.second;

@@ -35,9 +35,12 @@ namespace thaw::parquet {
 // `values` (a struct array of the `value` column's Arrow type, arrow_type.h)
 // belongs to record begin + k; `keep_raw[k]` says whether that record's value
 // bytes also go to `value_raw` (field 6) -- otherwise value_raw is null.
+// `schema_ids[k]`, when the table has the `value_schema_id` column (field
+// id 13), is that record's schema registry id (empty or nullopt: null).
 struct DecodedValues {
   std::shared_ptr<arrow::Array> values;
   std::vector<bool> keep_raw;
+  std::vector<std::optional<int32_t>> schema_ids;
 };
 
 struct DataFileWriterOptions {

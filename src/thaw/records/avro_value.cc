@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "thaw/iceberg/avro/binary.h"
+#include "thaw/parquet/arrow_type.h"
 
 namespace thaw::records {
 
@@ -45,6 +46,13 @@ struct AvroValueSchema::Node {
   int32_t size = 0;                                  // kFixed, kDecimal over fixed (0: over bytes)
   int32_t precision = 0;                             // kDecimal
   int32_t scale = 0;
+  // kRecord of a schema resolved against a table's struct (Resolve): the
+  // index of each child's field in that struct, and the struct's fields the
+  // writer schema lacks (null when decoding). Empty slots: positional.
+  // Encoding then finds each child's column by name, so arrays of older
+  // files (fewer fields) encode too.
+  std::vector<int> slots;
+  std::vector<int> absent;
 };
 
 namespace {
@@ -418,10 +426,15 @@ class DatumDecoder {
       case Kind::kRecord: {
         auto* sb = static_cast<arrow::StructBuilder*>(b);
         if (sb) RETURN_NOT_OK(FromArrow(sb->Append()));
+        const bool slotted = !n.slots.empty();
         for (size_t i = 0; i < n.children.size(); ++i) {
           path_.Push(n.children[i].name);
-          RETURN_NOT_OK(Walk(n.children[i], sb ? sb->field_builder(static_cast<int>(i)) : nullptr));
+          const int field = slotted ? n.slots[i] : static_cast<int>(i);
+          RETURN_NOT_OK(Walk(n.children[i], sb ? sb->field_builder(field) : nullptr));
           path_.Pop();
+        }
+        if (sb) {
+          for (int field : n.absent) RETURN_NOT_OK(FromArrow(sb->field_builder(field)->AppendNull()));
         }
         return Status::OK();
       }
@@ -644,6 +657,22 @@ class DatumEncoder {
       case Kind::kUnion: {
         RETURN_NOT_OK(Expect(a, T::STRUCT));
         const auto& sa = static_cast<const arrow::StructArray&>(a);
+        if (!n.slots.empty()) {  // resolved by name: the array may be a newer or older struct than the schema's
+          const auto& st = static_cast<const arrow::StructType&>(*sa.type());
+          for (size_t k = 0; k < n.children.size(); ++k) {
+            const Node& c = n.children[k];
+            path_.Push(c.name);
+            const int field = st.GetFieldIndex(c.name);
+            if (field < 0) {
+              if (c.union_null < 0) return path_.Wrap(Status::Invalid("no column for this field"), "Avro encode");
+              WriteLong(c.union_null, &out_);
+            } else {
+              RETURN_NOT_OK(Walk(c, *sa.field(field), i));
+            }
+            path_.Pop();
+          }
+          return Status::OK();
+        }
         const size_t want = n.children.size() + (n.kind == Kind::kUnion ? 1 : 0);
         if (static_cast<size_t>(sa.num_fields()) != want) {
           return Status::Invalid("struct has {} fields, the Avro schema {}", sa.num_fields(), want);
@@ -786,6 +815,133 @@ Result<std::shared_ptr<const AvroValueSchema>> AvroValueSchema::Make(std::string
 
 namespace {
 
+std::string Sub(const std::string& path, const std::string& name) { return path.empty() ? name : path + "." + name; }
+
+// Binds the writer's mapped tree (node `n`, type `w`) to the table's type
+// `t` by field name: fills the records' slots; errors name the field.
+Status Bind(Node& n, const iceberg::Type& w, const iceberg::Type& t, const std::string& path) {
+  auto differs = [&]() {
+    return Status::Invalid("field '{}' is {} in the table but {} in the writer schema", path.empty() ? "value" : path,
+                           t.ToString(), w.ToString());
+  };
+  if (w.id != t.id) return differs();
+  switch (w.id) {
+    case TypeId::kStruct: {
+      if (n.kind == Kind::kUnion) {  // struct<tag, field0, ...>: the same shape, by position
+        if (w.fields.size() != t.fields.size()) return differs();
+        for (size_t k = 0; k + 1 < w.fields.size(); ++k) {
+          if (t.fields[k + 1].name != w.fields[k + 1].name) return differs();
+          RETURN_NOT_OK(Bind(n.children[k], *w.fields[k + 1].type, *t.fields[k + 1].type,
+                             Sub(path, w.fields[k + 1].name)));
+        }
+        return Status::OK();
+      }
+      std::vector<bool> used(t.fields.size(), false);
+      n.slots.clear();
+      for (size_t i = 0; i < w.fields.size(); ++i) {
+        const auto& wf = w.fields[i];
+        auto it = std::find_if(t.fields.begin(), t.fields.end(), [&](const NestedField& f) { return f.name == wf.name; });
+        if (it == t.fields.end()) {
+          return Status::NotFound("field '{}' of the writer schema is not in the table", Sub(path, wf.name));
+        }
+        const size_t j = static_cast<size_t>(it - t.fields.begin());
+        if (!wf.required && it->required) {
+          return Status::Invalid("field '{}' is required in the table but optional in the writer schema",
+                                 Sub(path, wf.name));
+        }
+        RETURN_NOT_OK(Bind(n.children[i], *wf.type, *it->type, Sub(path, wf.name)));
+        used[j] = true;
+        n.slots.push_back(static_cast<int>(j));
+      }
+      n.absent.clear();
+      for (size_t j = 0; j < t.fields.size(); ++j) {
+        if (used[j]) continue;
+        if (t.fields[j].required) {
+          return Status::Invalid("field '{}' is required in the table but the writer schema lacks it",
+                                 Sub(path, t.fields[j].name));
+        }
+        n.absent.push_back(static_cast<int>(j));
+      }
+      return Status::OK();
+    }
+    case TypeId::kList:
+      if (!w.fields[0].required && t.fields[0].required) return differs();
+      return Bind(n.children[0], *w.fields[0].type, *t.fields[0].type, path + ".element");
+    case TypeId::kMap:
+      if (!w.fields[1].required && t.fields[1].required) return differs();
+      return Bind(n.children[0], *w.fields[1].type, *t.fields[1].type, path + ".value");
+    default:
+      if (w.precision != t.precision || w.scale != t.scale || w.length != t.length) return differs();
+      return Status::OK();
+  }
+}
+
+// A copy of `t` with fresh field ids, depth-first from *next_id.
+iceberg::TypePtr Renumber(const iceberg::Type& t, int32_t* next_id) {
+  auto c = std::make_shared<iceberg::Type>(t);
+  for (auto& f : c->fields) {
+    f.id = (*next_id)++;
+    f.type = Renumber(*f.type, next_id);
+  }
+  return c;
+}
+
+iceberg::TypePtr Merge(const iceberg::Type& t, const iceberg::Type& w, int32_t* next_id) {
+  if (t.id != w.id || t.is_primitive()) return std::make_shared<iceberg::Type>(t);
+  auto c = std::make_shared<iceberg::Type>(t);
+  if (t.id == TypeId::kStruct) {
+    for (const auto& wf : w.fields) {
+      auto it = std::find_if(c->fields.begin(), c->fields.end(), [&](const NestedField& f) { return f.name == wf.name; });
+      if (it != c->fields.end()) {
+        it->type = Merge(*it->type, *wf.type, next_id);
+        continue;
+      }
+      NestedField added = wf;
+      added.id = (*next_id)++;
+      added.required = false;  // Iceberg adds optional fields
+      added.type = Renumber(*wf.type, next_id);
+      c->fields.push_back(std::move(added));
+    }
+    return c;
+  }
+  const size_t k = t.id == TypeId::kList ? 0 : 1;
+  if (c->fields.size() > k && w.fields.size() > k) c->fields[k].type = Merge(*t.fields[k].type, *w.fields[k].type, next_id);
+  return c;
+}
+
+}  // namespace
+
+Result<std::shared_ptr<const AvroValueSchema>> AvroValueSchema::Resolve(std::string_view avro_schema_json,
+                                                                        const iceberg::TypePtr& table_type) {
+  if (!table_type || table_type->id != TypeId::kStruct) {
+    return Status::Invalid("Avro value schema: the table's value column is not a struct");
+  }
+  ASSIGN_OR_RAISE(avro::SchemaPtr avro, avro::ParseSchema(avro_schema_json));
+  if (avro->type != avro::Type::kRecord) {
+    return Status::Unsupported("Avro value schema: the top level must be a record, not {}",
+                               avro::SchemaToJson(*avro).substr(0, 80));
+  }
+  Mapper mapper(1);
+  ASSIGN_OR_RAISE(Mapped m, mapper.Map(*avro, ""));
+  RETURN_NOT_OK(Bind(m.node, *m.itype, *table_type, ""));
+  std::shared_ptr<AvroValueSchema> s(new AvroValueSchema());
+  s->schema_json_ = std::string(avro_schema_json);
+  s->avro_ = std::move(avro);  // the nodes point into it; moving the pointer keeps them valid
+  s->iceberg_type_ = table_type;
+  ASSIGN_OR_RAISE(s->arrow_type_, parquet::ArrowTypeOf(*table_type));
+  s->last_field_id_ = mapper.last_id();
+  s->root_ = std::make_unique<Node>(std::move(m.node));
+  return std::shared_ptr<const AvroValueSchema>(std::move(s));
+}
+
+Result<iceberg::TypePtr> AvroValueSchema::Evolve(const iceberg::TypePtr& table_type, std::string_view avro_schema_json,
+                                                 int32_t* next_id) {
+  ASSIGN_OR_RAISE(auto writer, Make(avro_schema_json, 1));
+  return Merge(*table_type, *writer->iceberg_type(), next_id);
+}
+
+namespace {
+
 Status CheckSame(const iceberg::Type& want, const iceberg::Type& got, const std::string& path) {
   auto differs = [&](std::string_view what) {
     return Status::Invalid("the value column '{}' is {} where the Avro schema gives {} ({} differs)",
@@ -834,9 +990,9 @@ Status AvroValueSchema::Validate(std::string_view datum, bool framed, std::optio
 
 Status AvroValueSchema::Decode(std::string_view datum, bool framed, arrow::StructBuilder* builder,
                                std::optional<int32_t>* schema_id) const {
-  if (builder->num_fields() != static_cast<int>(root_->children.size())) {
-    return Status::Invalid("Avro value: the builder has {} fields, the schema {}", builder->num_fields(),
-                           root_->children.size());
+  const int want = root_->slots.empty() ? static_cast<int>(root_->children.size()) : arrow_type_->num_fields();
+  if (builder->num_fields() != want) {
+    return Status::Invalid("Avro value: the builder has {} fields, the schema {}", builder->num_fields(), want);
   }
   RETURN_NOT_OK(Validate(datum, framed, schema_id));
   DatumDecoder dec(datum);

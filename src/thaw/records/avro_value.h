@@ -67,6 +67,22 @@ class AvroValueSchema {
   static Result<std::shared_ptr<const AvroValueSchema>> Make(std::string_view avro_schema_json, int32_t first_field_id);
   ~AvroValueSchema();
 
+  // The writer schema resolved against a table's value struct by field
+  // name (schema evolution: the table may hold fields this schema lacks,
+  // which decode as null; they must be optional). iceberg_type() and
+  // arrow_type() are then the table's; Decode appends to a builder of the
+  // table's struct; Encode finds each field's column by name, so struct
+  // arrays of older files (without later fields) encode too. NotFound when
+  // the schema has a field the table lacks (Evolve adds it); Invalid, naming
+  // the field, when a field's type or optionality differs.
+  static Result<std::shared_ptr<const AvroValueSchema>> Resolve(std::string_view avro_schema_json,
+                                                                const iceberg::TypePtr& table_type);
+  // The table's value struct with the writer schema's fields it lacks added
+  // (at the end of their struct, optional, ids from *next_id upward,
+  // depth-first); fields present in both are kept as the table has them.
+  static Result<iceberg::TypePtr> Evolve(const iceberg::TypePtr& table_type, std::string_view avro_schema_json,
+                                         int32_t* next_id);
+
   // The schema JSON as given (for the thaw.row.avro-schema property).
   const std::string& schema_json() const { return schema_json_; }
   const avro::Schema& avro_schema() const { return *avro_; }

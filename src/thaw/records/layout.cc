@@ -25,6 +25,7 @@ std::vector<int32_t> Layout::TopLevelIds() const {
     if (*c) ids.insert((*c)->top_level_id());
   }
   for (const auto& c : value_json) ids.insert(c.top_level_id());
+  if (value_schema_id) ids.insert(value_schema_id->top_level_id());
   return {ids.begin(), ids.end()};
 }
 
@@ -264,6 +265,32 @@ static Status BindAvroValue(const iceberg::TableMetadata& md, Layout* l) {
   return Status::OK();
 }
 
+// The writer schemas of a thaw-row table of values read through a schema
+// registry (archive/row_registry.h): one per id, resolved against the value
+// struct. An id whose schema does not resolve (an evolution archive had
+// not committed yet when it stopped) is left out: no row uses it.
+static Status BindRegistryValues(const iceberg::TableMetadata& md, const Schema& schema, Layout* l) {
+  l->value_schema_id = Find(schema, "value_schema_id");
+  if (!l->value_schema_id || l->value_schema_id->type->id != TypeId::kInt) {
+    return Status::Corrupt(
+        "the row table reads values through a schema registry (thaw.row.value-schemas=registry) but has no int "
+        "column value_schema_id: its values cannot be re-encoded");
+  }
+  const std::string prefix = "thaw.row.avro-schema.";
+  for (const auto& [key, text] : md.properties) {
+    if (key.rfind(prefix, 0) != 0) continue;
+    int32_t id = 0;
+    const std::string digits = key.substr(prefix.size());
+    auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), id);
+    if (ec != std::errc() || end != digits.data() + digits.size()) {
+      return Status::Corrupt("table property {}: '{}' is not a schema id", key, digits);
+    }
+    auto avro = AvroValueSchema::Resolve(text, l->value_json[0].type);
+    if (avro.ok()) l->value_avro_by_id[id] = std::move(*avro);
+  }
+  return Status::OK();
+}
+
 Result<Layout> ResolveLayout(const iceberg::TableMetadata& md, const Schema& schema, const LayoutOptions& options) {
   std::string name = options.forced ? *options.forced : DetectName(md, schema);
   ASSIGN_OR_RAISE(Layout l, Build(name, schema));
@@ -308,7 +335,11 @@ Result<Layout> ResolveLayout(const iceberg::TableMetadata& md, const Schema& sch
     }
   }
   if (l.name == "thaw-row" && l.value_json.size() == 1 && md.Property("thaw.row.value-format") == "avro") {
-    RETURN_NOT_OK(BindAvroValue(md, &l));
+    if (md.Property("thaw.row.value-schemas") == "registry") {
+      RETURN_NOT_OK(BindRegistryValues(md, schema, &l));
+    } else {
+      RETURN_NOT_OK(BindAvroValue(md, &l));
+    }
   }
   for (const auto& c : l.value_json) {
     const auto* f = schema.FindById(c.field_id());

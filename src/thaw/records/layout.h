@@ -50,6 +50,13 @@ struct Layout {
   // value_avro_schema_id (thaw.row.avro-schema-id) is set.
   std::shared_ptr<const AvroValueSchema> value_avro;
   std::optional<int32_t> value_avro_schema_id;
+  // thaw-row tables of values read through a schema registry
+  // (thaw.row.value-schemas=registry, archive/row_registry.h): each row's
+  // schema id (column 13 value_schema_id) picks the writer schema
+  // (thaw.row.avro-schema.<ID>, resolved against the value struct by name)
+  // and the framing the struct re-encodes with.
+  std::optional<ColumnPath> value_schema_id;
+  std::map<int32_t, std::shared_ptr<const AvroValueSchema>> value_avro_by_id;
   std::optional<ColumnPath> headers;
   std::optional<ColumnPath> topic;  // the source topic per row (Kafka Connect sink); absent: none stored
   HeaderShape header_shape = HeaderShape::kListOfStructs;

@@ -438,3 +438,54 @@ TEST(TableUpdate, PyicebergLoadsCreatedAndCommittedMetadata) {
 
 }  // namespace
 }  // namespace thaw::iceberg
+
+namespace thaw::iceberg {
+namespace {
+
+// Schema evolution as archive --value-format registry commits it.
+TEST(TableUpdate, AddSchemaAndSetCurrentSchema) {
+  EXPECT_EQ(ToJson(TableRequirement::AssertCurrentSchemaId(3)),
+            json::parse(R"({"type":"assert-current-schema-id","current-schema-id":3})"));
+  EXPECT_EQ(ToJson(TableUpdate::SetCurrentSchema(-1)), json::parse(R"({"action":"set-current-schema","schema-id":-1})"));
+  auto md = NewTableMetadata(ArchiveCreate("/wh/t"), 1000);
+  ASSERT_TRUE(md.ok()) << md.status().ToString();
+  ASSERT_EQ((*md)["last-column-id"], 10);
+  json next = ArchiveSchema();
+  next["schema-id"] = 1;
+  next["fields"].push_back(json::parse(R"({"id": 11, "name": "extra", "required": false, "type": "string"})"));
+  EXPECT_EQ(ToJson(TableUpdate::AddSchema(next, 11))["action"], "add-schema");
+  EXPECT_EQ(ToJson(TableUpdate::AddSchema(next, 11))["last-column-id"], 11);
+
+  auto applied = ApplyCommit(*md, "/wh/t/metadata/00000-a.metadata.json",
+                             {TableRequirement::AssertCurrentSchemaId(0)},
+                             {TableUpdate::AddSchema(next, 11), TableUpdate::SetCurrentSchema(-1)}, 2000);
+  ASSERT_TRUE(applied.ok()) << applied.status().ToString();
+  EXPECT_EQ((*applied)["current-schema-id"], 1);
+  EXPECT_EQ((*applied)["last-column-id"], 11);
+  EXPECT_EQ((*applied)["schemas"].size(), 2u);
+  auto parsed = TableMetadata::FromJson(*applied, "test");
+  ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
+  EXPECT_EQ(parsed->current_schema_id, 1);
+  EXPECT_EQ(parsed->last_column_id, 11);
+  EXPECT_NE(parsed->current_schema().FindById(11), nullptr);
+
+  // The schema moved meanwhile: a conflict naming both ids.
+  auto stale = ApplyCommit(*applied, "", {TableRequirement::AssertCurrentSchemaId(0)}, {}, 3000);
+  ASSERT_FALSE(stale.ok());
+  EXPECT_EQ(stale.status().code(), StatusCode::kCommitConflict);
+  EXPECT_NE(stale.status().message().find("expected schema 0 but the table's is 1"), std::string::npos)
+      << stale.status().message();
+  // A schema id taken, a last-column-id going back, set-current-schema -1 without add-schema.
+  EXPECT_EQ(ApplyCommit(*applied, "", {}, {TableUpdate::AddSchema(next, 11)}, 3000).status().code(),
+            StatusCode::kInvalidArgument);
+  next["schema-id"] = 2;
+  EXPECT_EQ(ApplyCommit(*applied, "", {}, {TableUpdate::AddSchema(next, 5)}, 3000).status().code(),
+            StatusCode::kInvalidArgument);
+  EXPECT_EQ(ApplyCommit(*applied, "", {}, {TableUpdate::SetCurrentSchema(-1)}, 3000).status().code(),
+            StatusCode::kInvalidArgument);
+  EXPECT_EQ(ApplyCommit(*applied, "", {}, {TableUpdate::SetCurrentSchema(7)}, 3000).status().code(),
+            StatusCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace thaw::iceberg

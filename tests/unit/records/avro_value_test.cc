@@ -350,5 +350,68 @@ TEST(AvroValue, ShortestDecimalBytesAsJavaWritesThem) {
   EXPECT_EQ(Hex(EncodeRow(*s, *a, 0)), "040080");
 }
 
+// Schema evolution (archive --value-format registry): v1 and v2 of a
+// schema resolved against the table's struct by name.
+TEST(AvroValue, WriterSchemasResolveAgainstAnEvolvedTableByName) {
+  const std::string v1 = R"({"type": "record", "name": "R", "fields": [
+      {"name": "id", "type": "long"},
+      {"name": "c", "type": {"type": "record", "name": "C", "fields": [{"name": "n", "type": "string"}]}}]})";
+  const std::string v2 = R"({"type": "record", "name": "R", "fields": [
+      {"name": "id", "type": "long"},
+      {"name": "c", "type": {"type": "record", "name": "C", "fields": [{"name": "n", "type": "string"},
+          {"name": "e", "type": ["null", "string"], "default": null}]}},
+      {"name": "note", "type": ["null", "string"], "default": null}]})";
+  auto table_v1 = MakeSchema(v1);
+  ASSERT_NE(table_v1, nullptr);
+  // v2 has fields the table lacks: NotFound naming the first; Evolve adds them with new ids.
+  auto missing = AvroValueSchema::Resolve(v2, table_v1->iceberg_type());
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(missing.status().message(), "field 'c.e' of the writer schema is not in the table");
+  int32_t next = table_v1->last_field_id() + 1;
+  auto evolved = AvroValueSchema::Evolve(table_v1->iceberg_type(), v2, &next);
+  ASSERT_TRUE(evolved.ok()) << evolved.status().ToString();
+  EXPECT_EQ((*evolved)->ToString(), "struct<id: long, c: struct<n: string, e: string>, note: string>");
+  EXPECT_EQ((*evolved)->fields[0].id, 100);
+  EXPECT_EQ((*evolved)->fields[1].type->fields[1].id, 103);
+  EXPECT_EQ((*evolved)->fields[2].id, 104);
+  EXPECT_FALSE((*evolved)->fields[2].required);
+  EXPECT_EQ(next, 105);
+
+  auto r1 = AvroValueSchema::Resolve(v1, *evolved);
+  auto r2 = AvroValueSchema::Resolve(v2, *evolved);
+  ASSERT_TRUE(r1.ok() && r2.ok()) << r1.status().ToString() << r2.status().ToString();
+  // v1 datum {id: 5, c: {n: "a"}}; v2 datum {id: -1, c: {n: "b", e: "x"}, note: null}.
+  const std::string d1 = Bytes("0a 02 61"), d2 = Bytes("01 02 62 02 02 78 00");
+  auto b = (*r1)->MakeBuilder();
+  ASSERT_TRUE(b.ok());
+  ASSERT_TRUE((*r1)->Decode(d1, false, b->get()).ok());
+  ASSERT_TRUE((*r2)->Decode(d2, false, b->get()).ok());
+  std::shared_ptr<arrow::Array> out;
+  ASSERT_TRUE((*b)->Finish(&out).ok());
+  ASSERT_TRUE(out->ValidateFull().ok());
+  EXPECT_EQ(out->ToString(), arrow::json::ArrayFromJSONString(out->type(), R"([
+      {"id": 5, "c": {"n": "a", "e": null}, "note": null},
+      {"id": -1, "c": {"n": "b", "e": "x"}, "note": null}])").ValueOrDie()->ToString());
+  const auto& sa = static_cast<const arrow::StructArray&>(*out);
+  EXPECT_EQ(EncodeRow(**r1, sa, 0), d1);
+  EXPECT_EQ(EncodeRow(**r2, sa, 1), d2);
+  // A struct array of an older file (without the evolved fields) encodes by name too.
+  auto old = DecodeAll(*table_v1, {d1});
+  EXPECT_EQ(EncodeRow(**r1, *old, 0), d1);
+  EXPECT_EQ(EncodeRow(**r2, *old, 0), Bytes("0a 02 61 00 00"));
+
+  // A field of another type, and an optional writer field where the table's is required.
+  EXPECT_EQ(AvroValueSchema::Resolve(R"({"type": "record", "name": "R", "fields": [{"name": "id", "type": "string"}]})",
+                                     *evolved).status().message(),
+            "field 'id' is long in the table but string in the writer schema");
+  EXPECT_EQ(AvroValueSchema::Resolve(R"({"type": "record", "name": "R", "fields": [
+                                       {"name": "id", "type": ["null", "long"]}]})", *evolved).status().message(),
+            "field 'id' is required in the table but optional in the writer schema");
+  EXPECT_EQ(AvroValueSchema::Resolve(R"({"type": "record", "name": "R", "fields": [{"name": "note", "type": "string"}]})",
+                                     *evolved).status().message(),
+            "field 'id' is required in the table but the writer schema lacks it");
+}
+
 }  // namespace
 }  // namespace thaw::records

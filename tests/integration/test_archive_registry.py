@@ -1,0 +1,264 @@
+"""`thaw archive --layout row --value-format registry --schema-registry URL`
+(issue 23, docs/schema-registry.md) against a real registry (AxonOps,
+schema_registry.py) and the serializers users run (confluent-kafka's
+AvroSerializer / AvroDeserializer):
+
+* Avro values whose schema evolves from v1 to v2 (an optional top-level
+  field and an optional field inside a nested record) are decoded by the id
+  in each record: the table gains v2's fields by a schema-evolution commit
+  (new field ids, Iceberg's add-schema), pyiceberg and DuckDB read the typed
+  columns, v1 rows read null in the new ones, and every row keeps its id in
+  `value_schema_id`;
+* evolution both inside one run and on a table archived before (resume);
+* `thaw inspect` and `thaw replay` give every value back byte for byte,
+  framing and schema id included, and the AvroDeserializer reads the
+  replayed records as the producer wrote them;
+* values the table cannot take (an id the registry does not know, a schema
+  whose field changed type, garbage) stay in `value_raw`, said once in the
+  log;
+* a registry that is down stops the archive with a clear error and commits
+  nothing of those records; the rerun archives them.
+"""
+
+from __future__ import annotations
+
+import json
+from decimal import Decimal
+
+import pytest
+
+import archive_topics
+import iceberg_readers as readers
+from archive_cli import archive_args, committed_next_offsets, new_catalog
+
+V1 = {
+    "type": "record", "name": "Order", "namespace": "shop",
+    "fields": [
+        {"name": "id", "type": "long"},
+        {"name": "item", "type": "string"},
+        {"name": "price", "type": {"type": "bytes", "logicalType": "decimal", "precision": 9, "scale": 2}},
+        {"name": "tags", "type": {"type": "array", "items": "string"}},
+        {"name": "customer", "type": {"type": "record", "name": "Customer", "fields": [
+            {"name": "name", "type": "string"},
+            {"name": "tier", "type": {"type": "enum", "name": "Tier", "symbols": ["FREE", "GOLD"]}},
+        ]}},
+    ],
+}
+V2 = json.loads(json.dumps(V1))
+V2["fields"].append({"name": "note", "type": ["null", "string"], "default": None})
+V2["fields"][4]["type"]["fields"].append({"name": "email", "type": ["null", "string"], "default": None})
+# `id` as a string: a change the table cannot take (registered under another subject).
+CLASH = {"type": "record", "name": "Order", "namespace": "shop",
+         "fields": [{"name": "id", "type": "string"}, {"name": "item", "type": "string"}]}
+
+
+def _v1(i: int) -> dict:
+    return {"id": i, "item": f"item-{i}", "price": Decimal(i * 7 - 300) / 100, "tags": ["t"] * (i % 3),
+            "customer": {"name": f"c{i % 5}", "tier": "GOLD" if i % 2 else "FREE"}}
+
+
+def _v2(i: int) -> dict:
+    d = _v1(i)
+    d["note"] = None if i % 4 == 0 else f"note {i}"
+    d["customer"]["email"] = None if i % 3 == 0 else f"c{i}@example.com"
+    return d
+
+
+def _serializer(registry, schema: dict, subject: str | None = None):
+    from confluent_kafka.schema_registry.avro import AvroSerializer
+    conf = {"auto.register.schemas": True}
+    if subject:
+        conf["subject.name.strategy"] = lambda ctx, record_name: subject
+    return AvroSerializer(registry.client(), json.dumps(schema), conf=conf)
+
+
+def _produce(kafka, topic: str, values: list[tuple[int, bytes, bytes | None]]) -> None:
+    prod = kafka.producer()
+    for p, k, v in values:
+        prod.produce(topic, key=k, value=v, partition=p)
+    prod.flush(30)
+
+
+def _serialize(ser, topic: str, obj: dict) -> bytes:
+    from confluent_kafka.serialization import MessageField, SerializationContext
+    return ser(obj, SerializationContext(topic, MessageField.VALUE))
+
+
+def _registry_args(schema_registry) -> list[str]:
+    return ["--layout", "row", "--value-format", "registry", "--schema-registry", schema_registry.url]
+
+
+@pytest.fixture(scope="module")
+def evolving(kafka, thaw, schema_registry, tmp_path_factory):
+    """A topic of v1 values, archived; then v2 values, junk and a clashing
+    schema, archived by a second run (evolution on an existing table) and,
+    into a second table, by one run over everything (evolution mid-run)."""
+    wh = tmp_path_factory.mktemp("archive_registry")
+    uri = new_catalog(str(wh))
+    topic = archive_topics.topic_name("regavro")
+    kafka.create_topic(topic, 2)
+    s1 = _serializer(schema_registry, V1)
+    first = [(i % 2, f"k{i}".encode(), _serialize(s1, topic, _v1(i))) for i in range(40)]
+    _produce(kafka, topic, first)
+    p = thaw(*archive_args(kafka, uri, "ns.resumed", topic, *_registry_args(schema_registry)), timeout=120)
+    assert p.returncode == 0, p.stderr.decode(errors="replace")[-4000:]
+
+    s2 = _serializer(schema_registry, V2)
+    clash = _serializer(schema_registry, CLASH, subject=f"{topic}-clash")
+    second = [(i % 2, f"k{i}".encode(), _serialize(s2, topic, _v2(i))) for i in range(40, 100)]
+    second += [(i % 2, f"k{i}".encode(), _serialize(s1, topic, _v1(i))) for i in range(100, 110)]  # v1 again
+    junk = [
+        (0, b"unknown-id", b"\x00" + (987654).to_bytes(4, "big") + b"\x02\x02x"),
+        (1, b"clash", _serialize(clash, topic, {"id": "not a long", "item": "x"})),
+        (0, b"garbage", b"\xff\xfe not avro"),
+        (1, b"tomb", None),
+    ]
+    _produce(kafka, topic, second + junk)
+    p = thaw(*archive_args(kafka, uri, "ns.resumed", topic, *_registry_args(schema_registry)), timeout=120)
+    assert p.returncode == 0, p.stderr.decode(errors="replace")[-4000:]
+    resumed_log = p.stderr.decode(errors="replace")
+    p = thaw(*archive_args(kafka, uri, "ns.one_run", topic, *_registry_args(schema_registry)), timeout=120)
+    assert p.returncode == 0, p.stderr.decode(errors="replace")[-4000:]
+    return {"uri": uri, "topic": topic, "want": kafka.consume_all(topic), "resumed_log": resumed_log,
+            "one_run_log": p.stderr.decode(errors="replace"), "ids": _ids(schema_registry, topic),
+            "junk": {k: v for _p, k, v in junk}, "produced": first + second + junk}
+
+
+def _ids(schema_registry, topic: str) -> dict[str, int]:
+    c = schema_registry.client()
+    versions = c.get_versions(f"{topic}-value")
+    assert len(versions) == 2, versions
+    return {"v1": c.get_version(f"{topic}-value", versions[0]).schema_id,
+            "v2": c.get_version(f"{topic}-value", versions[1]).schema_id}
+
+
+@pytest.mark.parametrize("table", ["ns.resumed", "ns.one_run"])
+def test_typed_columns_evolve_with_the_schema(evolving, table):
+    tbl = readers.load_table(evolving["uri"], table)
+    assert tbl.properties.get("thaw.row.value-schemas") == "registry"
+    ids = evolving["ids"]
+    assert json.loads(tbl.properties[f"thaw.row.avro-schema.{ids['v1']}"]) == V1
+    assert json.loads(tbl.properties[f"thaw.row.avro-schema.{ids['v2']}"]) == V2
+    assert len(tbl.schemas()) == 2, "one schema-evolution commit for v2"
+    value = tbl.schema().find_field("value")
+    names = [f.name for f in value.field_type.fields]
+    assert names == ["id", "item", "price", "tags", "customer", "note"], names
+    note = tbl.schema().find_field("value.note")
+    email = tbl.schema().find_field("value.customer.email")
+    assert not note.required and not email.required
+    first = tbl.schemas()[0]
+    assert min(note.field_id, email.field_id) > first.highest_field_id, "new fields take new ids"
+    assert tbl.schema().find_field("value_schema_id").field_id == 13
+    assert first.find_field("value.customer.name").field_id == tbl.schema().find_field("value.customer.name").field_id
+
+    rows = {r["key"]: r for r in tbl.scan().to_arrow().to_pylist()}
+    assert len(rows) == len(evolving["want"])
+    for i in range(110):
+        r = rows[f"k{i}".encode()]
+        assert r["value_raw"] is None, (i, "re-encodes exactly")
+        v2 = 40 <= i < 100
+        assert r["value_schema_id"] == ids["v2" if v2 else "v1"]
+        want = _v2(i) if v2 else _v1(i)
+        got = r["value"]
+        assert (got["id"], got["item"], got["price"], got["tags"]) == \
+            (want["id"], want["item"], want["price"], want["tags"])
+        assert (got["customer"]["name"], got["customer"]["tier"]) == (want["customer"]["name"],
+                                                                       want["customer"]["tier"])
+        assert got["note"] == want.get("note")
+        assert got["customer"]["email"] == want["customer"].get("email")
+    for key, raw in evolving["junk"].items():
+        r = rows[key]
+        assert r["value_raw"] == raw and r["value"] is None and r["value_schema_id"] is None, key
+
+
+def test_duckdb_reads_the_evolved_columns(evolving):
+    loc = readers.metadata_location(evolving["uri"], "ns.resumed")
+    con = readers.duckdb_connect()
+    try:
+        path = readers._local(loc).replace("'", "''")
+        got = con.execute(
+            f"SELECT key, value.id, value.note, value.customer.email, value_schema_id FROM iceberg_scan('{path}') "
+            "WHERE value IS NOT NULL ORDER BY value.id").fetchall()
+    finally:
+        con.close()
+    assert len(got) == 110
+    for key, id_, note, email, sid in got:
+        want = _v2(id_) if 40 <= id_ < 100 else _v1(id_)
+        assert bytes(key) == f"k{id_}".encode()
+        assert note == want.get("note") and email == want["customer"].get("email"), (id_, note, email)
+        assert sid == evolving["ids"]["v2" if 40 <= id_ < 100 else "v1"]
+
+
+def test_refused_values_are_said_once(evolving):
+    for log in (evolving["resumed_log"], evolving["one_run_log"]):
+        assert log.count("schema id 987654 is unknown to the registry") == 1, log[-3000:]
+        assert log.count("does not fit the table") == 1, log[-3000:]
+        assert "field 'id' is long in the table but string in the writer schema" in log, log[-3000:]
+    assert "value columns evolved for schema id" in evolving["one_run_log"]
+    assert "value columns evolved for schema id" in evolving["resumed_log"]
+
+
+def test_inspect_and_replay_give_the_original_bytes(kafka, thaw, evolving, schema_registry):
+    from confluent_kafka.schema_registry.avro import AvroDeserializer
+    from confluent_kafka.serialization import MessageField, SerializationContext
+    uri, topic, want = evolving["uri"], evolving["topic"], evolving["want"]
+    for table in ("ns.resumed", "ns.one_run"):
+        readers.assert_same_records(readers.read_thaw(thaw, uri, table), want, f"thaw inspect of {table}")
+    target = archive_topics.topic_name("regavroreplayed")
+    p = thaw("replay", "--catalog", uri, "--table", "ns.resumed", "--brokers", kafka.bootstrap, "--topic", target,
+             "--create-topic", "--quiet", "--json", timeout=120)
+    assert p.returncode == 0, p.stderr.decode(errors="replace")[-4000:]
+    got = kafka.consume_all(target)
+    assert sorted((g["partition"], g["key"], g["value"]) for g in got) == \
+        sorted((w["partition"], w["key"], w["value"]) for w in want)
+    des = AvroDeserializer(schema_registry.client())
+    ctx = SerializationContext(target, MessageField.VALUE)
+    decoded = 0
+    for g in got:
+        k = g["key"].decode()
+        if not k.startswith("k"):
+            continue
+        i = int(k[1:])
+        want_obj = _v2(i) if 40 <= i < 100 else _v1(i)
+        assert des(g["value"], ctx) == want_obj, i
+        decoded += 1
+    assert decoded == 110
+
+
+def test_registry_down_stops_without_committing(kafka, thaw, schema_registry, tmp_path):
+    uri = new_catalog(str(tmp_path))
+    topic = archive_topics.topic_name("regdown")
+    kafka.create_topic(topic, 1)
+    s1 = _serializer(schema_registry, V1)
+    _produce(kafka, topic, [(0, f"k{i}".encode(), _serialize(s1, topic, _v1(i))) for i in range(5)])
+    down = ["--layout", "row", "--value-format", "registry", "--schema-registry", "http://127.0.0.1:9",
+            "--schema-registry-property", "max.retries=1"]
+    p = thaw(*archive_args(kafka, uri, "ns.down", topic, *down), timeout=120)
+    err = p.stderr.decode(errors="replace")
+    assert p.returncode == 1, err[-3000:]
+    assert "127.0.0.1:9" in err and "schema" in err, err[-3000:]
+    assert committed_next_offsets(uri, "ns.down", topic) == {}
+    p = thaw(*archive_args(kafka, uri, "ns.down", topic, *_registry_args(schema_registry)), timeout=120)
+    assert p.returncode == 0, p.stderr.decode(errors="replace")[-3000:]
+    assert committed_next_offsets(uri, "ns.down", topic) == {0: 5}
+    rows = readers.load_table(uri, "ns.down").scan().to_arrow().to_pylist()
+    assert sorted(r["value"]["id"] for r in rows) == list(range(5))
+
+
+def test_bad_option_combinations(kafka, thaw, schema_registry, tmp_path):
+    uri = new_catalog(str(tmp_path))
+    topic = archive_topics.topic_name("regopts")
+    kafka.create_topic(topic, 1)
+    cases = [
+        (["--value-format", "registry"], "give --schema-registry URL"),
+        (["--layout", "thaw", "--value-format", "registry", "--schema-registry", schema_registry.url],
+         "it needs --layout row"),
+        (["--layout", "row", "--schema-registry", schema_registry.url], "--schema-registry is for --value-format"),
+        (["--layout", "row", "--value-format", "protobuf"], "use json, avro or registry"),
+        (["--layout", "row", "--value-format", "registry", "--schema-registry", schema_registry.url,
+          "--schema-registry-property", "basic.auth.user.info"], "is not KEY=VALUE"),
+    ]
+    for extra, message in cases:
+        p = thaw(*archive_args(kafka, uri, "ns.opts", topic, *extra), timeout=60)
+        err = p.stderr.decode(errors="replace")
+        assert p.returncode != 0 and message in err, (extra, err[-2000:])
