@@ -205,12 +205,15 @@ def test_inspect_and_replay_give_the_original_bytes(kafka, thaw, evolving, schem
     for table in ("ns.resumed", "ns.one_run"):
         readers.assert_same_records(readers.read_thaw(thaw, uri, table), want, f"thaw inspect of {table}")
     target = archive_topics.topic_name("regavroreplayed")
+    # --value-format avro: rows that keep their schema id replay with it (nothing derived or registered).
     p = thaw("replay", "--catalog", uri, "--table", "ns.resumed", "--brokers", kafka.bootstrap, "--topic", target,
-             "--create-topic", "--quiet", "--json", timeout=120)
+             "--create-topic", "--quiet", "--json", "--value-format", "avro", "--schema-registry", schema_registry.url,
+             timeout=120)
     assert p.returncode == 0, p.stderr.decode(errors="replace")[-4000:]
     got = kafka.consume_all(target)
     assert sorted((g["partition"], g["key"], g["value"]) for g in got) == \
         sorted((w["partition"], w["key"], w["value"]) for w in want)
+    assert f"{target}-value" not in schema_registry.client().get_subjects()
     des = AvroDeserializer(schema_registry.client())
     ctx = SerializationContext(target, MessageField.VALUE)
     decoded = 0

@@ -1,6 +1,7 @@
 #include "thaw/cli/registry_args.h"
 
 #include "thaw/registry/client.h"
+#include "thaw/registry/serializer.h"
 
 namespace thaw::cli {
 
@@ -14,7 +15,8 @@ void AddRegistryOptions(CLI::App* cmd, RegistryArgs* args) {
       ->type_name("KEY=VALUE");
 }
 
-Result<std::shared_ptr<registry::SchemaRegistry>> OpenRegistry(const RegistryArgs& args) {
+Result<std::shared_ptr<registry::SchemaRegistry>> OpenRegistry(const RegistryArgs& args,
+                                                               registry::SerializerSettings* settings) {
   if (args.url.empty()) {
     if (!args.properties.empty()) {
       return Status::Invalid("--schema-registry-property given without --schema-registry URL");
@@ -35,9 +37,41 @@ Result<std::shared_ptr<registry::SchemaRegistry>> OpenRegistry(const RegistryArg
     }
     props[kv.substr(0, eq)] = kv.substr(eq + 1);
   }
+  const size_t before = props.size();
+  ASSIGN_OR_RAISE(auto serializer, registry::SerializerSettings::Take(&props, "--schema-registry-property"));
+  if (settings) {
+    *settings = serializer;
+  } else if (props.size() != before) {
+    return Status::Invalid(
+        "--schema-registry-property: auto.register.schemas, use.latest.version, normalize.schemas and "
+        "value.subject.name.strategy are serializer settings, for replay and serve --value-format avro");
+  }
   ASSIGN_OR_RAISE(auto options, registry::RegistryOptions::FromProperties(props, "--schema-registry-property"));
   ASSIGN_OR_RAISE(auto client, registry::SchemaRegistry::Make(std::move(options)));
   return std::shared_ptr<registry::SchemaRegistry>(std::move(client));
+}
+
+Result<std::shared_ptr<records::ValueAvroChooser>> ValueAvroChooserFor(const std::string& format,
+                                                                       const RegistryArgs& args,
+                                                                       const std::string& topic) {
+  registry::SerializerSettings settings;
+  ASSIGN_OR_RAISE(auto client, OpenRegistry(args, &settings));
+  if (format.empty() || format == "json") {
+    if (client) {
+      return Status::Invalid("--schema-registry is for --value-format avro (values encoded through the registry)");
+    }
+    return std::shared_ptr<records::ValueAvroChooser>();
+  }
+  if (format != "avro") {
+    return Status::Invalid("--value-format '{}': use json (decoded value columns as JSON, the default) or avro",
+                           format);
+  }
+  if (!client) {
+    return Status::Invalid(
+        "--value-format avro frames values with schema registry ids: give --schema-registry URL");
+  }
+  return std::shared_ptr<records::ValueAvroChooser>(
+      std::make_shared<registry::AvroValueChooser>(std::move(client), settings, topic));
 }
 
 }  // namespace thaw::cli

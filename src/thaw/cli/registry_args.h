@@ -15,6 +15,11 @@
 
 namespace thaw::registry {
 class SchemaRegistry;
+struct SerializerSettings;
+}  // namespace thaw::registry
+
+namespace thaw::records {
+class ValueAvroChooser;
 }
 
 namespace thaw::cli {
@@ -27,7 +32,19 @@ struct RegistryArgs {
 void AddRegistryOptions(CLI::App* cmd, RegistryArgs* args);
 
 // The registry client, or null when no --schema-registry was given (a
-// property without a URL is an error).
-Result<std::shared_ptr<registry::SchemaRegistry>> OpenRegistry(const RegistryArgs& args);
+// property without a URL is an error). Confluent's serializer settings among
+// the properties (auto.register.schemas, use.latest.version,
+// normalize.schemas, value.subject.name.strategy) go to *settings; without
+// `settings` (archive, which only reads schemas) they are refused.
+Result<std::shared_ptr<registry::SchemaRegistry>> OpenRegistry(const RegistryArgs& args,
+                                                               registry::SerializerSettings* settings = nullptr);
+
+// --value-format of the faces that encode values for consumers (replay;
+// serve per topic): "" or "json" -> null (decoded value columns as JSON);
+// "avro" -> the chooser of the Avro schema and registry id for `topic`
+// (registry/serializer.h); needs --schema-registry.
+Result<std::shared_ptr<records::ValueAvroChooser>> ValueAvroChooserFor(const std::string& format,
+                                                                       const RegistryArgs& args,
+                                                                       const std::string& topic);
 
 }  // namespace thaw::cli

@@ -1,6 +1,7 @@
 // `thaw replay`: flags -> ReplayOptions -> replay::RunReplay, with a
 // progress bar on a terminal and a one-line (or JSON) summary.
 #include "thaw/cli/ops_args.h"
+#include "thaw/cli/registry_args.h"
 #include "thaw/cli/replay.h"
 
 #include <unistd.h>
@@ -51,6 +52,8 @@ struct ReplayArgs {
   double poll_interval = 2.0;
   double rate = 0;
   int64_t checkpoint_every = 50000;
+  std::string value_format;  // empty/json: decoded value columns as JSON; avro: through the registry
+  RegistryArgs registry;
 };
 
 Result<int64_t> ParseOffset(const std::string& text, const char* flag) {
@@ -282,6 +285,7 @@ Status RunReplayCommand(const ReplayArgs& a) {
   if (a.verify && a.link_headers == "off")
     return Status::Invalid("--verify needs the link headers (--link-headers on)");
   RETURN_NOT_OK(a.table.Apply(&o.read));
+  ASSIGN_OR_RAISE(o.read.layout.value_avro, ValueAvroChooserFor(a.value_format, a.registry, o.topic));
   if (!a.partitions.empty()) {
     o.read.partitions = a.partitions;
     o.asked_partitions = a.partitions;
@@ -463,6 +467,11 @@ void RegisterReplay(CLI::App* app, int* exit_code) {
                   "retention.bytes=-1: keep everything)");
   cmd->add_flag("--force", a->force,
                 "Replay even where the target topic's retention would delete, or LogAppendTime rewrite, what is sent");
+  cmd->add_option("--value-format", a->value_format,
+                  "Decoded value columns (row tables of other writers, --layout row) as json (default) or avro: "
+                  "Avro framed with a schema registry id (--schema-registry; docs/schema-registry.md)")
+      ->type_name("FORMAT");
+  AddRegistryOptions(cmd, &a->registry);
   cmd->add_option("--timestamps", a->timestamps,
                   "original (default) or now (produce time; the original in a thaw.source.timestamp header)");
   cmd->add_flag("--verify", a->verify,

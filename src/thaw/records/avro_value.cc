@@ -624,13 +624,15 @@ class DatumEncoder {
         out_.append(reinterpret_cast<const char*>(&bits), 8);
         return Status::OK();
       }
-      case Kind::kString:
-        RETURN_NOT_OK(Expect(a, T::STRING));
-        avro::WriteBytes(static_cast<const arrow::StringArray&>(a).GetView(i), &out_);
+      case Kind::kString: {
+        std::string_view v;
+        RETURN_NOT_OK(View(a, i, /*text=*/true, &v));
+        avro::WriteBytes(v, &out_);
         return Status::OK();
+      }
       case Kind::kEnum: {
-        RETURN_NOT_OK(Expect(a, T::STRING));
-        std::string_view sym = static_cast<const arrow::StringArray&>(a).GetView(i);
+        std::string_view sym;
+        RETURN_NOT_OK(View(a, i, /*text=*/true, &sym));
         auto it = n.symbols.find(std::string(sym));
         if (it == n.symbols.end()) {
           return Status::Invalid("'{}' is not a symbol of enum '{}'", sym, n.schema->name);
@@ -638,10 +640,12 @@ class DatumEncoder {
         WriteLong(it->second, &out_);
         return Status::OK();
       }
-      case Kind::kBytes:
-        RETURN_NOT_OK(Expect(a, T::BINARY));
-        avro::WriteBytes(static_cast<const arrow::BinaryArray&>(a).GetView(i), &out_);
+      case Kind::kBytes: {
+        std::string_view v;
+        RETURN_NOT_OK(View(a, i, /*text=*/false, &v));
+        avro::WriteBytes(v, &out_);
         return Status::OK();
+      }
       case Kind::kFixed: {
         RETURN_NOT_OK(Expect(a, T::FIXED_SIZE_BINARY));
         std::string_view v = static_cast<const arrow::FixedSizeBinaryArray&>(a).GetView(i);
@@ -699,11 +703,18 @@ class DatumEncoder {
         return Status::OK();
       }
       case Kind::kArray: {
-        RETURN_NOT_OK(Expect(a, T::LIST));
-        const auto& la = static_cast<const arrow::ListArray&>(a);
-        const int64_t begin = la.value_offset(i), end = la.value_offset(i + 1);
+        int64_t begin = 0, end = 0;
+        const arrow::Array* items = nullptr;
+        if (a.type_id() == T::LARGE_LIST) {  // pyiceberg and pyarrow write large lists
+          const auto& la = static_cast<const arrow::LargeListArray&>(a);
+          begin = la.value_offset(i), end = la.value_offset(i + 1), items = la.values().get();
+        } else {
+          RETURN_NOT_OK(Expect(a, T::LIST));
+          const auto& la = static_cast<const arrow::ListArray&>(a);
+          begin = la.value_offset(i), end = la.value_offset(i + 1), items = la.values().get();
+        }
         if (end > begin) WriteLong(end - begin, &out_);
-        for (int64_t j = begin; j < end; ++j) RETURN_NOT_OK(Walk(n.children[0], *la.values(), j));
+        for (int64_t j = begin; j < end; ++j) RETURN_NOT_OK(Walk(n.children[0], *items, j));
         WriteLong(0, &out_);
         return Status::OK();
       }
@@ -711,12 +722,13 @@ class DatumEncoder {
         RETURN_NOT_OK(Expect(a, T::MAP));
         const auto& ma = static_cast<const arrow::MapArray&>(a);
         const auto& keys = *ma.keys();
-        RETURN_NOT_OK(Expect(keys, T::STRING));
         const int64_t begin = ma.value_offset(i), end = ma.value_offset(i + 1);
         if (end > begin) WriteLong(end - begin, &out_);
         for (int64_t j = begin; j < end; ++j) {
           if (keys.IsNull(j)) return Status::Invalid("null map key");
-          avro::WriteBytes(static_cast<const arrow::StringArray&>(keys).GetView(j), &out_);
+          std::string_view key;
+          RETURN_NOT_OK(View(keys, j, /*text=*/true, &key));
+          avro::WriteBytes(key, &out_);
           RETURN_NOT_OK(Walk(n.children[0], *ma.items(), j));
         }
         WriteLong(0, &out_);
@@ -727,6 +739,25 @@ class DatumEncoder {
   }
 
  private:
+  // String or binary values of either offset width (Parquet readers give large ones for some writers).
+  static Status View(const arrow::Array& a, int64_t i, bool text, std::string_view* out) {
+    switch (a.type_id()) {
+      case arrow::Type::STRING:
+      case arrow::Type::BINARY:
+        if (text != (a.type_id() == arrow::Type::STRING)) break;
+        *out = static_cast<const arrow::BinaryArray&>(a).GetView(i);
+        return Status::OK();
+      case arrow::Type::LARGE_STRING:
+      case arrow::Type::LARGE_BINARY:
+        if (text != (a.type_id() == arrow::Type::LARGE_STRING)) break;
+        *out = static_cast<const arrow::LargeBinaryArray&>(a).GetView(i);
+        return Status::OK();
+      default:
+        break;
+    }
+    return Expect(a, text ? arrow::Type::STRING : arrow::Type::BINARY);
+  }
+
   static Status Expect(const arrow::Array& a, arrow::Type::type id) {
     if (a.type_id() == id) return Status::OK();
     return Status::Invalid("column of type {} where the Avro schema needs {}", a.type()->ToString(),

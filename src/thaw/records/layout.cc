@@ -291,6 +291,36 @@ static Status BindRegistryValues(const iceberg::TableMetadata& md, const Schema&
   return Status::OK();
 }
 
+// The value columns re-encoded as Avro (LayoutOptions::value_avro).
+static Status BindValueAvro(const Schema& schema, ValueAvroChooser& chooser, Layout* l) {
+  iceberg::TypePtr value;
+  if (l->value_json_unwrap && l->value_json.size() == 1 && l->value_json[0].type->id == TypeId::kStruct) {
+    value = l->value_json[0].type;
+  } else {
+    auto t = std::make_shared<iceberg::Type>();
+    t->id = TypeId::kStruct;
+    for (const auto& c : l->value_json) {
+      const auto* f = schema.FindById(c.field_id());
+      if (c.ids.size() != 1 || !f) {
+        return Status::Invalid("value column '{}' is nested: the Avro encoding takes top-level columns", c.dotted());
+      }
+      t->fields.push_back(*f);
+    }
+    value = t;
+    l->value_avro_wrap = true;
+  }
+  ASSIGN_OR_RAISE(auto choice, chooser.Choose(value));
+  auto avro = AvroValueSchema::Resolve(choice.schema_json, value);
+  if (!avro.ok()) {
+    return avro.status().WithContext(fmt::format("the value columns of layout '{}' cannot be encoded with the "
+                                                 "chosen Avro schema",
+                                                 l->name));
+  }
+  l->value_avro = std::move(*avro);
+  l->value_avro_schema_id = choice.schema_id;
+  return Status::OK();
+}
+
 Result<Layout> ResolveLayout(const iceberg::TableMetadata& md, const Schema& schema, const LayoutOptions& options) {
   std::string name = options.forced ? *options.forced : DetectName(md, schema);
   ASSIGN_OR_RAISE(Layout l, Build(name, schema));
@@ -340,6 +370,10 @@ Result<Layout> ResolveLayout(const iceberg::TableMetadata& md, const Schema& sch
     } else {
       RETURN_NOT_OK(BindAvroValue(md, &l));
     }
+  }
+  if (options.value_avro && !l.value_json.empty() && !l.value_avro && l.value_avro_by_id.empty() &&
+      !l.value_schema_id) {
+    RETURN_NOT_OK(BindValueAvro(schema, *options.value_avro, &l));
   }
   for (const auto& c : l.value_json) {
     const auto* f = schema.FindById(c.field_id());

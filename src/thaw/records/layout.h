@@ -57,6 +57,10 @@ struct Layout {
   // and the framing the struct re-encodes with.
   std::optional<ColumnPath> value_schema_id;
   std::map<int32_t, std::shared_ptr<const AvroValueSchema>> value_avro_by_id;
+  // value_avro set by LayoutOptions::value_avro over value_json columns of
+  // any layout: a single struct column (value_json_unwrap) is the record;
+  // otherwise (wrap) the columns are the record's fields, by name.
+  bool value_avro_wrap = false;
   std::optional<ColumnPath> headers;
   std::optional<ColumnPath> topic;  // the source topic per row (Kafka Connect sink); absent: none stored
   HeaderShape header_shape = HeaderShape::kListOfStructs;
@@ -89,9 +93,27 @@ struct Layout {
   std::vector<int32_t> TopLevelIds() const;
 };
 
+// Chooses the Avro writer schema (and schema registry id) that a table's
+// decoded value columns are re-encoded with (replay and serve
+// --value-format avro; registry/serializer.h). Called with the value
+// struct: the single struct column, or the value columns as one struct.
+class ValueAvroChooser {
+ public:
+  virtual ~ValueAvroChooser() = default;
+  struct Choice {
+    std::string schema_json;
+    std::optional<int32_t> schema_id;  // framed with it when set
+  };
+  virtual Result<Choice> Choose(const iceberg::TypePtr& value_struct) = 0;
+};
+
 struct LayoutOptions {
   std::optional<std::string> forced;                    // --layout
   std::map<std::string, std::string> column_overrides;  // --column field=path
+  // Values held as decoded columns are re-encoded as Avro with the chosen
+  // schema instead of JSON. Tables whose values are bytes, or that keep each
+  // row's schema id (thaw-row through a registry), are read as they are.
+  std::shared_ptr<ValueAvroChooser> value_avro;
 };
 
 const std::vector<std::string>& LayoutNames();

@@ -478,7 +478,24 @@ Status RecordReader::Impl::DecodeBatch(const std::shared_ptr<arrow::RecordBatch>
   std::optional<Accessor> avro_value, avro_schema_ids;
   const bool by_id = !layout.value_avro_by_id.empty() || layout.value_schema_id;
   if (all && by_id) avro_schema_ids = resolve(layout.value_schema_id);
-  if (all && (layout.value_avro || by_id)) {
+  if (all && layout.value_avro && layout.value_avro_wrap) {
+    // The value columns as one struct (by name; columns a file lacks are left out: null when optional).
+    std::vector<std::shared_ptr<arrow::Array>> children;
+    std::vector<std::string> names;
+    for (const auto& c : layout.value_json) {
+      auto a = resolve(c);
+      if (!a) continue;
+      children.push_back(a->array);
+      names.push_back(c.names.back());
+    }
+    auto st = children.empty() ? arrow::Result<std::shared_ptr<arrow::StructArray>>(arrow::Status::Invalid("none"))
+                               : arrow::StructArray::Make(children, names);
+    if (!st.ok()) {
+      return Status::Corrupt("data file {}: the value columns do not form a struct: {}", path,
+                             st.status().ToString());
+    }
+    avro_value = Accessor{*st, {}};
+  } else if (all && (layout.value_avro || by_id)) {
     avro_value = resolve(layout.value_json.front());
     if (avro_value && avro_value->array->type_id() != arrow::Type::STRUCT) {
       return Status::Corrupt("data file {}: the value column '{}' is not a struct", path,

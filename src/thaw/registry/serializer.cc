@@ -1,0 +1,152 @@
+#include "thaw/registry/serializer.h"
+
+#include "thaw/common/log.h"
+#include "thaw/records/avro_derive.h"
+#include "thaw/records/avro_value.h"
+#include "thaw/registry/client.h"
+
+namespace thaw::registry {
+
+namespace {
+
+Result<bool> Bool(const std::string& key, const std::string& v, std::string_view origin) {
+  if (v == "true" || v == "True" || v == "1") return true;
+  if (v == "false" || v == "False" || v == "0") return false;
+  return Status::Invalid("{}: {}='{}' is not true or false", origin, key, v);
+}
+
+}  // namespace
+
+Result<SerializerSettings> SerializerSettings::Take(storage::PropertyMap* properties, std::string_view origin) {
+  SerializerSettings s;
+  auto take = [&](const char* key) -> std::optional<std::string> {
+    auto it = properties->find(key);
+    if (it == properties->end()) return std::nullopt;
+    std::string v = it->second;
+    properties->erase(it);
+    return v;
+  };
+  if (auto v = take("auto.register.schemas")) {
+    ASSIGN_OR_RAISE(s.auto_register, Bool("auto.register.schemas", *v, origin));
+  }
+  if (auto v = take("use.latest.version")) {
+    ASSIGN_OR_RAISE(s.use_latest, Bool("use.latest.version", *v, origin));
+  }
+  if (auto v = take("normalize.schemas")) {
+    ASSIGN_OR_RAISE(s.normalize, Bool("normalize.schemas", *v, origin));
+  }
+  auto strategy = take("value.subject.name.strategy");
+  if (auto v = take("subject.name.strategy"); v && !strategy) strategy = v;
+  if (strategy) {
+    // Java's class names and confluent-kafka-python's function names.
+    std::string name = *strategy;
+    if (auto dot = name.rfind('.'); dot != std::string::npos) name = name.substr(dot + 1);
+    if (name == "TopicNameStrategy" || name == "topic_subject_name_strategy") {
+      s.strategy = SubjectNameStrategy::kTopic;
+    } else if (name == "RecordNameStrategy" || name == "record_subject_name_strategy") {
+      s.strategy = SubjectNameStrategy::kRecord;
+    } else if (name == "TopicRecordNameStrategy" || name == "topic_record_subject_name_strategy") {
+      s.strategy = SubjectNameStrategy::kTopicRecord;
+    } else {
+      return Status::Invalid(
+          "{}: value.subject.name.strategy '{}': use TopicNameStrategy, RecordNameStrategy or TopicRecordNameStrategy",
+          origin, *strategy);
+    }
+  }
+  if (s.use_latest && s.auto_register) {
+    s.auto_register = false;  // as Confluent's serializers: the latest version is used as it is
+  }
+  return s;
+}
+
+std::string SubjectName(SubjectNameStrategy strategy, const std::string& topic, const std::string& record_full_name) {
+  switch (strategy) {
+    case SubjectNameStrategy::kTopic:
+      return topic + "-value";
+    case SubjectNameStrategy::kRecord:
+      return record_full_name;
+    case SubjectNameStrategy::kTopicRecord:
+      return topic + "-" + record_full_name;
+  }
+  return topic + "-value";
+}
+
+std::string DerivedRecordName(const std::string& topic) {
+  std::string name;
+  for (char c : topic) name.push_back(std::isalnum(static_cast<unsigned char>(c)) || c == '_' ? c : '_');
+  if (name.empty() || std::isdigit(static_cast<unsigned char>(name[0]))) name = "_" + name;
+  return "thaw." + name;
+}
+
+AvroValueChooser::AvroValueChooser(std::shared_ptr<SchemaRegistry> registry, SerializerSettings settings,
+                                   std::string topic)
+    : registry_(std::move(registry)), settings_(settings), topic_(std::move(topic)) {}
+
+Result<records::ValueAvroChooser::Choice> AvroValueChooser::Choose(const iceberg::TypePtr& value_struct) {
+  std::lock_guard<std::mutex> lock(mu_);
+  const std::string key = value_struct->ToString();
+  if (auto it = chosen_.find(key); it != chosen_.end()) return it->second;
+  ASSIGN_OR_RAISE(Choice c, ChooseUncached(value_struct));
+  chosen_[key] = c;
+  return c;
+}
+
+Result<records::ValueAvroChooser::Choice> AvroValueChooser::ChooseUncached(const iceberg::TypePtr& value_struct) {
+  ASSIGN_OR_RAISE(std::string derived, records::DeriveAvroSchema(*value_struct, DerivedRecordName(topic_)));
+  const std::string subject = SubjectName(settings_.strategy, topic_, DerivedRecordName(topic_));
+  auto latest = registry_->LatestVersion(subject);
+  if (!latest.ok() && latest.status().code() != StatusCode::kNotFound) return latest.status();
+  if (settings_.use_latest) {
+    if (!latest.ok()) {
+      return Status::NotFound("use.latest.version: subject '{}' has no schema in the registry ({}); register one, or "
+                              "drop use.latest.version to register the schema derived from the table",
+                              subject, latest.status().message());
+    }
+    if (latest->schema.type != SchemaType::kAvro) {
+      return Status::Invalid("use.latest.version: the latest schema of subject '{}' (id {}) is {}, not Avro", subject,
+                             latest->id, SchemaTypeName(latest->schema.type));
+    }
+    auto fits = records::AvroValueSchema::Resolve(latest->schema.text, value_struct);
+    if (!fits.ok()) {
+      return Status::Invalid("the value columns cannot be encoded with the latest schema of subject '{}' (id {}): {}",
+                             subject, latest->id, fits.status().message());
+    }
+    log::Info("values encoded with the latest schema of subject {} (id {}, version {})", subject, latest->id,
+              latest->version);
+    return Choice{latest->schema.text, latest->id};
+  }
+  // The subject's latest version, when it has exactly the table's fields.
+  if (latest.ok() && latest->schema.type == SchemaType::kAvro) {
+    auto fits = records::AvroValueSchema::Resolve(latest->schema.text, value_struct);
+    auto own = records::AvroValueSchema::Make(latest->schema.text, 1);
+    if (fits.ok() && own.ok() && records::AvroValueSchema::Resolve(derived, (*own)->iceberg_type()).ok()) {
+      log::Info("values encoded with the latest schema of subject {} (id {}, version {}): it matches the table",
+                subject, latest->id, latest->version);
+      return Choice{latest->schema.text, latest->id};
+    }
+  }
+  Schema schema{SchemaType::kAvro, derived, {}};
+  if (settings_.auto_register) {
+    auto id = registry_->Register(subject, schema, settings_.normalize);
+    if (!id.ok()) {
+      return id.status().WithContext(fmt::format("registering the schema derived from the table under subject '{}'",
+                                                 subject));
+    }
+    log::Info("values encoded with a schema derived from the table, registered under subject {} (id {})", subject,
+              *id);
+    return Choice{derived, *id};
+  }
+  auto found = registry_->Lookup(subject, schema, settings_.normalize);
+  if (!found.ok()) {
+    if (found.status().code() == StatusCode::kNotFound) {
+      return Status::NotFound(
+          "auto.register.schemas=false and subject '{}' does not have the schema derived from the table: register it "
+          "({}), or allow auto.register.schemas, or use.latest.version",
+          subject, derived);
+    }
+    return found.status();
+  }
+  return Choice{derived, found->id};
+}
+
+}  // namespace thaw::registry

@@ -1,0 +1,67 @@
+// Values re-encoded as their consumers expect them (replay and serve
+// `--value-format avro`, docs/schema-registry.md): which Avro schema a
+// table's decoded value columns are written with, and the registry id they
+// are framed with, chosen as Confluent's serializers choose, with their
+// settings by their own names:
+//   auto.register.schemas (default true), use.latest.version (false),
+//   normalize.schemas (false), value.subject.name.strategy = TopicNameStrategy
+//   (default: SUBJECT = TOPIC-value), RecordNameStrategy (the record's full
+//   name) or TopicRecordNameStrategy (TOPIC-FULLNAME).
+// The schema: with use.latest.version, the subject's latest version (the
+// value columns must resolve against it); else the subject's latest version
+// when it has exactly the value columns' fields and types, else one derived
+// from the Iceberg columns (records/avro_derive.h), registered under the
+// subject (auto.register.schemas) or looked up there (must exist). Every
+// failure names the subject and what to do; nothing is produced before the
+// choice is made.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+
+#include "thaw/common/status.h"
+#include "thaw/records/layout.h"
+#include "thaw/storage/property_map.h"
+
+namespace thaw::registry {
+
+class SchemaRegistry;
+
+enum class SubjectNameStrategy { kTopic, kRecord, kTopicRecord };
+
+struct SerializerSettings {
+  bool auto_register = true;
+  bool use_latest = false;
+  bool normalize = false;
+  SubjectNameStrategy strategy = SubjectNameStrategy::kTopic;
+
+  // Takes the serializer settings out of `properties` (the rest are the
+  // registry client's); `origin` starts errors.
+  static Result<SerializerSettings> Take(storage::PropertyMap* properties, std::string_view origin);
+};
+
+std::string SubjectName(SubjectNameStrategy strategy, const std::string& topic, const std::string& record_full_name);
+
+// The record name a derived schema gets for `topic`: "thaw.<topic>" with
+// every character that is not a letter, digit or _ as _.
+std::string DerivedRecordName(const std::string& topic);
+
+class AvroValueChooser : public records::ValueAvroChooser {
+ public:
+  AvroValueChooser(std::shared_ptr<SchemaRegistry> registry, SerializerSettings settings, std::string topic);
+  Result<Choice> Choose(const iceberg::TypePtr& value_struct) override;
+
+ private:
+  Result<Choice> ChooseUncached(const iceberg::TypePtr& value_struct);
+
+  std::shared_ptr<SchemaRegistry> registry_;
+  SerializerSettings settings_;
+  std::string topic_;
+  std::mutex mu_;
+  std::map<std::string, Choice> chosen_;  // by the value struct's text: a table is refreshed often
+};
+
+}  // namespace thaw::registry

@@ -1,0 +1,166 @@
+"""`thaw replay --value-format avro --schema-registry URL` (issue 23,
+docs/schema-registry.md): rows of tables whose values are decoded columns
+(the Iceberg Kafka Connect sink, Aiven's Iceberg topics without value_raw)
+re-encoded as Avro and framed with the id the registry gives, so that
+confluent-kafka's AvroDeserializer reads every record as the row holds it.
+
+* Connect-sink rows (decimal, timestamptz, list, optional columns) with a
+  schema derived from the Iceberg columns, registered under TOPIC-value;
+* an Aiven table whose subject already has a matching schema (another
+  record name): that schema and its id are used, nothing new registered;
+* a thaw-row table archived through the registry replays its own ids,
+  byte for byte, whatever --value-format says;
+* refused before anything is produced: use.latest.version with a schema
+  the columns cannot take (naming the column), auto.register.schemas=false
+  with no such schema, --value-format avro without a registry.
+"""
+
+from __future__ import annotations
+
+import json
+from decimal import Decimal
+
+import pytest
+from pyiceberg.types import IntegerType, LongType, StringType, StructType
+
+import archive_topics
+import fixtures
+from fixtures import F
+
+
+def _deserialize(schema_registry, topic: str, value: bytes):
+    from confluent_kafka.schema_registry.avro import AvroDeserializer
+    from confluent_kafka.serialization import MessageField, SerializationContext
+    return AvroDeserializer(schema_registry.client())(value, SerializationContext(topic, MessageField.VALUE))
+
+
+def _replay(thaw, uri: str, table: str, kafka, topic: str, *extra: str):
+    return thaw("replay", "--catalog", uri, "--table", table, "--brokers", kafka.bootstrap, "--topic", topic,
+                "--create-topic", "--quiet", *extra, timeout=120)
+
+
+def _schema_id(value: bytes) -> int:
+    assert value[0] == 0, value[:8]
+    return int.from_bytes(value[1:5], "big")
+
+
+def test_connect_sink_rows_as_avro(kafka, thaw, warehouse, schema_registry):
+    topic = archive_topics.topic_name("regconnect")
+    p = _replay(thaw, warehouse.uri, "ns.connect_flat", kafka, topic, "--value-format", "avro",
+                "--schema-registry", schema_registry.url)
+    assert p.returncode == 0, p.stderr.decode(errors="replace")[-3000:]
+    got = kafka.consume_all(topic)
+    rows = warehouse.built["ns.connect_flat"].json_rows
+    assert len(got) == len(rows)
+    latest = schema_registry.client().get_latest_version(f"{topic}-value")
+    schema = json.loads(latest.schema.schema_str)
+    # The sink's metadata columns are the records' coordinates, not their values.
+    assert [f["name"] for f in schema["fields"]] == ["id", "name", "amount", "ts", "tags"]
+    by_id = {}
+    for g in got:
+        assert _schema_id(g["value"]) == latest.schema_id
+        d = _deserialize(schema_registry, topic, g["value"])
+        by_id[d["id"]] = d
+    for r in rows:
+        d = by_id[r["id"]]
+        assert d["name"] == r["name"] and d["tags"] == r["tags"], r
+        assert d["amount"] == r["amount"] and isinstance(d["amount"], Decimal)
+        assert d["ts"] == r["ts"], (d["ts"], r["ts"])
+
+
+@pytest.fixture(scope="module")
+def aiven_decoded(tmp_path_factory):
+    """Aiven's layout with decoded values and no value_raw (every value parsed)."""
+    wh = str(tmp_path_factory.mktemp("aiven_decoded"))
+    cat = fixtures.open_catalog(wh)
+    cat.create_namespace_if_not_exists(fixtures.NS)
+    schema = fixtures.fresh([
+        F("kafka", StructType(*[F(n, t, True) for n, t in fixtures.AIVEN_KAFKA_FIELDS]), True),
+        F("key_raw", fixtures.BinaryType()),
+        F("value", StructType(F("order_id", LongType(), True), F("status", StringType()),
+                              F("lines", StructType(F("count", IntegerType(), True), F("sku", StringType()))))),
+        F("value_raw", fixtures.BinaryType()),
+    ])
+    t = fixtures.create(cat, wh, f"{fixtures.NS}.aiven_decoded", schema)
+    rows, values = [], []
+    for i in range(30):
+        v = {"order_id": 500 + i, "status": None if i % 7 == 0 else ("PAID" if i % 2 else "NEW"),
+             "lines": None if i % 5 == 0 else {"count": i, "sku": f"sku-{i}"}}
+        values.append(v)
+        rows.append({"kafka": {n: (i if n == "offset" else i % 2 if n == "partition" else 0)
+                               for n, _ in fixtures.AIVEN_KAFKA_FIELDS},
+                     "key_raw": f"k{i}".encode(), "value": v, "value_raw": None})
+    fixtures.append_rows(t, rows)
+    return fixtures.catalog_uri(wh), f"{fixtures.NS}.aiven_decoded", values
+
+
+def test_a_matching_latest_schema_is_used(kafka, thaw, schema_registry, aiven_decoded):
+    uri, table, values = aiven_decoded
+    topic = archive_topics.topic_name("regaiven")
+    from confluent_kafka.schema_registry import Schema
+    mine = {"type": "record", "name": "Order", "namespace": "shop.orders", "fields": [
+        {"name": "order_id", "type": "long"},
+        {"name": "status", "type": ["null", "string"], "default": None},
+        {"name": "lines", "type": ["null", {"type": "record", "name": "Lines", "fields": [
+            {"name": "count", "type": "int"}, {"name": "sku", "type": ["null", "string"], "default": None}]}],
+         "default": None}]}
+    client = schema_registry.client()
+    sid = client.register_schema(f"{topic}-value", Schema(json.dumps(mine), "AVRO"))
+    p = _replay(thaw, uri, table, kafka, topic, "--value-format", "avro", "--schema-registry", schema_registry.url)
+    assert p.returncode == 0, p.stderr.decode(errors="replace")[-3000:]
+    assert f"latest schema of subject {topic}-value (id {sid}" in p.stderr.decode(errors="replace")
+    assert client.get_versions(f"{topic}-value") == [1], "nothing new registered"
+    got = kafka.consume_all(topic)
+    assert len(got) == len(values)
+    decoded = sorted((_deserialize(schema_registry, topic, g["value"]) for g in got), key=lambda d: d["order_id"])
+    assert all(_schema_id(g["value"]) == sid for g in got)
+    assert decoded == values
+
+
+def test_refused_before_anything_is_produced(kafka, thaw, schema_registry, aiven_decoded):
+    uri, table, _values = aiven_decoded
+    client = schema_registry.client()
+    from confluent_kafka.schema_registry import Schema
+
+    # use.latest.version with a schema whose order_id is a string.
+    topic = archive_topics.topic_name("reglatest")
+    other = {"type": "record", "name": "Order", "fields": [{"name": "order_id", "type": "string"}]}
+    client.register_schema(f"{topic}-value", Schema(json.dumps(other), "AVRO"))
+    p = _replay(thaw, uri, table, kafka, topic, "--value-format", "avro", "--schema-registry", schema_registry.url,
+                "--schema-registry-property", "use.latest.version=true")
+    err = p.stderr.decode(errors="replace")
+    assert p.returncode == 2, err[-2000:]  # the table and the schema chosen do not go together
+    assert "field 'order_id' is long in the table but string in the writer schema" in err, err[-2000:]
+    assert topic not in kafka.admin().list_topics(timeout=30).topics, "refused before the topic was made"
+
+    # auto.register.schemas=false and no schema under the subject.
+    topic = archive_topics.topic_name("regnoauto")
+    p = _replay(thaw, uri, table, kafka, topic, "--value-format", "avro", "--schema-registry", schema_registry.url,
+                "--schema-registry-property", "auto.register.schemas=false")
+    err = p.stderr.decode(errors="replace")
+    assert p.returncode == 1 and f"subject '{topic}-value' does not have the schema" in err, err[-2000:]
+    assert topic not in kafka.admin().list_topics(timeout=30).topics
+
+    # No registry, a registry without a format, an unknown strategy.
+    for extra, message in [
+        (["--value-format", "avro"], "give --schema-registry URL"),
+        (["--schema-registry", schema_registry.url], "--schema-registry is for --value-format avro"),
+        (["--value-format", "avro", "--schema-registry", schema_registry.url, "--schema-registry-property",
+          "value.subject.name.strategy=Nope"], "use TopicNameStrategy"),
+    ]:
+        p = _replay(thaw, uri, table, kafka, archive_topics.topic_name("regbad"), *extra)
+        err = p.stderr.decode(errors="replace")
+        assert p.returncode != 0 and message in err, (extra, err[-2000:])
+
+
+def test_record_name_strategy(kafka, thaw, schema_registry, aiven_decoded):
+    uri, table, values = aiven_decoded
+    topic = archive_topics.topic_name("regrecord")
+    p = _replay(thaw, uri, table, kafka, topic, "--value-format", "avro", "--schema-registry", schema_registry.url,
+                "--schema-registry-property", "value.subject.name.strategy=TopicRecordNameStrategy")
+    assert p.returncode == 0, p.stderr.decode(errors="replace")[-3000:]
+    subject = f"{topic}-thaw.{topic.replace('-', '_')}"
+    assert subject in schema_registry.client().get_subjects()
+    got = kafka.consume_all(topic)
+    decoded = sorted((_deserialize(schema_registry, topic, g["value"]) for g in got), key=lambda d: d["order_id"])
+    assert decoded == values
