@@ -51,17 +51,10 @@ Result<std::shared_ptr<registry::SchemaRegistry>> OpenRegistry(const RegistryArg
   return std::shared_ptr<registry::SchemaRegistry>(std::move(client));
 }
 
-Result<std::shared_ptr<records::ValueAvroChooser>> ValueAvroChooserFor(const std::string& format,
-                                                                       const RegistryArgs& args,
-                                                                       const std::string& topic) {
-  registry::SerializerSettings settings;
-  ASSIGN_OR_RAISE(auto client, OpenRegistry(args, &settings));
-  if (format.empty() || format == "json") {
-    if (client) {
-      return Status::Invalid("--schema-registry is for --value-format avro (values encoded through the registry)");
-    }
-    return std::shared_ptr<records::ValueAvroChooser>();
-  }
+Result<std::shared_ptr<records::ValueAvroChooser>> MakeValueAvroChooser(
+    const std::string& format, const std::shared_ptr<registry::SchemaRegistry>& client,
+    const registry::SerializerSettings& settings, const std::string& topic) {
+  if (format.empty() || format == "json") return std::shared_ptr<records::ValueAvroChooser>();
   if (format != "avro") {
     return Status::Invalid("--value-format '{}': use json (decoded value columns as JSON, the default) or avro",
                            format);
@@ -71,7 +64,18 @@ Result<std::shared_ptr<records::ValueAvroChooser>> ValueAvroChooserFor(const std
         "--value-format avro frames values with schema registry ids: give --schema-registry URL");
   }
   return std::shared_ptr<records::ValueAvroChooser>(
-      std::make_shared<registry::AvroValueChooser>(std::move(client), settings, topic));
+      std::make_shared<registry::AvroValueChooser>(client, settings, topic));
+}
+
+Result<std::shared_ptr<records::ValueAvroChooser>> ValueAvroChooserFor(const std::string& format,
+                                                                       const RegistryArgs& args,
+                                                                       const std::string& topic) {
+  registry::SerializerSettings settings;
+  ASSIGN_OR_RAISE(auto client, OpenRegistry(args, &settings));
+  if ((format.empty() || format == "json") && client) {
+    return Status::Invalid("--schema-registry is for --value-format avro (values encoded through the registry)");
+  }
+  return MakeValueAvroChooser(format, client, settings, topic);
 }
 
 }  // namespace thaw::cli

@@ -43,6 +43,9 @@ Result<std::shared_ptr<registry::SchemaRegistry>> OpenRegistry(const RegistryArg
 // serve per topic): "" or "json" -> null (decoded value columns as JSON);
 // "avro" -> the chooser of the Avro schema and registry id for `topic`
 // (registry/serializer.h); needs --schema-registry.
+Result<std::shared_ptr<records::ValueAvroChooser>> MakeValueAvroChooser(
+    const std::string& format, const std::shared_ptr<registry::SchemaRegistry>& client,
+    const registry::SerializerSettings& settings, const std::string& topic);
 Result<std::shared_ptr<records::ValueAvroChooser>> ValueAvroChooserFor(const std::string& format,
                                                                        const RegistryArgs& args,
                                                                        const std::string& topic);

@@ -19,7 +19,9 @@
 #include "thaw/kafka/server/acl.h"
 #include "thaw/kafka/server/sasl.h"
 #include "thaw/cli/ops_args.h"
+#include "thaw/cli/registry_args.h"
 #include "thaw/merged/broker_map.h"
+#include "thaw/registry/serializer.h"
 #include "thaw/serve/serve_main.h"
 
 namespace thaw::cli {
@@ -53,6 +55,11 @@ struct ServeArgs {
   std::string log_level = "info";
   std::string initial_rebalance_delay = "3s";
   int threads = 4;
+  std::string value_format;  // default of every topic: json (empty) or avro
+  RegistryArgs registry;
+  // Resolved once from `registry` before the topics are parsed.
+  std::shared_ptr<registry::SchemaRegistry> registry_client;
+  registry::SerializerSettings serializer;
 };
 
 // HOST:PORT[,HOST:PORT...] appended to *out; `what` names the option.
@@ -86,7 +93,7 @@ Status ParseTopic(const std::string& text, const ServeArgs& a, serve::TopicConfi
   }
   out->table = parts[0];
   if (out->table.empty()) return Status::Invalid("--topic '{}': no table after '='", text);
-  std::string layout = a.layout, compression = a.compression;
+  std::string layout = a.layout, compression = a.compression, value_format = a.value_format;
   std::vector<std::string> columns = a.columns;
   out->cold_suffix = a.cold_suffix;
   for (size_t i = 1; i < parts.size(); ++i) {
@@ -105,12 +112,14 @@ Status ParseTopic(const std::string& text, const ServeArgs& a, serve::TopicConfi
       out->prefer_table = value == "table";
     } else if (key == "cold_suffix") {
       out->cold_suffix = value;  // empty: no view for this topic (overrides --cold-suffix)
+    } else if (key == "value_format") {
+      value_format = value;
     } else if (key == "source_topic") {
       if (value.empty()) return Status::Invalid("--topic '{}': source_topic needs a topic name", text);
       out->source_topic = value;
     } else {
       return Status::Invalid("--topic '{}': unknown setting '{}' (settings: layout, column, compression, source_topic, prefer, "
-                             "cold_suffix)",
+                             "cold_suffix, value_format)",
                              text, key);
     }
   }
@@ -122,6 +131,9 @@ Status ParseTopic(const std::string& text, const ServeArgs& a, serve::TopicConfi
     if (layout != "auto") out->layout.forced = layout;
   }
   for (const auto& c : columns) RETURN_NOT_OK(records::ParseColumnOverride(c, &out->layout.column_overrides));
+  auto chooser = MakeValueAvroChooser(value_format, a.registry_client, a.serializer, out->name);
+  if (!chooser.ok()) return chooser.status().WithContext(fmt::format("topic '{}'", out->name));
+  out->layout.value_avro = *chooser;
   auto codec = kafka::ParseCompression(compression);
   if (!codec.ok()) return Status::Invalid("topic '{}': {}", out->name, codec.status().message());
   out->compression = *codec;
@@ -159,7 +171,7 @@ Status AddSaslUser(const ServeArgs& a) {
   return Status::OK();
 }
 
-Status RunServeCommand(const ServeArgs& a) {
+Status RunServeCommand(ServeArgs& a) {
   if (!a.add_user.empty()) return AddSaslUser(a);
   log::Level level;
   if (!log::ParseLevel(a.log_level, &level)) {
@@ -174,6 +186,7 @@ Status RunServeCommand(const ServeArgs& a) {
         "of ~/.pyiceberg.yaml)");
   }
   ASSIGN_OR_RAISE(config.catalog, a.catalog.Resolve());
+  ASSIGN_OR_RAISE(a.registry_client, OpenRegistry(a.registry, &a.serializer));
   for (const auto& t : a.topics) {
     serve::TopicConfig tc;
     RETURN_NOT_OK(ParseTopic(t, a, &tc));
@@ -308,13 +321,18 @@ void RegisterServe(CLI::App* app, int* exit_code) {
   args->catalog.Register(cmd);
   cmd->add_option("--topic", args->topics,
                   "Serve a table as a topic: NAME=NAMESPACE.TABLE[:layout=L][:compression=C][:column=FIELD=COL]"
-                  "[:source_topic=T][:prefer=upstream|table][:cold_suffix=S]; repeatable (in --config: [[topic]] tables with name, table, layout, "
+                  "[:source_topic=T][:prefer=upstream|table][:cold_suffix=S][:value_format=json|avro]; repeatable (in --config: [[topic]] tables with name, table, layout, "
                   "compression, column, source_topic). source_topic picks one topic of a table that holds several")
       ->type_name("NAME=NS.TABLE");
   cmd->add_option("--table-prefix", args->table_prefix,
                   "Also serve every Kafka-shaped table of this namespace, each as a topic named like the table");
   cmd->add_option("--layout", args->layout, "Default layout of every topic (auto, thaw, redpanda, ...; see inspect)");
   cmd->add_option("--column", args->columns, "Default column override FIELD=COLUMN of every topic; repeatable");
+  cmd->add_option("--value-format", args->value_format,
+                  "Default of every topic (per topic :value_format=F): decoded value columns as json (default) or "
+                  "avro, framed with a schema registry id (--schema-registry; docs/schema-registry.md)")
+      ->type_name("FORMAT");
+  AddRegistryOptions(cmd, &args->registry);
   cmd->add_option("--compression", args->compression,
                   "Default batch compression of every topic: none, gzip, snappy, lz4, zstd (default none)");
   cmd->add_option("--listen", args->listen, "HOST:PORT to listen on (default 127.0.0.1:9092, loopback only)");

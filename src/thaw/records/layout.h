@@ -105,6 +105,8 @@ class ValueAvroChooser {
     std::optional<int32_t> schema_id;  // framed with it when set
   };
   virtual Result<Choice> Choose(const iceberg::TypePtr& value_struct) = 0;
+  // The same choice for another topic (serve --table-prefix names topics after tables).
+  virtual std::shared_ptr<ValueAvroChooser> ForTopic(const std::string& topic) const = 0;
 };
 
 struct LayoutOptions {

@@ -53,6 +53,9 @@ class AvroValueChooser : public records::ValueAvroChooser {
  public:
   AvroValueChooser(std::shared_ptr<SchemaRegistry> registry, SerializerSettings settings, std::string topic);
   Result<Choice> Choose(const iceberg::TypePtr& value_struct) override;
+  std::shared_ptr<records::ValueAvroChooser> ForTopic(const std::string& topic) const override {
+    return std::make_shared<AvroValueChooser>(registry_, settings_, topic);
+  }
 
  private:
   Result<Choice> ChooseUncached(const iceberg::TypePtr& value_struct);

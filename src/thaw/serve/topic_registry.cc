@@ -76,6 +76,7 @@ Result<std::vector<TopicConfig>> TopicRegistry::DiscoverTopics(catalog::Catalog&
     }
     TopicConfig c = defaults;
     c.name = id.name;
+    if (c.layout.value_avro) c.layout.value_avro = c.layout.value_avro->ForTopic(c.name);  // subjects follow topics
     c.table = id.ToString();
     out.push_back(std::move(c));
   }
