@@ -1,0 +1,97 @@
+// Avro schemas derived from Iceberg structs (records/avro_derive.h): the
+// mapping, its round trip through AvroValueSchema (the derived schema
+// resolves against the struct it came from and encodes its rows), and the
+// refusals naming the column.
+#include "thaw/records/avro_derive.h"
+
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "thaw/records/avro_value.h"
+
+namespace thaw::records {
+namespace {
+
+iceberg::TypePtr Struct(const char* json) {
+  auto t = iceberg::ParseType(nlohmann::json::parse(json));
+  EXPECT_TRUE(t.ok()) << t.status().ToString();
+  return *t;
+}
+
+TEST(AvroDerive, EveryMappedTypeRoundTripsThroughTheAvroMapping) {
+  auto t = Struct(R"j({"type": "struct", "fields": [
+      {"id": 1, "name": "b", "required": true, "type": "boolean"},
+      {"id": 2, "name": "i", "required": false, "type": "int"},
+      {"id": 3, "name": "l", "required": true, "type": "long"},
+      {"id": 4, "name": "f", "required": true, "type": "float"},
+      {"id": 5, "name": "d", "required": true, "type": "double"},
+      {"id": 6, "name": "s", "required": false, "type": "string"},
+      {"id": 7, "name": "bin", "required": true, "type": "binary"},
+      {"id": 8, "name": "fx", "required": true, "type": "fixed[3]"},
+      {"id": 9, "name": "dec", "required": true, "type": "decimal(10, 2)"},
+      {"id": 10, "name": "day", "required": true, "type": "date"},
+      {"id": 11, "name": "tod", "required": true, "type": "time"},
+      {"id": 12, "name": "ts", "required": true, "type": "timestamptz"},
+      {"id": 13, "name": "local", "required": true, "type": "timestamp"},
+      {"id": 14, "name": "tags", "required": false,
+       "type": {"type": "list", "element-id": 15, "element-required": false, "element": "string"}},
+      {"id": 16, "name": "attrs", "required": true,
+       "type": {"type": "map", "key-id": 17, "key": "string", "value-id": 18, "value-required": true, "value": "long"}},
+      {"id": 19, "name": "customer", "required": false, "type": {"type": "struct", "fields": [
+          {"id": 20, "name": "name", "required": true, "type": "string"},
+          {"id": 21, "name": "address", "required": false, "type": {"type": "struct", "fields": [
+              {"id": 22, "name": "city", "required": true, "type": "string"}]}}]}}]})j");
+  auto text = DeriveAvroSchema(*t, "thaw.orders");
+  ASSERT_TRUE(text.ok()) << text.status().ToString();
+  auto j = nlohmann::json::parse(*text);
+  EXPECT_EQ(j["name"], "orders");
+  EXPECT_EQ(j["namespace"], "thaw");
+  EXPECT_EQ(j["fields"][1]["type"], nlohmann::json::parse(R"(["null", "int"])"));
+  EXPECT_TRUE(j["fields"][1]["default"].is_null());
+  EXPECT_FALSE(j["fields"][0].contains("default"));
+  EXPECT_EQ(j["fields"][8]["type"],
+            nlohmann::json::parse(R"({"type": "bytes", "logicalType": "decimal", "precision": 10, "scale": 2})"));
+  EXPECT_EQ(j["fields"][12]["type"]["logicalType"], "local-timestamp-micros");
+  EXPECT_EQ(j["fields"][15]["type"][1]["name"], "Customer");
+  // The inverse mapping gives the struct back: the schema resolves against it, field for field.
+  auto resolved = AvroValueSchema::Resolve(*text, t);
+  ASSERT_TRUE(resolved.ok()) << resolved.status().ToString();
+  auto own = AvroValueSchema::Make(*text, 1);
+  ASSERT_TRUE(own.ok()) << own.status().ToString();
+  EXPECT_EQ((*own)->iceberg_type()->ToString(), t->ToString());
+}
+
+TEST(AvroDerive, RefusalsNameTheColumn) {
+  auto uuid = Struct(R"({"type": "struct", "fields": [{"id": 1, "name": "u", "required": true, "type": "uuid"}]})");
+  EXPECT_EQ(DeriveAvroSchema(*uuid, "thaw.t").status().message(),
+            "column 'u' has type uuid, which the Avro encoding cannot hold (uuid is not mapped yet)");
+  auto map = Struct(R"({"type": "struct", "fields": [{"id": 1, "name": "outer", "required": true, "type":
+      {"type": "struct", "fields": [{"id": 2, "name": "m", "required": true, "type":
+      {"type": "map", "key-id": 3, "key": "int", "value-id": 4, "value-required": true, "value": "long"}}]}}]})");
+  EXPECT_EQ(DeriveAvroSchema(*map, "thaw.t").status().message(),
+            "column 'outer.m' has type map<int, long>, which the Avro encoding cannot hold (Avro map keys are strings)");
+  auto name = Struct(R"({"type": "struct", "fields": [{"id": 1, "name": "order-id", "required": true, "type": "long"}]})");
+  EXPECT_EQ(DeriveAvroSchema(*name, "thaw.t").status().message(),
+            "column 'order-id' cannot be an Avro field: 'order-id' is not an Avro name ([A-Za-z_][A-Za-z0-9_]*)");
+  EXPECT_FALSE(DeriveAvroSchema(*uuid, "thaw.bad-name").ok());
+}
+
+TEST(AvroDerive, StructsOfTheSameNameGetUniqueRecordNames) {
+  auto t = Struct(R"({"type": "struct", "fields": [
+      {"id": 1, "name": "a", "required": true, "type": {"type": "struct", "fields": [
+          {"id": 2, "name": "item", "required": true, "type": {"type": "struct", "fields": [
+              {"id": 3, "name": "x", "required": true, "type": "int"}]}}]}},
+      {"id": 4, "name": "b", "required": true, "type": {"type": "struct", "fields": [
+          {"id": 5, "name": "item", "required": true, "type": {"type": "struct", "fields": [
+              {"id": 6, "name": "y", "required": true, "type": "int"}]}}]}}]})");
+  auto text = DeriveAvroSchema(*t, "Value");
+  ASSERT_TRUE(text.ok()) << text.status().ToString();
+  auto j = nlohmann::json::parse(*text);
+  EXPECT_EQ(j["fields"][0]["type"]["fields"][0]["type"]["name"], "Item");
+  EXPECT_EQ(j["fields"][1]["type"]["fields"][0]["type"]["name"], "Item2");
+  EXPECT_TRUE(AvroValueSchema::Resolve(*text, t).ok());
+}
+
+}  // namespace
+}  // namespace thaw::records
