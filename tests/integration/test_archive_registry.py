@@ -30,6 +30,7 @@ import pytest
 import archive_topics
 import iceberg_readers as readers
 from archive_cli import archive_args, committed_next_offsets, new_catalog
+from serve_harness import thaw_serve  # noqa: F401  (fixture)
 
 V1 = {
     "type": "record", "name": "Order", "namespace": "shop",
@@ -265,3 +266,76 @@ def test_bad_option_combinations(kafka, thaw, schema_registry, tmp_path):
         p = thaw(*archive_args(kafka, uri, "ns.opts", topic, *extra), timeout=60)
         err = p.stderr.decode(errors="replace")
         assert p.returncode != 0 and message in err, (extra, err[-2000:])
+
+
+# The same round trip with kafkajs' registry client (@kafkajs/confluent-schema-registry, avsc underneath).
+JS_SCHEMA = {"type": "record", "name": "JsOrder", "namespace": "js", "fields": [
+    {"name": "id", "type": "long"}, {"name": "item", "type": "string"},
+    {"name": "tags", "type": {"type": "array", "items": "string"}},
+    {"name": "customer", "type": {"type": "record", "name": "C", "fields": [
+        {"name": "name", "type": "string"},
+        {"name": "tier", "type": {"type": "enum", "name": "T", "symbols": ["FREE", "GOLD"]}}]}},
+    {"name": "note", "type": ["null", "string"], "default": None}]}
+
+
+def _js_record(i: int) -> dict:  # tests/clients/kafkajs_registry.js record(i)
+    return {"id": i, "item": f"js-{i}", "tags": [f"t{k}" for k in range(i % 3)],
+            "customer": {"name": f"c{i % 4}", "tier": "GOLD" if i % 2 else "FREE"},
+            "note": f"note {i}" if i % 5 else None}
+
+
+def _node(*args: str, stdin: str | None = None) -> str:
+    import os
+    import subprocess
+
+    from serve_harness import CLIENTS, DEPS
+    env = dict(os.environ, NODE_PATH=str(DEPS / "node" / "node_modules"))
+    p = subprocess.run(["node", str(CLIENTS / "kafkajs_registry.js"), *args], input=stdin, capture_output=True,
+                       text=True, timeout=120, env=env)
+    assert p.returncode == 0, p.stderr[-3000:]
+    return p.stdout
+
+
+def test_kafkajs_registry_client_round_trip(kafka, thaw, schema_registry, tmp_path, thaw_serve):
+    import base64
+
+    import os
+    import subprocess
+
+    from serve_harness import DEPS, Topic, kafkajs_cmd
+    uri = new_catalog(str(tmp_path / "wh"))
+    topic = archive_topics.topic_name("regjs")
+    kafka.create_topic(topic, 2)
+    schema_file = tmp_path / "js.avsc"
+    schema_file.write_text(json.dumps(JS_SCHEMA))
+    sid = json.loads(_node("produce", "-b", kafka.bootstrap, "-t", topic, "--registry", schema_registry.url,
+                           "--schema", str(schema_file), "--count", "30"))["id"]
+    source = kafka.consume_all(topic)
+    assert len(source) == 30
+    p = thaw(*archive_args(kafka, uri, "ns.js", topic, *_registry_args(schema_registry)), timeout=120)
+    assert p.returncode == 0, p.stderr.decode(errors="replace")[-3000:]
+    rows = readers.load_table(uri, "ns.js").scan().to_arrow().to_pylist()
+    assert all(r["value_raw"] is None and r["value_schema_id"] == sid for r in rows), "avsc's bytes re-encode exactly"
+
+    target = archive_topics.topic_name("regjsreplayed")
+    p = thaw("replay", "--catalog", uri, "--table", "ns.js", "--brokers", kafka.bootstrap, "--topic", target,
+             "--create-topic", "--quiet", timeout=120)
+    assert p.returncode == 0, p.stderr.decode(errors="replace")[-3000:]
+    replayed = kafka.consume_all(target)
+    assert sorted((g["key"], g["value"]) for g in replayed) == sorted((s["key"], s["value"]) for s in source)
+    decoded = _node("decode", "--registry", schema_registry.url,
+                    stdin="\n".join(base64.b64encode(g["value"]).decode() for g in replayed))
+    got = sorted((json.loads(line) for line in decoded.splitlines()), key=lambda d: d["id"])
+    assert got == [_js_record(i) for i in range(30)]
+
+    # Served: kafkajs reads the table as a topic and decodes every value.
+    with thaw_serve(uri, [Topic("jsorders", "ns.js", "thaw")], topic_args=True) as (bootstrap, _proc):
+        env = dict(os.environ, NODE_PATH=str(DEPS / "node" / "node_modules"))
+        c = subprocess.run(kafkajs_cmd("-b", bootstrap, "-t", "jsorders", "--timeout", "60"), capture_output=True,
+                           text=True, timeout=120, env=env)
+        assert c.returncode == 0, c.stderr[-3000:]
+    values = [json.loads(line)["value"] for line in c.stdout.splitlines() if line.strip()]
+    assert len(values) == 30
+    decoded = _node("decode", "--registry", schema_registry.url, stdin="\n".join(values))
+    assert sorted((json.loads(line) for line in decoded.splitlines()), key=lambda d: d["id"]) == \
+        [_js_record(i) for i in range(30)]
