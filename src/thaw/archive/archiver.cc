@@ -378,7 +378,17 @@ class Archiver {
                                  name);
         }
         value_type_ = value->type;
-        registry_schemas_ = std::make_shared<RegistrySchemas>(o_.value_registry, value_type_);
+        if (format != "avro" && format != "protobuf") {
+          return Status::Unsupported("table '{}' holds {} values ({}={}): archive reads avro and protobuf values "
+                                     "through a registry",
+                                     name, format, kValueFormatKey, format);
+        }
+        if (format == "protobuf" && md.Property(kProtoMessageKey).empty()) {
+          return Status::Invalid("table '{}' holds Protobuf values but has no {} property (docs/layouts.md)", name,
+                                 kProtoMessageKey);
+        }
+        registry_schemas_ = std::make_shared<RegistrySchemas>(o_.value_registry, value_type_, format,
+                                                              md.Property(kProtoMessageKey));
         RETURN_NOT_OK(registry_schemas_->Load(md.properties).WithContext(fmt::format("table '{}'", name)));
       } else if (format == "avro") {
         RETURN_NOT_OK(CheckAvroTable(md, *value->type));
@@ -522,21 +532,22 @@ class Archiver {
     std::vector<std::string_view> samples;
     RETURN_NOT_OK(PollSamples(&samples));
     if (samples.empty() && o_.stop && o_.stop->load()) return iceberg::TypePtr();
-    auto schemas = std::make_shared<RegistrySchemas>(o_.value_registry, nullptr);
     Status last = Status::OK();
     for (std::string_view v : samples) {
       auto id = records::ConfluentSchemaId(v);
       if (!id) continue;
-      auto s = schemas->FetchStandalone(*id, kFirstValueFieldId);
-      if (s.ok()) {
-        log::Info("table {}: value columns from schema id {} of the schema registry: {}", o_.table.ToString(), *id,
-                  (*s)->iceberg_type()->ToString());
-        return (*s)->iceberg_type();
+      auto t = RegistrySchemas::NewTableType(*o_.value_registry, *id, v, kFirstValueFieldId);
+      if (t.ok()) {
+        log::Info("table {}: value columns from schema id {} of the schema registry ({}{}): {}", o_.table.ToString(),
+                  *id, t->format, t->message_name.empty() ? "" : " message " + t->message_name,
+                  t->type->ToString());
+        registry_type_ = *t;
+        return t->type;
       }
-      if (s.status().code() != StatusCode::kUnsupported && s.status().code() != StatusCode::kInvalidArgument) {
-        return s.status().WithContext(fmt::format("table '{}'", o_.table.ToString()));
+      if (t.status().code() != StatusCode::kUnsupported && t.status().code() != StatusCode::kInvalidArgument) {
+        return t.status().WithContext(fmt::format("table '{}'", o_.table.ToString()));
       }
-      last = s.status();
+      last = t.status();
     }
     return Status::NotFound(
         "table '{}' (--layout row --value-format registry): none of the first {} values is {}; archive this topic "
@@ -578,11 +589,18 @@ class Archiver {
   Status CreateTable(const iceberg::TypePtr& value_type) {
     has_topic_column_ = o_.topics.size() > 1;
     value_type_ = value_type;
-    auto t = catalog_.CreateTable(o_.table, CanonicalTable(o_, has_topic_column_, value_type));
+    iceberg::TableCreate create = CanonicalTable(o_, has_topic_column_, value_type);
+    if (o_.value_registry) {
+      for (const auto& [k, v] : registry_type_.properties()) create.properties[k] = v;
+    }
+    auto t = catalog_.CreateTable(o_.table, create);
     if (t.ok()) {
       table_ = std::move(*t);
       log::Info("created table {} at {}", o_.table.ToString(), table_->metadata.location);
-      if (o_.value_registry) registry_schemas_ = std::make_shared<RegistrySchemas>(o_.value_registry, value_type_);
+      if (o_.value_registry) {
+        registry_schemas_ = std::make_shared<RegistrySchemas>(o_.value_registry, value_type_, registry_type_.format,
+                                                              registry_type_.message_name);
+      }
       return Status::OK();
     }
     if (t.status().code() != StatusCode::kAlreadyExists) {
@@ -750,7 +768,7 @@ class Archiver {
       }
       log::Info("table {}: {} values decoded into columns, {} kept in value_raw ({} {})", o_.table.ToString(), decoded,
                 kept_raw, undecodable,
-                registry_schemas_ ? "not framed Avro values of a schema the table takes"
+                registry_schemas_ ? "not framed values of a schema the table takes"
                 : avro_           ? "not datums of the Avro schema"
                                   : "not JSON objects");
     }
@@ -800,7 +818,7 @@ class Archiver {
       if (o_.layout == Layout::kRow) {
         std::unique_ptr<ValueCodec> codec;
         if (registry_schemas_) {
-          codec = MakeRegistryAvroCodec(registry_schemas_);
+          codec = MakeRegistryCodec(registry_schemas_);
         } else if (avro_) {
           codec = MakeAvroValueCodec(avro_, avro_schema_id_);
         } else {
@@ -993,7 +1011,7 @@ class Archiver {
         retired_kept_raw_ += w->row_decoder->kept_raw();
         retired_undecodable_ += w->row_decoder->undecodable();
       }
-      ASSIGN_OR_RAISE(w->row_decoder, RowValueDecoder::Make(MakeRegistryAvroCodec(registry_schemas_)));
+      ASSIGN_OR_RAISE(w->row_decoder, RowValueDecoder::Make(MakeRegistryCodec(registry_schemas_)));
     }
     return Status::OK();
   }
@@ -1388,6 +1406,7 @@ class Archiver {
   std::shared_ptr<const records::AvroValueSchema> avro_;                // row layout with Avro values
   std::optional<int32_t> avro_schema_id_;                               // their Confluent schema id, when framed
   std::shared_ptr<RegistrySchemas> registry_schemas_;                   // --value-format registry
+  RegistryValueType registry_type_;                                     // a new table's, from its first value
   std::set<int32_t> seen_schema_ids_;                                   // ids prepared (loop thread)
   int64_t retired_decoded_ = 0, retired_kept_raw_ = 0, retired_undecodable_ = 0;  // decoders replaced by evolution
   std::vector<std::pair<std::string, records::RecordBatch>> inferred_;  // polled while inferring

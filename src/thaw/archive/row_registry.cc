@@ -7,15 +7,45 @@
 #include <utility>
 
 #include "thaw/common/log.h"
+#include "thaw/records/avro_value.h"
+#include "thaw/records/protobuf_value.h"
 #include "thaw/registry/client.h"
 
 namespace thaw::archive {
 
-RegistrySchemas::RegistrySchemas(std::shared_ptr<registry::SchemaRegistry> registry, iceberg::TypePtr value_type)
-    : registry_(std::move(registry)), value_type_(std::move(value_type)) {}
+std::map<std::string, std::string> RegistryValueType::properties() const {
+  std::map<std::string, std::string> p{{kValueFormatKey, format}, {kValueSchemasKey, "registry"}};
+  if (format == "protobuf") p[kProtoMessageKey] = message_name;
+  return p;
+}
+
+RegistrySchemas::RegistrySchemas(std::shared_ptr<registry::SchemaRegistry> registry, iceberg::TypePtr value_type,
+                                 std::string format, std::string message_name)
+    : registry_(std::move(registry)),
+      value_type_(std::move(value_type)),
+      format_(std::move(format)),
+      message_name_(std::move(message_name)) {}
+
+std::string RegistrySchemas::PropertyPrefix() const {
+  return format_ == "protobuf" ? kProtoSchemaByIdPrefix : kAvroSchemaByIdPrefix;
+}
+
+Result<std::shared_ptr<const records::FramedValueCodec>> RegistrySchemas::ResolveText(const std::string& text) const {
+  if (format_ == "protobuf") {
+    ASSIGN_OR_RAISE(auto s, records::ProtobufValueSchema::Resolve(text, message_name_, value_type_));
+    return std::shared_ptr<const records::FramedValueCodec>(std::move(s));
+  }
+  ASSIGN_OR_RAISE(auto s, records::AvroValueSchema::Resolve(text, value_type_));
+  return records::AvroFramed(std::move(s));
+}
+
+Result<iceberg::TypePtr> RegistrySchemas::EvolveText(const std::string& text, int32_t* next_id) const {
+  if (format_ == "protobuf") return records::ProtobufValueSchema::Evolve(value_type_, text, message_name_, next_id);
+  return records::AvroValueSchema::Evolve(value_type_, text, next_id);
+}
 
 Status RegistrySchemas::Load(const std::map<std::string, std::string>& table_properties) {
-  const std::string prefix = kAvroSchemaByIdPrefix;
+  const std::string prefix = PropertyPrefix();
   for (const auto& [key, text] : table_properties) {
     if (key.rfind(prefix, 0) != 0) continue;
     int32_t id = 0;
@@ -24,8 +54,12 @@ Status RegistrySchemas::Load(const std::map<std::string, std::string>& table_pro
     if (ec != std::errc() || end != digits.data() + digits.size()) {
       return Status::Invalid("table property {}: '{}' is not a schema id", key, digits);
     }
-    auto s = records::AvroValueSchema::Resolve(text, value_type_);
-    if (!s.ok()) return s.status().WithContext(fmt::format("table property {}", key));
+    auto s = ResolveText(text);
+    if (!s.ok()) {
+      log::Debug("table property {} does not resolve against the table's value columns yet: {}", key,
+                 s.status().message());
+      continue;
+    }
     std::lock_guard<std::mutex> lock(mu_);
     texts_[id] = text;
     resolved_[id] = *s;
@@ -33,38 +67,58 @@ Status RegistrySchemas::Load(const std::map<std::string, std::string>& table_pro
   return Status::OK();
 }
 
-Result<std::string> RegistrySchemas::FetchAvroText(int32_t id, std::string* why) {
-  auto schema = registry_->SchemaById(id);
+namespace {
+
+// The schema of `id` when the registry has it and Thaw can decode it; an
+// empty text with *why when not (unknown id, JSON Schema, references).
+Result<registry::Schema> Fetch(registry::SchemaRegistry& registry, int32_t id, std::string* why) {
+  auto schema = registry.SchemaById(id);
   if (!schema.ok()) {
     if (schema.status().code() == StatusCode::kNotFound) {
       *why = fmt::format("schema id {} is unknown to the registry ({})", id, schema.status().message());
-      return std::string();
+      return registry::Schema{};
     }
     return schema.status().WithContext(fmt::format("fetching schema id {} from the schema registry", id));
   }
-  if (schema->type != registry::SchemaType::kAvro) {
+  if (schema->type == registry::SchemaType::kJson) {
     *why = fmt::format(
-        "schema id {} is {}: archive decodes Avro values through the registry so far (Protobuf and JSON Schema "
-        "values are kept as bytes)",
-        id, registry::SchemaTypeName(schema->type));
-    return std::string();
+        "schema id {} is JSON Schema: archive decodes Avro and Protobuf values through the registry so far (JSON "
+        "Schema values are kept as bytes)",
+        id);
+    return registry::Schema{};
   }
   if (!schema->references.empty()) {
     *why = fmt::format("schema id {} refers to {} other schema(s) ('{}'…): references are not resolved yet", id,
                        schema->references.size(), schema->references.front().subject);
-    return std::string();
+    return registry::Schema{};
   }
-  return schema->text;
+  return *schema;
 }
 
-Result<std::shared_ptr<const records::AvroValueSchema>> RegistrySchemas::FetchStandalone(int32_t id,
-                                                                                          int32_t first_field_id) {
+std::string FormatOf(registry::SchemaType t) { return t == registry::SchemaType::kProtobuf ? "protobuf" : "avro"; }
+
+}  // namespace
+
+Result<RegistryValueType> RegistrySchemas::NewTableType(registry::SchemaRegistry& registry, int32_t id,
+                                                        std::string_view value, int32_t first_field_id) {
   std::string why;
-  ASSIGN_OR_RAISE(std::string text, FetchAvroText(id, &why));
-  if (text.empty()) return Status::Unsupported("{}", why);
-  auto s = records::AvroValueSchema::Make(text, first_field_id);
-  if (!s.ok()) return s.status().WithContext(fmt::format("schema id {}", id));
-  return *s;
+  ASSIGN_OR_RAISE(registry::Schema schema, Fetch(registry, id, &why));
+  if (schema.text.empty()) return Status::Unsupported("{}", why);
+  RegistryValueType out;
+  out.format = FormatOf(schema.type);
+  if (schema.type == registry::SchemaType::kProtobuf) {
+    auto framing = registry::ParseFraming(value, /*protobuf=*/true);
+    if (!framing.ok()) return Status::Unsupported("schema id {}: {}", id, framing.status().message());
+    auto s = records::ProtobufValueSchema::Make(schema.text, framing->message_indexes, first_field_id);
+    if (!s.ok()) return Status::Unsupported("schema id {}: {}", id, s.status().message());
+    out.type = (*s)->iceberg_type();
+    out.message_name = (*s)->message_name();
+    return out;
+  }
+  auto s = records::AvroValueSchema::Make(schema.text, first_field_id);
+  if (!s.ok()) return Status::Unsupported("schema id {}: {}", id, s.status().message());
+  out.type = (*s)->iceberg_type();
+  return out;
 }
 
 Result<RegistrySchemas::Outcome> RegistrySchemas::Prepare(int32_t id, int32_t next_field_id,
@@ -73,54 +127,65 @@ Result<RegistrySchemas::Outcome> RegistrySchemas::Prepare(int32_t id, int32_t ne
     std::lock_guard<std::mutex> lock(mu_);
     if (resolved_.count(id) || refused_.count(id)) return Outcome::kKnown;
   }
-  ASSIGN_OR_RAISE(std::string text, FetchAvroText(id, why));
+  ASSIGN_OR_RAISE(registry::Schema schema, Fetch(*registry_, id, why));
   auto refuse = [&](std::string reason) {
     *why = std::move(reason);
     std::lock_guard<std::mutex> lock(mu_);
     refused_[id] = *why;
     return Outcome::kRefused;
   };
-  if (text.empty()) return refuse(*why);
-  auto resolved = records::AvroValueSchema::Resolve(text, value_type_);
+  if (schema.text.empty()) return refuse(*why);
+  if (FormatOf(schema.type) != format_) {
+    return refuse(fmt::format("schema id {} is {}, but the table holds {} values", id,
+                              registry::SchemaTypeName(schema.type), format_));
+  }
+  const std::string& text = schema.text;
+  auto resolved = ResolveText(text);
   if (resolved.ok()) {
     std::lock_guard<std::mutex> lock(mu_);
     texts_[id] = text;
     resolved_[id] = *resolved;
-    new_properties_[kAvroSchemaByIdPrefix + std::to_string(id)] = text;
+    new_properties_[PropertyPrefix() + std::to_string(id)] = text;
     return Outcome::kReady;
   }
   if (resolved.status().code() != StatusCode::kNotFound) {
     return refuse(fmt::format("schema id {} does not fit the table: {}", id, resolved.status().message()));
   }
   int32_t next = next_field_id;
-  auto grown = records::AvroValueSchema::Evolve(value_type_, text, &next);
+  auto grown = EvolveText(text, &next);
   if (!grown.ok()) return refuse(fmt::format("schema id {}: {}", id, grown.status().message()));
-  auto check = records::AvroValueSchema::Resolve(text, *grown);
-  if (!check.ok()) {
-    return refuse(fmt::format("schema id {} cannot evolve the table: {}", id, check.status().message()));
+  {
+    RegistrySchemas probe(registry_, *grown, format_, message_name_);
+    auto check = probe.ResolveText(text);
+    if (!check.ok()) {
+      return refuse(fmt::format("schema id {} cannot evolve the table: {}", id, check.status().message()));
+    }
   }
   *evolved = *grown;
   // Known once the evolution commit lands (SetValueType re-resolves it).
   std::lock_guard<std::mutex> lock(mu_);
   texts_[id] = text;
-  new_properties_[kAvroSchemaByIdPrefix + std::to_string(id)] = text;
+  new_properties_[PropertyPrefix() + std::to_string(id)] = text;
   return Outcome::kEvolve;
 }
 
 Status RegistrySchemas::SetValueType(iceberg::TypePtr value_type) {
-  std::map<int32_t, std::shared_ptr<const records::AvroValueSchema>> next;
   std::lock_guard<std::mutex> lock(mu_);
+  std::swap(value_type_, value_type);
+  std::map<int32_t, std::shared_ptr<const records::FramedValueCodec>> next;
   for (const auto& [id, text] : texts_) {
-    auto s = records::AvroValueSchema::Resolve(text, value_type);
-    if (!s.ok()) return s.status().WithContext(fmt::format("schema id {} after evolving the table", id));
+    auto s = ResolveText(text);
+    if (!s.ok()) {
+      std::swap(value_type_, value_type);
+      return s.status().WithContext(fmt::format("schema id {} after evolving the table", id));
+    }
     next[id] = *s;
   }
   resolved_ = std::move(next);
-  value_type_ = std::move(value_type);
   return Status::OK();
 }
 
-std::shared_ptr<const records::AvroValueSchema> RegistrySchemas::Get(int32_t id) const {
+std::shared_ptr<const records::FramedValueCodec> RegistrySchemas::Get(int32_t id) const {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = resolved_.find(id);
   return it == resolved_.end() ? nullptr : it->second;
@@ -133,12 +198,12 @@ std::map<std::string, std::string> RegistrySchemas::TakeNewProperties() {
 
 namespace {
 
-class RegistryAvroCodec : public ValueCodec {
+class RegistryCodec : public ValueCodec {
  public:
-  explicit RegistryAvroCodec(std::shared_ptr<const RegistrySchemas> schemas)
+  explicit RegistryCodec(std::shared_ptr<const RegistrySchemas> schemas)
       : schemas_(std::move(schemas)), type_(schemas_->value_type()) {}
 
-  std::string format() const override { return "avro"; }
+  std::string format() const override { return "registry"; }
   const iceberg::TypePtr& value_type() const override { return type_; }
 
   std::optional<int32_t> SchemaId(std::string_view bytes) const override { return records::ConfluentSchemaId(bytes); }
@@ -148,7 +213,7 @@ class RegistryAvroCodec : public ValueCodec {
     if (!id) return false;
     auto schema = Lookup(*id);
     if (!schema) return false;
-    Status st = schema->Decode(bytes, /*framed=*/true, builder);
+    Status st = schema->DecodeFramed(bytes, builder);
     if (st.code() == StatusCode::kCorrupt) return false;
     RETURN_NOT_OK(st);
     return true;
@@ -167,12 +232,12 @@ class RegistryAvroCodec : public ValueCodec {
   bool Encode(int64_t row, std::string* out) override {
     if (!values_ || values_->IsNull(row) || static_cast<size_t>(row) >= ids_.size() || !ids_[row]) return false;
     auto schema = Lookup(*ids_[row]);
-    return schema && schema->Encode(*values_, row, ids_[row], out).ok();
+    return schema && schema->EncodeFramed(*values_, row, *ids_[row], out).ok();
   }
 
  private:
   // A small per-codec cache: writer threads look up the same few ids.
-  std::shared_ptr<const records::AvroValueSchema> Lookup(int32_t id) {
+  std::shared_ptr<const records::FramedValueCodec> Lookup(int32_t id) {
     if (id == last_id_ && last_) return last_;
     last_ = schemas_->Get(id);
     last_id_ = id;
@@ -184,13 +249,13 @@ class RegistryAvroCodec : public ValueCodec {
   std::shared_ptr<arrow::StructArray> values_;
   std::vector<std::optional<int32_t>> ids_;
   int32_t last_id_ = -1;
-  std::shared_ptr<const records::AvroValueSchema> last_;
+  std::shared_ptr<const records::FramedValueCodec> last_;
 };
 
 }  // namespace
 
-std::unique_ptr<ValueCodec> MakeRegistryAvroCodec(std::shared_ptr<const RegistrySchemas> schemas) {
-  return std::make_unique<RegistryAvroCodec>(std::move(schemas));
+std::unique_ptr<ValueCodec> MakeRegistryCodec(std::shared_ptr<const RegistrySchemas> schemas) {
+  return std::make_unique<RegistryCodec>(std::move(schemas));
 }
 
 }  // namespace thaw::archive

@@ -4,14 +4,17 @@
 // its writer schema fetched once from the registry and resolved against the
 // table's `value` struct by field name, the value decoded into that struct,
 // and the id kept in the row's `value_schema_id` column so the reader
-// re-encodes the exact datum with the exact framing.
+// re-encodes the exact value with the exact framing.
 //
-// The writer schemas of a table are its properties thaw.row.avro-schema.<ID>
-// (the registry's text), so replay, serve and inspect need no registry to
-// give the original bytes back. A schema with fields the table lacks evolves
-// the table (archiver.cc commits the new schema before such values are
-// written); a schema the table cannot take (a field of another type, an
-// unknown id, Protobuf and JSON Schema for now) leaves its values in
+// A table holds one format: Avro (thaw.row.value-format=avro, the writer
+// schemas as properties thaw.row.avro-schema.<ID>) or Protobuf
+// (thaw.row.value-format=protobuf, one message type named by
+// thaw.row.proto-message, the .proto texts as thaw.row.proto-schema.<ID>),
+// so replay, serve and inspect need no registry to give the original bytes
+// back. A schema with fields the table lacks evolves the table (archiver.cc
+// commits the new schema before such values are written); a schema the
+// table cannot take (a field of another type, an unknown id, another format,
+// another message type, JSON Schema, references) leaves its values in
 // value_raw, said once in the log.
 #pragma once
 
@@ -22,7 +25,7 @@
 #include <string>
 
 #include "thaw/archive/row_value.h"
-#include "thaw/records/avro_value.h"
+#include "thaw/records/framed_value.h"
 
 namespace thaw::registry {
 class SchemaRegistry;
@@ -32,15 +35,29 @@ namespace thaw::archive {
 
 inline constexpr char kValueSchemasKey[] = "thaw.row.value-schemas";        // "registry": ids per row
 inline constexpr char kAvroSchemaByIdPrefix[] = "thaw.row.avro-schema.";    // + id: that writer schema
+inline constexpr char kProtoSchemaByIdPrefix[] = "thaw.row.proto-schema.";  // + id: that .proto text
+inline constexpr char kProtoMessageKey[] = "thaw.row.proto-message";        // the message type's full name
+
+// What a new table's value struct is made of: the schema of its first framed value.
+struct RegistryValueType {
+  iceberg::TypePtr type;
+  std::string format;        // "avro" or "protobuf"
+  std::string message_name;  // protobuf: the message's full name
+  // The table properties that say so (value format, message name).
+  std::map<std::string, std::string> properties() const;
+};
 
 // The writer schemas seen so far, resolved against the table's value type.
 // Prepare runs on the archive loop's thread; Get on the writer threads.
 class RegistrySchemas {
  public:
-  RegistrySchemas(std::shared_ptr<registry::SchemaRegistry> registry, iceberg::TypePtr value_type);
+  // `format` "avro" or "protobuf"; `message_name` the Protobuf message type.
+  RegistrySchemas(std::shared_ptr<registry::SchemaRegistry> registry, iceberg::TypePtr value_type, std::string format,
+                  std::string message_name);
 
-  // The writer schemas a table already holds (its thaw.row.avro-schema.<ID>
-  // properties), resolved against `value_type`.
+  // The writer schemas a table already holds (its properties), resolved
+  // against the value type. Schemas that do not resolve (an evolution that
+  // had not committed when a run stopped) are left to Prepare.
   Status Load(const std::map<std::string, std::string>& table_properties);
 
   enum class Outcome {
@@ -54,32 +71,37 @@ class RegistrySchemas {
   // nothing of these records: rerun resumes); an unknown id (404) is
   // kRefused. `next_field_id` is the table's last-column-id + 1.
   Result<Outcome> Prepare(int32_t id, int32_t next_field_id, iceberg::TypePtr* evolved, std::string* why);
-  // After a schema-evolution commit: resolves every schema against the new
-  // type (an error if one no longer resolves: not expected, evolution only adds).
+  // After a schema-evolution commit: resolves every schema against the new type.
   Status SetValueType(iceberg::TypePtr value_type);
 
   // The resolved schema of `id`; null for an id refused or not prepared.
-  std::shared_ptr<const records::AvroValueSchema> Get(int32_t id) const;
+  std::shared_ptr<const records::FramedValueCodec> Get(int32_t id) const;
   // Texts of ids prepared since the last call (table properties to commit).
   std::map<std::string, std::string> TakeNewProperties();
   const iceberg::TypePtr& value_type() const { return value_type_; }
 
-  // The writer schema of `id` mapped on its own (a new table's value type).
-  Result<std::shared_ptr<const records::AvroValueSchema>> FetchStandalone(int32_t id, int32_t first_field_id);
+  // A new table's value type from its first framed value (`value`, whose
+  // schema id is `id`), ids from `first_field_id`. Unsupported (with the
+  // reason) when that schema cannot make a table.
+  static Result<RegistryValueType> NewTableType(registry::SchemaRegistry& registry, int32_t id,
+                                                std::string_view value, int32_t first_field_id);
 
  private:
-  Result<std::string> FetchAvroText(int32_t id, std::string* why);
+  Result<std::shared_ptr<const records::FramedValueCodec>> ResolveText(const std::string& text) const;
+  Result<iceberg::TypePtr> EvolveText(const std::string& text, int32_t* next_id) const;
+  std::string PropertyPrefix() const;
 
   std::shared_ptr<registry::SchemaRegistry> registry_;
   iceberg::TypePtr value_type_;
+  std::string format_, message_name_;
   mutable std::mutex mu_;
-  std::map<int32_t, std::string> texts_;                                          // resolved ones
-  std::map<int32_t, std::shared_ptr<const records::AvroValueSchema>> resolved_;  // guarded by mu_
-  std::map<int32_t, std::string> refused_;                                        // id -> why
+  std::map<int32_t, std::string> texts_;                                            // resolved ones
+  std::map<int32_t, std::shared_ptr<const records::FramedValueCodec>> resolved_;  // guarded by mu_
+  std::map<int32_t, std::string> refused_;                                          // id -> why
   std::map<std::string, std::string> new_properties_;
 };
 
-// A ValueCodec over RegistrySchemas: decodes framed Avro values by their id.
-std::unique_ptr<ValueCodec> MakeRegistryAvroCodec(std::shared_ptr<const RegistrySchemas> schemas);
+// A ValueCodec over RegistrySchemas: decodes framed values by their id.
+std::unique_ptr<ValueCodec> MakeRegistryCodec(std::shared_ptr<const RegistrySchemas> schemas);
 
 }  // namespace thaw::archive

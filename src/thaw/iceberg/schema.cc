@@ -245,4 +245,44 @@ const MappedField* NameMapping::Find(const std::vector<MappedField>& level, std:
   return nullptr;
 }
 
+namespace {
+
+// A copy of `t` with fresh field ids, depth-first from *next_id.
+TypePtr Renumber(const Type& t, int32_t* next_id) {
+  auto c = std::make_shared<Type>(t);
+  for (auto& f : c->fields) {
+    f.id = (*next_id)++;
+    f.type = Renumber(*f.type, next_id);
+  }
+  return c;
+}
+
+}  // namespace
+
+TypePtr UnionByName(const Type& t, const Type& w, int32_t* next_id) {
+  if (t.id != w.id || t.is_primitive()) return std::make_shared<Type>(t);
+  auto c = std::make_shared<Type>(t);
+  if (t.id == TypeId::kStruct) {
+    for (const auto& wf : w.fields) {
+      auto it = std::find_if(c->fields.begin(), c->fields.end(), [&](const NestedField& f) { return f.name == wf.name; });
+      if (it != c->fields.end()) {
+        it->type = UnionByName(*it->type, *wf.type, next_id);
+        continue;
+      }
+      NestedField added = wf;
+      added.id = (*next_id)++;
+      added.required = false;  // Iceberg adds optional fields
+      added.initial_default.reset();
+      added.type = Renumber(*wf.type, next_id);
+      c->fields.push_back(std::move(added));
+    }
+    return c;
+  }
+  const size_t k = t.id == TypeId::kList ? 0 : 1;
+  if (c->fields.size() > k && w.fields.size() > k) {
+    c->fields[k].type = UnionByName(*t.fields[k].type, *w.fields[k].type, next_id);
+  }
+  return c;
+}
+
 }  // namespace thaw::iceberg

@@ -74,6 +74,13 @@ class Schema {
 
 Result<TypePtr> ParseType(const nlohmann::json& j);
 
+// Schema evolution by name (Iceberg Java's unionByNameWith, adding only):
+// `table` with every field of `other` it lacks (matched by name, in structs
+// nested through structs, list elements and map values) appended to its
+// struct, optional, with fresh ids from *next_id upward (depth-first).
+// Fields present in both keep the table's type, id and optionality.
+TypePtr UnionByName(const Type& table, const Type& other, int32_t* next_id);
+
 // The table property holding the default name mapping (spec "Column
 // Projection" and "Name Mapping Serialization").
 inline constexpr char kNameMappingProperty[] = "schema.name-mapping.default";

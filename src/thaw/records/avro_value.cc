@@ -907,39 +907,6 @@ Status Bind(Node& n, const iceberg::Type& w, const iceberg::Type& t, const std::
   }
 }
 
-// A copy of `t` with fresh field ids, depth-first from *next_id.
-iceberg::TypePtr Renumber(const iceberg::Type& t, int32_t* next_id) {
-  auto c = std::make_shared<iceberg::Type>(t);
-  for (auto& f : c->fields) {
-    f.id = (*next_id)++;
-    f.type = Renumber(*f.type, next_id);
-  }
-  return c;
-}
-
-iceberg::TypePtr Merge(const iceberg::Type& t, const iceberg::Type& w, int32_t* next_id) {
-  if (t.id != w.id || t.is_primitive()) return std::make_shared<iceberg::Type>(t);
-  auto c = std::make_shared<iceberg::Type>(t);
-  if (t.id == TypeId::kStruct) {
-    for (const auto& wf : w.fields) {
-      auto it = std::find_if(c->fields.begin(), c->fields.end(), [&](const NestedField& f) { return f.name == wf.name; });
-      if (it != c->fields.end()) {
-        it->type = Merge(*it->type, *wf.type, next_id);
-        continue;
-      }
-      NestedField added = wf;
-      added.id = (*next_id)++;
-      added.required = false;  // Iceberg adds optional fields
-      added.type = Renumber(*wf.type, next_id);
-      c->fields.push_back(std::move(added));
-    }
-    return c;
-  }
-  const size_t k = t.id == TypeId::kList ? 0 : 1;
-  if (c->fields.size() > k && w.fields.size() > k) c->fields[k].type = Merge(*t.fields[k].type, *w.fields[k].type, next_id);
-  return c;
-}
-
 }  // namespace
 
 Result<std::shared_ptr<const AvroValueSchema>> AvroValueSchema::Resolve(std::string_view avro_schema_json,
@@ -968,7 +935,7 @@ Result<std::shared_ptr<const AvroValueSchema>> AvroValueSchema::Resolve(std::str
 Result<iceberg::TypePtr> AvroValueSchema::Evolve(const iceberg::TypePtr& table_type, std::string_view avro_schema_json,
                                                  int32_t* next_id) {
   ASSIGN_OR_RAISE(auto writer, Make(avro_schema_json, 1));
-  return Merge(*table_type, *writer->iceberg_type(), next_id);
+  return iceberg::UnionByName(*table_type, *writer->iceberg_type(), next_id);
 }
 
 namespace {
@@ -1048,6 +1015,31 @@ Status AvroValueSchema::Encode(const arrow::StructArray& value, int64_t row, std
     return enc.path().Wrap(st, "Avro encode");
   }
   return Status::OK();
+}
+
+namespace {
+
+class AvroFramedCodec : public FramedValueCodec {
+ public:
+  explicit AvroFramedCodec(std::shared_ptr<const AvroValueSchema> s) : s_(std::move(s)) {}
+  std::string_view format() const override { return "avro"; }
+  const std::string& schema_text() const override { return s_->schema_json(); }
+  Status DecodeFramed(std::string_view value, arrow::StructBuilder* builder) const override {
+    return s_->Decode(value, /*framed=*/true, builder);
+  }
+  Status EncodeFramed(const arrow::StructArray& values, int64_t row, int32_t schema_id,
+                      std::string* out) const override {
+    return s_->Encode(values, row, schema_id, out);
+  }
+
+ private:
+  std::shared_ptr<const AvroValueSchema> s_;
+};
+
+}  // namespace
+
+std::shared_ptr<const FramedValueCodec> AvroFramed(std::shared_ptr<const AvroValueSchema> schema) {
+  return std::make_shared<AvroFramedCodec>(std::move(schema));
 }
 
 }  // namespace thaw::records

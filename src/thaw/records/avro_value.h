@@ -44,6 +44,7 @@
 #include "thaw/common/status.h"
 #include "thaw/iceberg/avro/avro.h"
 #include "thaw/iceberg/schema.h"
+#include "thaw/records/framed_value.h"
 
 namespace arrow {
 class DataType;
@@ -132,5 +133,9 @@ class AvroValueSchema {
   int32_t last_field_id_ = 0;
   std::unique_ptr<Node> root_;
 };
+
+// An Avro schema as the FramedValueCodec of its registry id (a resolved one:
+// AvroValueSchema::Resolve).
+std::shared_ptr<const FramedValueCodec> AvroFramed(std::shared_ptr<const AvroValueSchema> schema);
 
 }  // namespace thaw::records

@@ -6,6 +6,7 @@
 
 #include "thaw/records/avro_value.h"
 #include "thaw/records/json_row.h"
+#include "thaw/records/protobuf_value.h"
 
 namespace thaw::records {
 
@@ -276,7 +277,14 @@ static Status BindRegistryValues(const iceberg::TableMetadata& md, const Schema&
         "the row table reads values through a schema registry (thaw.row.value-schemas=registry) but has no int "
         "column value_schema_id: its values cannot be re-encoded");
   }
-  const std::string prefix = "thaw.row.avro-schema.";
+  const std::string format = md.Property("thaw.row.value-format");
+  if (format != "avro" && format != "protobuf") {
+    return Status::Unsupported("the row table holds {} values through a schema registry (thaw.row.value-format): "
+                               "Thaw reads avro and protobuf",
+                               format);
+  }
+  const std::string message = md.Property("thaw.row.proto-message");
+  const std::string prefix = format == "avro" ? "thaw.row.avro-schema." : "thaw.row.proto-schema.";
   for (const auto& [key, text] : md.properties) {
     if (key.rfind(prefix, 0) != 0) continue;
     int32_t id = 0;
@@ -285,8 +293,13 @@ static Status BindRegistryValues(const iceberg::TableMetadata& md, const Schema&
     if (ec != std::errc() || end != digits.data() + digits.size()) {
       return Status::Corrupt("table property {}: '{}' is not a schema id", key, digits);
     }
-    auto avro = AvroValueSchema::Resolve(text, l->value_json[0].type);
-    if (avro.ok()) l->value_avro_by_id[id] = std::move(*avro);
+    if (format == "avro") {
+      auto avro = AvroValueSchema::Resolve(text, l->value_json[0].type);
+      if (avro.ok()) l->value_by_id[id] = AvroFramed(std::move(*avro));
+    } else {
+      auto proto = ProtobufValueSchema::Resolve(text, message, l->value_json[0].type);
+      if (proto.ok()) l->value_by_id[id] = std::move(*proto);
+    }
   }
   return Status::OK();
 }
@@ -364,15 +377,12 @@ Result<Layout> ResolveLayout(const iceberg::TableMetadata& md, const Schema& sch
                              l.timestamp->dotted(), l.timestamp->type->ToString());
     }
   }
-  if (l.name == "thaw-row" && l.value_json.size() == 1 && md.Property("thaw.row.value-format") == "avro") {
-    if (md.Property("thaw.row.value-schemas") == "registry") {
-      RETURN_NOT_OK(BindRegistryValues(md, schema, &l));
-    } else {
-      RETURN_NOT_OK(BindAvroValue(md, &l));
-    }
+  if (l.name == "thaw-row" && l.value_json.size() == 1 && md.Property("thaw.row.value-schemas") == "registry") {
+    RETURN_NOT_OK(BindRegistryValues(md, schema, &l));
+  } else if (l.name == "thaw-row" && l.value_json.size() == 1 && md.Property("thaw.row.value-format") == "avro") {
+    RETURN_NOT_OK(BindAvroValue(md, &l));
   }
-  if (options.value_avro && !l.value_json.empty() && !l.value_avro && l.value_avro_by_id.empty() &&
-      !l.value_schema_id) {
+  if (options.value_avro && !l.value_json.empty() && !l.value_avro && !l.value_schema_id) {
     RETURN_NOT_OK(BindValueAvro(schema, *options.value_avro, &l));
   }
   for (const auto& c : l.value_json) {

@@ -17,6 +17,7 @@
 namespace thaw::records {
 
 class AvroValueSchema;
+class FramedValueCodec;
 
 // A column reached from the top level by field ids (names kept for files
 // without ids and for messages).
@@ -53,10 +54,10 @@ struct Layout {
   // thaw-row tables of values read through a schema registry
   // (thaw.row.value-schemas=registry, archive/row_registry.h): each row's
   // schema id (column 13 value_schema_id) picks the writer schema
-  // (thaw.row.avro-schema.<ID>, resolved against the value struct by name)
-  // and the framing the struct re-encodes with.
+  // (thaw.row.avro-schema.<ID> or thaw.row.proto-schema.<ID>, resolved
+  // against the value struct by name) and the framing the struct re-encodes with.
   std::optional<ColumnPath> value_schema_id;
-  std::map<int32_t, std::shared_ptr<const AvroValueSchema>> value_avro_by_id;
+  std::map<int32_t, std::shared_ptr<const FramedValueCodec>> value_by_id;
   // value_avro set by LayoutOptions::value_avro over value_json columns of
   // any layout: a single struct column (value_json_unwrap) is the record;
   // otherwise (wrap) the columns are the record's fields, by name.

@@ -476,7 +476,7 @@ Status RecordReader::Impl::DecodeBatch(const std::shared_ptr<arrow::RecordBatch>
   JsonRowBuilder json_value;
   // thaw-row tables of Avro values: the value struct re-encoded as its datum.
   std::optional<Accessor> avro_value, avro_schema_ids;
-  const bool by_id = !layout.value_avro_by_id.empty() || layout.value_schema_id;
+  const bool by_id = layout.value_schema_id.has_value();
   if (all && by_id) avro_schema_ids = resolve(layout.value_schema_id);
   if (all && layout.value_avro && layout.value_avro_wrap) {
     // The value columns as one struct (by name; columns a file lacks are left out: null when optional).
@@ -583,22 +583,23 @@ Status RecordReader::Impl::DecodeBatch(const std::shared_ptr<arrow::RecordBatch>
     if (val && !val->IsNull(i)) r.value = GetBytes(*val->array, i);
     if (!r.value && avro_value && !avro_value->IsNull(i)) {
       std::string datum;
-      const AvroValueSchema* schema = layout.value_avro.get();
-      std::optional<int32_t> schema_id = layout.value_avro_schema_id;
+      const auto& values = static_cast<const arrow::StructArray&>(*avro_value->array);
+      Status st;
       if (by_id) {
         if (!avro_schema_ids || avro_schema_ids->IsNull(i)) {
           return Status::Corrupt("data file {}: row {} has a decoded value but no value_schema_id", path, pos);
         }
-        schema_id = static_cast<int32_t>(*GetInt(*avro_schema_ids->array, i));
-        auto it = layout.value_avro_by_id.find(*schema_id);
-        if (it == layout.value_avro_by_id.end()) {
-          return Status::Corrupt("data file {}: row {} has schema id {}, but the table has no property "
-                                 "thaw.row.avro-schema.{} holding its writer schema",
-                                 path, pos, *schema_id, *schema_id);
+        const auto schema_id = static_cast<int32_t>(*GetInt(*avro_schema_ids->array, i));
+        auto it = layout.value_by_id.find(schema_id);
+        if (it == layout.value_by_id.end()) {
+          return Status::Corrupt("data file {}: row {} has schema id {}, but the table has no property holding "
+                                 "its writer schema (thaw.row.avro-schema.{} / thaw.row.proto-schema.{})",
+                                 path, pos, schema_id, schema_id, schema_id);
         }
-        schema = it->second.get();
+        st = it->second->EncodeFramed(values, i, schema_id, &datum);
+      } else {
+        st = layout.value_avro->Encode(values, i, layout.value_avro_schema_id, &datum);
       }
-      Status st = schema->Encode(static_cast<const arrow::StructArray&>(*avro_value->array), i, schema_id, &datum);
       if (!st.ok()) return Status::Corrupt("data file {}: row {}: {}", path, pos, st.message());
       r.value = own(std::move(datum));
     }

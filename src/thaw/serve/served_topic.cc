@@ -102,7 +102,7 @@ std::string LayoutSignature(const records::Layout& l) {
     s += fmt::format("|avro{}|{}", l.value_avro_schema_id ? std::to_string(*l.value_avro_schema_id) : std::string("-"),
                      l.value_avro->schema_json());
   }
-  for (const auto& [id, schema] : l.value_avro_by_id) s += fmt::format("|avro#{}|{}", id, schema->schema_json());
+  for (const auto& [id, schema] : l.value_by_id) s += fmt::format("|{}#{}|{}", schema->format(), id, schema->schema_text());
   return s;
 }
 

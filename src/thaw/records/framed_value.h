@@ -1,0 +1,42 @@
+// One writer schema of a schema registry id, resolved against a table's
+// value struct (the row layout through a registry, archive/row_registry.h):
+// decodes a framed value (Confluent's wire format: magic byte 0, the id,
+// for Protobuf the message indexes, then the body) into a row of the
+// struct, and encodes a row back to the framed value. Avro
+// (records/avro_value.h) and Protobuf (records/protobuf_value.h) implement
+// it; the reader keeps one per id (Layout::value_by_id).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "thaw/common/status.h"
+#include "thaw/iceberg/schema.h"
+
+namespace arrow {
+class StructArray;
+class StructBuilder;
+}  // namespace arrow
+
+namespace thaw::records {
+
+class FramedValueCodec {
+ public:
+  virtual ~FramedValueCodec() = default;
+  // "avro" or "protobuf".
+  virtual std::string_view format() const = 0;
+  // The registry's schema text.
+  virtual const std::string& schema_text() const = 0;
+  // Appends `value` (framed with this schema's id) as one row of `builder`
+  // (the table's value struct). Corrupt, appending nothing, when it is not a
+  // value of this schema; other errors stop the caller.
+  virtual Status DecodeFramed(std::string_view value, arrow::StructBuilder* builder) const = 0;
+  // Appends row `row` of `values` framed with `schema_id` to *out; an error
+  // when the row cannot be written with this schema (*out unchanged).
+  virtual Status EncodeFramed(const arrow::StructArray& values, int64_t row, int32_t schema_id,
+                              std::string* out) const = 0;
+};
+
+}  // namespace thaw::records
