@@ -37,19 +37,22 @@ def _consume(bootstrap: str, topic: str, n: int, timeout: float = 60) -> list:
 def test_serve_values_as_avro(thaw_serve, schema_registry, aiven_decoded):  # noqa: F811
     from confluent_kafka.schema_registry.avro import AvroDeserializer
     from confluent_kafka.serialization import MessageField, SerializationContext
+    import archive_topics
     uri, table, values = aiven_decoded
-    topics = [Topic("orders", table, "aiven"), Topic("orders_json", table, "aiven")]
+    # Topic names of their own: the registry (one per session) may have an `orders-value` subject already.
+    name = archive_topics.topic_name("servedorders")
+    topics = [Topic(name, table, "aiven")]
     extra = ["--value-format", "avro", "--schema-registry", schema_registry.url,
-             "--topic", f"orders_json={table}:value_format=json"]
-    with thaw_serve(uri, topics[:1], topic_args=True, extra=extra) as (bootstrap, _proc):
-        got = _consume(bootstrap, "orders", len(values))
+             "--topic", f"{name}_json={table}:value_format=json"]
+    with thaw_serve(uri, topics, topic_args=True, extra=extra) as (bootstrap, _proc):
+        got = _consume(bootstrap, name, len(values))
         assert len(got) == len(values)
-        sid = schema_registry.client().get_latest_version("orders-value").schema_id
+        sid = schema_registry.client().get_latest_version(f"{name}-value").schema_id
         des = AvroDeserializer(schema_registry.client())
         by_offset = {}
         for m in got:
             assert m.value()[0] == 0 and int.from_bytes(m.value()[1:5], "big") == sid
-            by_offset[m.offset()] = des(m.value(), SerializationContext("orders", MessageField.VALUE))
+            by_offset[m.offset()] = des(m.value(), SerializationContext(name, MessageField.VALUE))
         assert [by_offset[i] for i in range(len(values))] == values
-        plain = _consume(bootstrap, "orders_json", len(values))
+        plain = _consume(bootstrap, f"{name}_json", len(values))
         assert sorted(json.loads(m.value())["order_id"] for m in plain) == [v["order_id"] for v in values]
