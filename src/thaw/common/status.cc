@@ -22,7 +22,7 @@ const char* StatusCodeName(StatusCode code) {
 
 std::string Status::ToString() const {
   if (ok()) return "OK";
-  return fmt::format("{}: {}", StatusCodeName(code_), message_);
+  return fmt::format("{}: {}", StatusCodeName(code_), message());
 }
 
 }  // namespace thaw

@@ -9,6 +9,7 @@
 
 #include <cassert>
 #include <optional>
+#include <memory>
 #include <string>
 #include <utility>
 #include <variant>
@@ -32,10 +33,25 @@ enum class StatusCode : int {
 
 const char* StatusCodeName(StatusCode code);
 
+// OK is a null pointer: making, copying and dropping an OK status costs
+// nothing (hot loops return one per value), as Arrow's Status does.
 class [[nodiscard]] Status {
  public:
   Status() = default;
-  Status(StatusCode code, std::string message) : code_(code), message_(std::move(message)) {}
+  Status(StatusCode code, std::string message)
+      : code_(code),
+        message_(code == StatusCode::kOk && message.empty() ? nullptr
+                                                             : std::make_unique<std::string>(std::move(message))) {}
+  Status(const Status& o) : code_(o.code_), message_(o.message_ ? std::make_unique<std::string>(*o.message_) : nullptr) {}
+  Status& operator=(const Status& o) {
+    if (this != &o) {
+      code_ = o.code_;
+      message_ = o.message_ ? std::make_unique<std::string>(*o.message_) : nullptr;
+    }
+    return *this;
+  }
+  Status(Status&&) noexcept = default;
+  Status& operator=(Status&&) noexcept = default;
 
   static Status OK() { return {}; }
   template <typename... Args>
@@ -85,18 +101,21 @@ class [[nodiscard]] Status {
 
   bool ok() const { return code_ == StatusCode::kOk; }
   StatusCode code() const { return code_; }
-  const std::string& message() const { return message_; }
+  const std::string& message() const {
+    static const std::string kEmpty;
+    return message_ ? *message_ : kEmpty;
+  }
   std::string ToString() const;
 
   // Prefixes the message with context ("reading manifest X: ...").
   Status WithContext(std::string_view context) const {
     if (ok()) return *this;
-    return {code_, fmt::format("{}: {}", context, message_)};
+    return {code_, fmt::format("{}: {}", context, message())};
   }
 
  private:
   StatusCode code_ = StatusCode::kOk;
-  std::string message_;
+  std::unique_ptr<std::string> message_;
 };
 
 template <typename T>

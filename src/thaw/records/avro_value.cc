@@ -42,7 +42,7 @@ struct AvroValueSchema::Node {
   int64_t union_null = -1;                           // also kUnion's null branch
   std::vector<Node> children;                        // record fields, array item, map value, kUnion branches
   std::vector<int64_t> branches;                     // kUnion: the Avro branch index of each child
-  std::unordered_map<std::string, int64_t> symbols;  // kEnum: symbol -> index
+  std::unordered_map<std::string_view, int64_t> symbols;  // kEnum: symbol -> index (views into `schema`)
   int32_t size = 0;                                  // kFixed, kDecimal over fixed (0: over bytes)
   int32_t precision = 0;                             // kDecimal
   int32_t scale = 0;
@@ -290,17 +290,19 @@ class Mapper {
   int32_t next_id_;
 };
 
-// Where the walkers are in the schema, for error messages: the record field
-// names down to the failing value (left in place when an error unwinds).
+// Where the walkers were in the schema when an error unwound, for its
+// message: the record field names, innermost first (recorded only on the
+// error path, so the happy path pays nothing).
 class FieldPath {
  public:
-  void Push(const std::string& name) { names_.push_back(&name); }
-  void Pop() { names_.pop_back(); }
+  // Called by a walker whose child `name` failed, on the way up.
+  void Failed(const std::string& name) { names_.push_back(&name); }
   Status Wrap(const Status& st, std::string_view what) const {
     if (st.ok()) return st;
     if (names_.empty()) return st.WithContext(what);
     std::string path;
-    for (const std::string* n : names_) {
+    for (auto it = names_.rbegin(); it != names_.rend(); ++it) {
+      const std::string* n = *it;
       if (!path.empty()) path += '.';
       path += *n;
     }
@@ -428,10 +430,12 @@ class DatumDecoder {
         if (sb) RETURN_NOT_OK(FromArrow(sb->Append()));
         const bool slotted = !n.slots.empty();
         for (size_t i = 0; i < n.children.size(); ++i) {
-          path_.Push(n.children[i].name);
           const int field = slotted ? n.slots[i] : static_cast<int>(i);
-          RETURN_NOT_OK(Walk(n.children[i], sb ? sb->field_builder(field) : nullptr));
-          path_.Pop();
+          Status st = Walk(n.children[i], sb ? sb->field_builder(field) : nullptr);
+          if (!st.ok()) {
+            path_.Failed(n.children[i].name);
+            return st;
+          }
         }
         if (sb) {
           for (int field : n.absent) RETURN_NOT_OK(FromArrow(sb->field_builder(field)->AppendNull()));
@@ -490,10 +494,9 @@ class DatumDecoder {
             if (j != k) RETURN_NOT_OK(FromArrow(sb->field_builder(static_cast<int>(j + 1))->AppendNull()));
           }
         }
-        path_.Push(n.children[k].name);
-        RETURN_NOT_OK(Walk(n.children[k], sb ? sb->field_builder(static_cast<int>(k + 1)) : nullptr));
-        path_.Pop();
-        return Status::OK();
+        Status st = Walk(n.children[k], sb ? sb->field_builder(static_cast<int>(k + 1)) : nullptr);
+        if (!st.ok()) path_.Failed(n.children[k].name);
+        return st;
       }
     }
     return Status::Internal("unhandled Avro value kind");
@@ -633,7 +636,7 @@ class DatumEncoder {
       case Kind::kEnum: {
         std::string_view sym;
         RETURN_NOT_OK(View(a, i, /*text=*/true, &sym));
-        auto it = n.symbols.find(std::string(sym));
+        auto it = n.symbols.find(sym);
         if (it == n.symbols.end()) {
           return Status::Invalid("'{}' is not a symbol of enum '{}'", sym, n.schema->name);
         }
@@ -665,15 +668,18 @@ class DatumEncoder {
           const auto& st = static_cast<const arrow::StructType&>(*sa.type());
           for (size_t k = 0; k < n.children.size(); ++k) {
             const Node& c = n.children[k];
-            path_.Push(c.name);
             const int field = st.GetFieldIndex(c.name);
+            Status child = Status::OK();
             if (field < 0) {
-              if (c.union_null < 0) return path_.Wrap(Status::Invalid("no column for this field"), "Avro encode");
-              WriteLong(c.union_null, &out_);
+              if (c.union_null < 0) child = Status::Invalid("no column for this field");
+              else WriteLong(c.union_null, &out_);
             } else {
-              RETURN_NOT_OK(Walk(c, *sa.field(field), i));
+              child = Walk(c, *sa.field(field), i);
             }
-            path_.Pop();
+            if (!child.ok()) {
+              path_.Failed(c.name);
+              return child;
+            }
           }
           return Status::OK();
         }
@@ -690,15 +696,16 @@ class DatumEncoder {
             return Status::Invalid("union tag {} out of range ({} branches)", k, n.children.size());
           }
           WriteLong(n.branches[static_cast<size_t>(k)], &out_);
-          path_.Push(n.children[static_cast<size_t>(k)].name);
-          RETURN_NOT_OK(Walk(n.children[static_cast<size_t>(k)], *sa.field(k + 1), i));
-          path_.Pop();
-          return Status::OK();
+          Status child = Walk(n.children[static_cast<size_t>(k)], *sa.field(k + 1), i);
+          if (!child.ok()) path_.Failed(n.children[static_cast<size_t>(k)].name);
+          return child;
         }
         for (size_t k = 0; k < n.children.size(); ++k) {
-          path_.Push(n.children[k].name);
-          RETURN_NOT_OK(Walk(n.children[k], *sa.field(static_cast<int>(k)), i));
-          path_.Pop();
+          Status child = Walk(n.children[k], *sa.field(static_cast<int>(k)), i);
+          if (!child.ok()) {
+            path_.Failed(n.children[k].name);
+            return child;
+          }
         }
         return Status::OK();
       }
