@@ -636,11 +636,23 @@ class DatumEncoder {
       case Kind::kEnum: {
         std::string_view sym;
         RETURN_NOT_OK(View(a, i, /*text=*/true, &sym));
-        auto it = n.symbols.find(sym);
-        if (it == n.symbols.end()) {
+        // Few symbols (the usual case): compare in order, no hashing.
+        const auto& list = n.schema->symbols;
+        int64_t index = -1;
+        if (list.size() <= 16) {
+          for (size_t k = 0; k < list.size(); ++k) {
+            if (list[k] == sym) {
+              index = static_cast<int64_t>(k);
+              break;
+            }
+          }
+        } else if (auto it = n.symbols.find(sym); it != n.symbols.end()) {
+          index = it->second;
+        }
+        if (index < 0) {
           return Status::Invalid("'{}' is not a symbol of enum '{}'", sym, n.schema->name);
         }
-        WriteLong(it->second, &out_);
+        WriteLong(index, &out_);
         return Status::OK();
       }
       case Kind::kBytes: {
