@@ -18,16 +18,15 @@ SQLite catalog, one layout after the other. Prints one JSON line.
 import json
 import os
 import pathlib
-import subprocess
 import sys
 import tempfile
-import time
 from decimal import Decimal
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests" / "integration"))
 
 from kafka_broker import KafkaBroker  # noqa: E402
+from row_layout_bench import timed_archive  # noqa: E402  (bench/ is the script's directory)
 from schema_registry import SchemaRegistry  # noqa: E402
 
 import fixtures  # noqa: E402
@@ -89,17 +88,10 @@ def main() -> int:
                     "--layout", "row", "--value-format", "registry", "--schema-registry", registry.url]
                 args = [thaw, "archive", "--brokers", broker.bootstrap, "--topic", topic, "--catalog", uri,
                         "--table", f"ns.{layout}", "--create", "--warehouse", wh, "--json", *extra]
-                out_path, err_path = os.path.join(d, f"{layout}.out"), os.path.join(d, f"{layout}.err")
-                t = time.monotonic()
-                with open(out_path, "wb") as o, open(err_path, "wb") as e:
-                    p = subprocess.Popen(args, stdout=o, stderr=e, stdin=subprocess.DEVNULL)
-                    _, status, ru = os.wait4(p.pid, 0)
-                wall = time.monotonic() - t
-                stdout, stderr = open(out_path, "rb").read(), open(err_path, "rb").read()
-                if os.waitstatus_to_exitcode(status) != 0:
-                    print(stderr.decode(errors="replace")[-3000:], file=sys.stderr)
+                run = timed_archive(args, d, layout)
+                if run is None:
                     return 1
-                summary = json.loads(stdout)
+                wall, ru, summary, stderr = run
                 cpu = ru.ru_utime + ru.ru_stime
                 out[layout] = {"wall_s": round(wall, 2), "records_per_s": round(n / wall),
                                "cpu_us_per_record": round(cpu / n * 1e6, 2), "peak_rss_mib": ru.ru_maxrss // 1024,

@@ -37,6 +37,22 @@ def value(i: int) -> bytes:
     return json.dumps(doc, separators=(",", ":")).encode()
 
 
+def timed_archive(args: list[str], d: str, name: str):
+    """Runs one `thaw archive ... --json` (output in D/NAME.out, .err); returns (wall seconds, its rusage
+    from wait4, the JSON summary, stderr bytes), or None after printing the end of stderr when it failed."""
+    out_path, err_path = os.path.join(d, f"{name}.out"), os.path.join(d, f"{name}.err")
+    t = time.monotonic()
+    with open(out_path, "wb") as o, open(err_path, "wb") as e:
+        p = subprocess.Popen(args, stdout=o, stderr=e, stdin=subprocess.DEVNULL)
+        _, status, ru = os.wait4(p.pid, 0)
+    wall = time.monotonic() - t
+    stdout, stderr = open(out_path, "rb").read(), open(err_path, "rb").read()
+    if os.waitstatus_to_exitcode(status) != 0:
+        print(stderr.decode(errors="replace")[-3000:], file=sys.stderr)
+        return None
+    return wall, ru, json.loads(stdout), stderr
+
+
 def main() -> int:
     n = int(sys.argv[1]) if len(sys.argv) > 1 else 200_000
     thaw = os.environ.get("THAW_BIN", str(REPO / "build" / "bin" / "thaw"))
@@ -62,17 +78,10 @@ def main() -> int:
             for layout in ("thaw", "row"):
                 args = [thaw, "archive", "--brokers", broker.bootstrap, "--topic", topic, "--catalog", uri,
                         "--table", f"ns.{layout}", "--create", "--warehouse", wh, "--layout", layout, "--json"]
-                out_path, err_path = os.path.join(d, f"{layout}.out"), os.path.join(d, f"{layout}.err")
-                t = time.monotonic()
-                with open(out_path, "wb") as o, open(err_path, "wb") as e:
-                    p = subprocess.Popen(args, stdout=o, stderr=e, stdin=subprocess.DEVNULL)
-                    _, status, ru = os.wait4(p.pid, 0)
-                wall = time.monotonic() - t
-                stdout, stderr = open(out_path, "rb").read(), open(err_path, "rb").read()
-                if os.waitstatus_to_exitcode(status) != 0:
-                    print(stderr.decode(errors="replace")[-3000:], file=sys.stderr)
+                run = timed_archive(args, d, layout)
+                if run is None:
                     return 1
-                summary = json.loads(stdout)
+                wall, ru, summary, stderr = run
                 out[layout] = {"wall_s": round(wall, 2), "mb_per_s": round(value_bytes / 1e6 / wall, 1),
                                "cpu_s": round(ru.ru_utime + ru.ru_stime, 2), "peak_rss_mib": ru.ru_maxrss // 1024,
                                "records": summary.get("records")}

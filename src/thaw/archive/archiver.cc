@@ -141,8 +141,8 @@ iceberg::TableCreate CanonicalTable(const ArchiveOptions& o, bool with_topic, co
         {{"transform", "identity"}, {"source-id", 2}, {"direction", "asc"}, {"null-order", "nulls-first"}}}}};
   c.properties["thaw.layout"] = value_type ? kRowLayoutValue : "thaw/1";
   c.properties[kOrderedFilesKey] = "true";
-  if (value_type) c.properties[kValueFormatKey] = o.value_avro_schema.empty() && !registry ? "json" : "avro";
-  if (value_type && registry) c.properties[kValueSchemasKey] = "registry";
+  // Tables read through a registry get their format properties from RegistryValueType::properties().
+  if (value_type) c.properties[kValueFormatKey] = o.value_avro_schema.empty() ? "json" : "avro";
   if (value_type && !o.value_avro_schema.empty()) {
     c.properties[kAvroSchemaKey] = o.value_avro_schema;
     if (o.value_avro_schema_id) c.properties[kAvroSchemaIdKey] = std::to_string(*o.value_avro_schema_id);

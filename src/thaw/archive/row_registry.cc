@@ -3,7 +3,6 @@
 #include <arrow/array.h>
 #include <arrow/builder.h>
 
-#include <charconv>
 #include <utility>
 
 #include "thaw/common/log.h"
@@ -26,37 +25,17 @@ RegistrySchemas::RegistrySchemas(std::shared_ptr<registry::SchemaRegistry> regis
       format_(std::move(format)),
       message_name_(std::move(message_name)) {}
 
-std::string RegistrySchemas::PropertyPrefix() const {
-  return format_ == "protobuf" ? kProtoSchemaByIdPrefix : kAvroSchemaByIdPrefix;
-}
-
-Result<std::shared_ptr<const records::FramedValueCodec>> RegistrySchemas::ResolveText(const std::string& text) const {
-  if (format_ == "protobuf") {
-    ASSIGN_OR_RAISE(auto s, records::ProtobufValueSchema::Resolve(text, message_name_, value_type_));
-    return std::shared_ptr<const records::FramedValueCodec>(std::move(s));
-  }
-  ASSIGN_OR_RAISE(auto s, records::AvroValueSchema::Resolve(text, value_type_));
-  return records::AvroFramed(std::move(s));
-}
-
 Result<iceberg::TypePtr> RegistrySchemas::EvolveText(const std::string& text, int32_t* next_id) const {
   if (format_ == "protobuf") return records::ProtobufValueSchema::Evolve(value_type_, text, message_name_, next_id);
   return records::AvroValueSchema::Evolve(value_type_, text, next_id);
 }
 
 Status RegistrySchemas::Load(const std::map<std::string, std::string>& table_properties) {
-  const std::string prefix = PropertyPrefix();
-  for (const auto& [key, text] : table_properties) {
-    if (key.rfind(prefix, 0) != 0) continue;
-    int32_t id = 0;
-    const std::string digits = key.substr(prefix.size());
-    auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), id);
-    if (ec != std::errc() || end != digits.data() + digits.size()) {
-      return Status::Invalid("table property {}: '{}' is not a schema id", key, digits);
-    }
-    auto s = ResolveText(text);
+  ASSIGN_OR_RAISE(auto texts, records::SchemaTextsById(table_properties, format_));
+  for (const auto& [id, text] : texts) {
+    auto s = ResolveText(text, value_type_);
     if (!s.ok()) {
-      log::Debug("table property {} does not resolve against the table's value columns yet: {}", key,
+      log::Debug("table property {} does not resolve against the table's value columns yet: {}", PropertyKey(id),
                  s.status().message());
       continue;
     }
@@ -140,12 +119,12 @@ Result<RegistrySchemas::Outcome> RegistrySchemas::Prepare(int32_t id, int32_t ne
                               registry::SchemaTypeName(schema.type), format_));
   }
   const std::string& text = schema.text;
-  auto resolved = ResolveText(text);
+  auto resolved = ResolveText(text, value_type_);
   if (resolved.ok()) {
     std::lock_guard<std::mutex> lock(mu_);
     texts_[id] = text;
     resolved_[id] = *resolved;
-    new_properties_[PropertyPrefix() + std::to_string(id)] = text;
+    new_properties_[PropertyKey(id)] = text;
     return Outcome::kReady;
   }
   if (resolved.status().code() != StatusCode::kNotFound) {
@@ -154,34 +133,27 @@ Result<RegistrySchemas::Outcome> RegistrySchemas::Prepare(int32_t id, int32_t ne
   int32_t next = next_field_id;
   auto grown = EvolveText(text, &next);
   if (!grown.ok()) return refuse(fmt::format("schema id {}: {}", id, grown.status().message()));
-  {
-    RegistrySchemas probe(registry_, *grown, format_, message_name_);
-    auto check = probe.ResolveText(text);
-    if (!check.ok()) {
-      return refuse(fmt::format("schema id {} cannot evolve the table: {}", id, check.status().message()));
-    }
+  if (auto check = ResolveText(text, *grown); !check.ok()) {
+    return refuse(fmt::format("schema id {} cannot evolve the table: {}", id, check.status().message()));
   }
   *evolved = *grown;
   // Known once the evolution commit lands (SetValueType re-resolves it).
   std::lock_guard<std::mutex> lock(mu_);
   texts_[id] = text;
-  new_properties_[PropertyPrefix() + std::to_string(id)] = text;
+  new_properties_[PropertyKey(id)] = text;
   return Outcome::kEvolve;
 }
 
 Status RegistrySchemas::SetValueType(iceberg::TypePtr value_type) {
   std::lock_guard<std::mutex> lock(mu_);
-  std::swap(value_type_, value_type);
   std::map<int32_t, std::shared_ptr<const records::FramedValueCodec>> next;
   for (const auto& [id, text] : texts_) {
-    auto s = ResolveText(text);
-    if (!s.ok()) {
-      std::swap(value_type_, value_type);
-      return s.status().WithContext(fmt::format("schema id {} after evolving the table", id));
-    }
+    auto s = ResolveText(text, value_type);
+    if (!s.ok()) return s.status().WithContext(fmt::format("schema id {} after evolving the table", id));
     next[id] = *s;
   }
   resolved_ = std::move(next);
+  value_type_ = std::move(value_type);
   return Status::OK();
 }
 

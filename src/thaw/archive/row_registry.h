@@ -33,10 +33,9 @@ class SchemaRegistry;
 
 namespace thaw::archive {
 
-inline constexpr char kValueSchemasKey[] = "thaw.row.value-schemas";        // "registry": ids per row
-inline constexpr char kAvroSchemaByIdPrefix[] = "thaw.row.avro-schema.";    // + id: that writer schema
-inline constexpr char kProtoSchemaByIdPrefix[] = "thaw.row.proto-schema.";  // + id: that .proto text
-inline constexpr char kProtoMessageKey[] = "thaw.row.proto-message";        // the message type's full name
+// The writer schemas' properties: records::SchemaPropertyPrefix(format) + id.
+inline constexpr char kValueSchemasKey[] = "thaw.row.value-schemas";  // "registry": ids per row
+inline constexpr char kProtoMessageKey[] = "thaw.row.proto-message";  // the message type's full name
 
 // What a new table's value struct is made of: the schema of its first framed value.
 struct RegistryValueType {
@@ -87,9 +86,14 @@ class RegistrySchemas {
                                                 std::string_view value, int32_t first_field_id);
 
  private:
-  Result<std::shared_ptr<const records::FramedValueCodec>> ResolveText(const std::string& text) const;
+  Result<std::shared_ptr<const records::FramedValueCodec>> ResolveText(const std::string& text,
+                                                                       const iceberg::TypePtr& type) const {
+    return records::ResolveFramed(format_, text, message_name_, type);
+  }
   Result<iceberg::TypePtr> EvolveText(const std::string& text, int32_t* next_id) const;
-  std::string PropertyPrefix() const;
+  std::string PropertyKey(int32_t id) const {
+    return std::string(records::SchemaPropertyPrefix(format_)) + std::to_string(id);
+  }
 
   std::shared_ptr<registry::SchemaRegistry> registry_;
   iceberg::TypePtr value_type_;

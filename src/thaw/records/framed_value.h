@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -38,5 +39,22 @@ class FramedValueCodec {
   virtual Status EncodeFramed(const arrow::StructArray& values, int64_t row, int32_t schema_id,
                               std::string* out) const = 0;
 };
+
+// The table properties of a row table read through a registry that hold
+// its writer schemas: this prefix + the schema id ("thaw.row.avro-schema."
+// for format "avro", "thaw.row.proto-schema." for "protobuf").
+std::string_view SchemaPropertyPrefix(std::string_view format);
+
+// The writer schemas among `properties` (keys SchemaPropertyPrefix(format)
+// + id), by id. Corrupt, naming the key, for an id that is not a number.
+Result<std::map<int32_t, std::string>> SchemaTextsById(const std::map<std::string, std::string>& properties,
+                                                       std::string_view format);
+
+// Schema `text` of `format` ("avro", or "protobuf" with the table's message
+// type `message_name`) resolved against the table's value struct by field
+// name (AvroValueSchema::Resolve, ProtobufValueSchema::Resolve).
+Result<std::shared_ptr<const FramedValueCodec>> ResolveFramed(std::string_view format, const std::string& text,
+                                                              const std::string& message_name,
+                                                              const iceberg::TypePtr& value_type);
 
 }  // namespace thaw::records

@@ -6,7 +6,7 @@
 
 #include "thaw/records/avro_value.h"
 #include "thaw/records/json_row.h"
-#include "thaw/records/protobuf_value.h"
+#include "thaw/records/framed_value.h"
 
 namespace thaw::records {
 
@@ -284,22 +284,10 @@ static Status BindRegistryValues(const iceberg::TableMetadata& md, const Schema&
                                format);
   }
   const std::string message = md.Property("thaw.row.proto-message");
-  const std::string prefix = format == "avro" ? "thaw.row.avro-schema." : "thaw.row.proto-schema.";
-  for (const auto& [key, text] : md.properties) {
-    if (key.rfind(prefix, 0) != 0) continue;
-    int32_t id = 0;
-    const std::string digits = key.substr(prefix.size());
-    auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), id);
-    if (ec != std::errc() || end != digits.data() + digits.size()) {
-      return Status::Corrupt("table property {}: '{}' is not a schema id", key, digits);
-    }
-    if (format == "avro") {
-      auto avro = AvroValueSchema::Resolve(text, l->value_json[0].type);
-      if (avro.ok()) l->value_by_id[id] = AvroFramed(std::move(*avro));
-    } else {
-      auto proto = ProtobufValueSchema::Resolve(text, message, l->value_json[0].type);
-      if (proto.ok()) l->value_by_id[id] = std::move(*proto);
-    }
+  ASSIGN_OR_RAISE(auto texts, SchemaTextsById(md.properties, format));
+  for (const auto& [id, text] : texts) {
+    auto codec = ResolveFramed(format, text, message, l->value_json[0].type);
+    if (codec.ok()) l->value_by_id[id] = std::move(*codec);
   }
   return Status::OK();
 }
