@@ -452,6 +452,10 @@ class Gen:
             init = f.default_expr()
             init = f"{{{init}}}" if init else "{}"
             out.append(f"{p}  {f.cpp_type()} {f.cname}{init};\n")
+            if f.elem == "records" and f.tag is None:
+                out.append(f"{p}  // More bytes of {f.name}, after {f.cname}'s, by reference: written in place\n"
+                           f"{p}  // (WireWriter::WriteShared), never copied on their way to the socket. Reads leave it empty.\n")
+                out.append(f"{p}  std::vector<std::shared_ptr<const std::string>> {f.cname}_shared;\n")
         out.append(f"{p}  // Tagged fields this codec does not know; written back in tag order.\n")
         out.append(f"{p}  std::vector<::thaw::kafka::TaggedField> unknown_tagged_fields;\n\n")
         out.append(f"{p}  [[nodiscard]] ::thaw::Status Read(::thaw::kafka::WireReader& r, int16_t version);\n")
@@ -625,6 +629,11 @@ class Gen:
             return
         if e in WRITE_FN:
             lines.append(f"{p}{writer}.{WRITE_FN[e]}({rhs});\n")
+        elif e == "records" and f.tag is None and not elem:
+            # Null where the version cannot carry null: written empty.
+            lines.append(f"{p}if ({rhs}.has_value() || !{rhs}_shared.empty() || ({nullable_cond})) {{\n")
+            lines.append(f"{p}  {writer}.WriteNullableRecords({rhs}, {rhs}_shared, {compact});\n")
+            lines.append(f"{p}}} else {{\n{p}  {writer}.WriteBytes(std::string_view(), {compact});\n{p}}}\n")
         elif e in ("string", "bytes", "records"):
             kind = "String" if e == "string" else "Bytes"
             if e == "records" or (not elem and f.is_optional()):
@@ -788,7 +797,7 @@ def generate(specs_dir, out_dir, apis):
     msgs = headers + [m for _, req, resp in pairs for m in (req, resp)]
 
     h = [BANNER, "// Kafka protocol messages (see docs/ARCHITECTURE.md, \"Kafka protocol\").\n",
-         "#pragma once\n\n#include <cstdint>\n#include <limits>\n#include <optional>\n#include <span>\n",
+         "#pragma once\n\n#include <cstdint>\n#include <limits>\n#include <memory>\n#include <optional>\n#include <span>\n",
          "#include <string>\n#include <string_view>\n#include <vector>\n\n",
          "#include \"thaw/common/status.h\"\n#include \"thaw/kafka/protocol/wire.h\"\n\n",
          "namespace thaw::kafka {\n\n",

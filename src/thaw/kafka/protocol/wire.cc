@@ -337,22 +337,55 @@ void WireWriter::WriteNullableString(const std::optional<std::string>& v, bool c
   WriteString(*v, compact);
 }
 
-void WireWriter::WriteBytes(std::string_view v, bool compact) {
-  if (v.size() >= static_cast<size_t>(std::numeric_limits<int32_t>::max())) {
-    Fail(fmt::format("cannot encode Kafka bytes of {} bytes (limit 2^31-2)", v.size()));
+bool WireWriter::WriteBytesLength(size_t size, bool compact) {
+  if (size >= static_cast<size_t>(std::numeric_limits<int32_t>::max())) {
+    Fail(fmt::format("cannot encode Kafka bytes of {} bytes (limit 2^31-2)", size));
     if (compact) {
       WriteUnsignedVarint(1);
     } else {
       WriteInt32(0);
     }
-    return;
+    return false;
   }
   if (compact) {
-    WriteUnsignedVarint(static_cast<uint32_t>(v.size() + 1));
+    WriteUnsignedVarint(static_cast<uint32_t>(size + 1));
   } else {
-    WriteInt32(static_cast<int32_t>(v.size()));
+    WriteInt32(static_cast<int32_t>(size));
   }
-  out_->append(v);
+  return true;
+}
+
+void WireWriter::WriteBytes(std::string_view v, bool compact) {
+  if (WriteBytesLength(v.size(), compact)) out_->append(v);
+}
+
+void WireWriter::WriteShared(std::shared_ptr<const std::string> bytes) {
+  if (!bytes || bytes->empty()) return;
+  shared_bytes_ += bytes->size();
+  shared_.emplace_back(out_->size(), std::move(bytes));
+}
+
+void WireWriter::WriteNullableRecords(const std::optional<std::string>& owned,
+                                      const std::vector<std::shared_ptr<const std::string>>& shared, bool compact) {
+  if (shared.empty()) {
+    WriteNullableBytes(owned, compact);
+    return;
+  }
+  size_t total = owned ? owned->size() : 0;
+  for (const auto& b : shared) total += b ? b->size() : 0;
+  if (!WriteBytesLength(total, compact)) return;
+  if (owned) out_->append(*owned);
+  for (const auto& b : shared) WriteShared(b);
+}
+
+void WireWriter::Flatten() const {
+  if (shared_.empty()) return;
+  std::string flat;
+  flat.reserve(out_->size() + shared_bytes_);
+  ForEachPiece([&](std::string_view piece) { flat.append(piece); });
+  shared_.clear();
+  shared_bytes_ = 0;
+  *out_ = std::move(flat);
 }
 
 void WireWriter::WriteNullableBytes(const std::optional<std::string>& v, bool compact) {
@@ -380,7 +413,14 @@ void WireWriter::WriteArrayLength(int64_t n, bool compact) {
 }
 
 void WireWriter::Append(const WireWriter& other) {
-  out_->append(other.data());
+  // Shared buffers stay shared: other's own bytes are copied around them.
+  size_t pos = 0;
+  for (const auto& [at, bytes] : other.shared_) {
+    out_->append(*other.out_, pos, at - pos);
+    WriteShared(bytes);
+    pos = at;
+  }
+  out_->append(*other.out_, pos, std::string::npos);
   if (status_.ok() && !other.status().ok()) status_ = other.status();
 }
 

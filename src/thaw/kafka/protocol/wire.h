@@ -10,7 +10,10 @@
 // the byte offset in the frame.
 //
 // Writer: appends big-endian integers, (compact) strings, bytes and array
-// lengths to a std::string. Record data is appended with one copy. A value
+// lengths to a std::string. Record data is either appended with one copy or,
+// for shared buffers (a served topic's cached batches), referenced: the
+// writer keeps them alive and a caller sending Pieces() sends them in place,
+// with no copy between the cache and the socket. A value
 // that cannot be encoded (a string longer than 32767 bytes in a non-flexible
 // version) sets a sticky error in status() instead of writing bad bytes.
 #pragma once
@@ -19,9 +22,12 @@
 #include <bit>
 #include <cstdint>
 #include <cstring>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "thaw/common/status.h"
 
@@ -119,9 +125,33 @@ class WireWriter {
   WireWriter(const WireWriter&) = delete;
   WireWriter& operator=(const WireWriter&) = delete;
 
-  const std::string& data() const { return *out_; }
-  size_t size() const { return out_->size(); }
-  std::string Take() { return std::move(*out_); }
+  // All the bytes written, shared ones copied in first (see WriteShared).
+  const std::string& data() const {
+    Flatten();
+    return *out_;
+  }
+  // Bytes written, shared ones included.
+  size_t size() const { return out_->size() + shared_bytes_; }
+  std::string Take() {
+    Flatten();
+    return std::move(*out_);
+  }
+  // The bytes written, in order, as views: runs of the writer's own bytes
+  // and the shared buffers between them (each non-empty). Valid while the
+  // writer lives and is not written to.
+  template <typename F>
+  void ForEachPiece(F&& f) const {
+    size_t pos = 0;
+    for (const auto& [at, bytes] : shared_) {
+      if (at > pos) f(std::string_view(*out_).substr(pos, at - pos));
+      if (!bytes->empty()) f(std::string_view(*bytes));
+      pos = at;
+    }
+    if (out_->size() > pos) f(std::string_view(*out_).substr(pos));
+  }
+  // Appends `bytes` by reference: this writer keeps them alive, Pieces()
+  // gives them in place, data() and Take() copy them in.
+  void WriteShared(std::shared_ptr<const std::string> bytes);
   // The first encoding error (value too long for its length prefix), or OK.
   const Status& status() const { return status_; }
   void Reserve(size_t n) { out_->reserve(out_->size() + n); }
@@ -144,6 +174,11 @@ class WireWriter {
   void WriteNullableString(const std::optional<std::string>& v, bool compact);
   void WriteBytes(std::string_view v, bool compact);
   void WriteNullableBytes(const std::optional<std::string>& v, bool compact);
+  // A records field (Produce, Fetch): `owned`'s bytes then each of `shared`
+  // (by reference), as one bytes field; null when `owned` is null and
+  // `shared` empty.
+  void WriteNullableRecords(const std::optional<std::string>& owned,
+                            const std::vector<std::shared_ptr<const std::string>>& shared, bool compact);
   // n = -1 writes null.
   void WriteArrayLength(int64_t n, bool compact);
   void WriteRaw(std::string_view v) { out_->append(v); }
@@ -163,10 +198,19 @@ class WireWriter {
     out_->append(buf, sizeof(T));
   }
   void Fail(std::string message);
+  // Copies the shared buffers in at their places (data(), Take()).
+  void Flatten() const;
+  // Writes the length prefix of a bytes field of `size` bytes; false (and
+  // an error) when it cannot be encoded.
+  bool WriteBytesLength(size_t size, bool compact);
 
   std::string own_;
   std::string* out_;
   Status status_;
+  // Shared buffers, each at its offset in *out_ (ascending); mutable:
+  // data() copies them in on demand.
+  mutable std::vector<std::pair<size_t, std::shared_ptr<const std::string>>> shared_;
+  mutable size_t shared_bytes_ = 0;
 };
 
 }  // namespace thaw::kafka

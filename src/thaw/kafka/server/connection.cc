@@ -1,6 +1,7 @@
 #include "thaw/kafka/server/connection.h"
 
 #include <array>
+#include <vector>
 
 #include "thaw/common/log.h"
 #include "thaw/kafka/frame_io.h"
@@ -147,10 +148,12 @@ asio::awaitable<void> ServeConnection(Broker& broker, std::shared_ptr<Connection
       break;
     }
     if (ctx.send_response) {
-      const std::string reply_body = std::move(body).Take();
+      // One gather write: the header, then the body's pieces in place (a
+      // Fetch's record batches straight from the batch cache, not copied).
       const std::string reply_header =
-          FrameHeader(correlation_id, msg::ResponseHeaderVersion(api_key, api_version), reply_body.size());
-      const std::array<asio::const_buffer, 2> reply{asio::buffer(reply_header), asio::buffer(reply_body)};
+          FrameHeader(correlation_id, msg::ResponseHeaderVersion(api_key, api_version), body.size());
+      std::vector<asio::const_buffer> reply{asio::buffer(reply_header)};
+      body.ForEachPiece([&](std::string_view piece) { reply.push_back(asio::buffer(piece.data(), piece.size())); });
       co_await asio::async_write(conn->stream, reply, asio::redirect_error(use_awaitable, ec));
       if (ec) {
         if (!broker.stopping) fail("write failed: " + ec.message());

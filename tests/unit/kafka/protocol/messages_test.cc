@@ -374,5 +374,48 @@ TEST(KafkaMessages, RecordsAreWrittenAsOneBlock) {
   EXPECT_EQ(back->responses.at(0).partitions.at(0).records->size(), size_t{1} << 20);
 }
 
+// Batches by reference (a served topic's cache): the same bytes on the wire
+// as the same batches copied in, in every version from v4, with and without
+// bytes of the field's own before them; pieces point into the batches
+// themselves (nothing copied on the way to the socket).
+TEST(KafkaMessages, SharedRecordsEncodeAsIfCopied) {
+  auto a = std::make_shared<const std::string>(std::string(300, 'a'));
+  auto b = std::make_shared<const std::string>(std::string(70000, 'b'));
+  for (int16_t v = 4; v <= msg::FetchResponse::kMaxVersion; ++v) {
+    for (bool own : {false, true}) {
+      msg::FetchResponse shared, copied;
+      for (msg::FetchResponse* r : {&shared, &copied}) {
+        auto& t = r->responses.emplace_back();
+        t.topic = "t";
+        t.partitions.emplace_back().partition_index = 3;
+        t.partitions.emplace_back().partition_index = 4;  // no records at all: null or empty as before
+      }
+      auto& sp = shared.responses[0].partitions[0];
+      sp.records = own ? std::string("own") : std::string();
+      sp.records_shared = {a, b};
+      copied.responses[0].partitions[0].records = (own ? std::string("own") : std::string()) + *a + *b;
+      WireWriter w;
+      shared.Write(w, v);
+      ASSERT_TRUE(w.status().ok());
+      size_t pieces = 0, total = 0;
+      bool in_place = false;
+      w.ForEachPiece([&](std::string_view piece) {
+        ++pieces;
+        total += piece.size();
+        in_place |= piece.data() == b->data();
+      });
+      EXPECT_TRUE(in_place) << "v" << v;
+      EXPECT_GE(pieces, 3u);
+      EXPECT_EQ(total, w.size());
+      const std::string bytes = w.Take();
+      EXPECT_EQ(Hex(bytes), Hex(Encode(copied, v))) << "v" << v << (own ? " with own bytes" : "");
+      auto back = Decode<msg::FetchResponse>(bytes, v);
+      ASSERT_TRUE(back.ok()) << back.status().ToString();
+      EXPECT_EQ(*back->responses[0].partitions[0].records, *copied.responses[0].partitions[0].records);
+      EXPECT_TRUE(back->responses[0].partitions[0].records_shared.empty());
+    }
+  }
+}
+
 }  // namespace
 }  // namespace thaw::kafka

@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <limits>
+#include <memory>
+#include <vector>
 
 #include "test_hex.h"
 
@@ -227,6 +229,44 @@ TEST(WireReader, TruncatedIntegerSaysWhatAndWhere) {
   EXPECT_EQ(st.message(),
             "Kafka message truncated: FetchRequest.FetchPartition.FetchOffset needs 8 bytes at byte offset 2 but "
             "only 1 remain");
+}
+
+TEST(WireWriter, SharedBytesStayInPlaceUntilCopiedIn) {
+  auto shared = std::make_shared<const std::string>("SHARED");
+  WireWriter w;
+  w.WriteInt8(1);
+  w.WriteShared(shared);
+  w.WriteShared(std::make_shared<const std::string>());  // empty: nothing
+  w.WriteInt8(2);
+  EXPECT_EQ(w.size(), 8u);
+  std::vector<std::string_view> pieces;
+  w.ForEachPiece([&](std::string_view p) { pieces.push_back(p); });
+  ASSERT_EQ(pieces.size(), 3u);
+  EXPECT_EQ(pieces[1].data(), shared->data());
+  EXPECT_EQ(std::string(pieces[0]) + std::string(pieces[1]) + std::string(pieces[2]), "\x01SHARED\x02");
+
+  // Appended to another writer, still by reference.
+  WireWriter outer;
+  outer.WriteInt8(0);
+  outer.Append(w);
+  pieces.clear();
+  outer.ForEachPiece([&](std::string_view p) { pieces.push_back(p); });
+  ASSERT_EQ(pieces.size(), 3u);
+  EXPECT_EQ(pieces[1].data(), shared->data());
+  EXPECT_EQ(outer.size(), 9u);
+  // data() copies it in; later writes go after it.
+  EXPECT_EQ(outer.data(), std::string("\x00\x01SHARED\x02", 9));
+  outer.WriteInt8(3);
+  EXPECT_EQ(outer.Take(), std::string("\x00\x01SHARED\x02\x03", 10));
+}
+
+TEST(WireWriter, RecordsNullOnlyWithoutAnyBytes) {
+  WireWriter w;
+  w.WriteNullableRecords(std::nullopt, {}, false);
+  w.WriteNullableRecords(std::nullopt, {}, true);
+  w.WriteNullableRecords(std::nullopt, {std::make_shared<const std::string>("ab")}, true);
+  w.WriteNullableRecords(std::string("x"), {std::make_shared<const std::string>("ab")}, false);
+  EXPECT_EQ(Hex(w.Take()), Hex(std::string("\xff\xff\xff\xff" "\x00" "\x03" "ab" "\x00\x00\x00\x03" "xab", 15)));
 }
 
 TEST(Uuid, TextForms) {

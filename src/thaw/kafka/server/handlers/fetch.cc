@@ -51,6 +51,7 @@ int64_t FetchOnce(std::vector<Slot>& slots, int32_t max_bytes) {
   for (Slot& s : slots) {
     Partition& out = *s.out;
     out.records = std::string();
+    out.records_shared.clear();
     if (!s.topic) continue;  // error set when the slot was made
     const int32_t p = s.request->partition;
     if (p < 0 || p >= s.topic->partition_count()) {
@@ -87,7 +88,8 @@ int64_t FetchOnce(std::vector<Slot>& slots, int32_t max_bytes) {
     out.high_watermark = r->offsets.high_watermark;
     out.last_stable_offset = r->offsets.last_stable();
     out.log_start_offset = r->offsets.log_start;
-    std::string records;
+    // The batches go out by reference, from the cache to the socket.
+    std::vector<std::shared_ptr<const std::string>> records;
     int64_t used = 0, count = 0;
     for (const auto& batch : r->batches) {
       const int64_t size = static_cast<int64_t>(batch->size());
@@ -95,7 +97,7 @@ int64_t FetchOnce(std::vector<Slot>& slots, int32_t max_bytes) {
       // only whole batches that fit.
       if (have_first && used + size > limit) break;
       if (!have_first && used > 0 && used + size > limit) break;
-      records.append(*batch);
+      records.push_back(batch);
       used += size;
       count += metrics::BatchRecordCount(*batch);
       have_first = true;
@@ -103,7 +105,7 @@ int64_t FetchOnce(std::vector<Slot>& slots, int32_t max_bytes) {
     if (used > 0) {
       if (metrics::Metrics* m = metrics::Global()) m->AddRecords("served", s.topic->name(), p, count, used, "table");
     }
-    out.records = std::move(records);
+    out.records_shared = std::move(records);
     total += used;
     budget -= used;
   }
