@@ -160,15 +160,25 @@ asio::awaitable<bool> ProxyConnection::WriteClient(std::string_view frame, std::
   const std::array<asio::const_buffer, 2> buffers{asio::buffer(frame.data(), frame.size()),
                                                    asio::buffer(more.data(), more.size())};
   co_await asio::async_write(client_, buffers, asio::redirect_error(use_awaitable, ec));
-  if (ec) {
-    // A client that closed its end (broken pipe, reset) just went away.
-    const bool gone = ec == asio::error::broken_pipe || ec == asio::error::connection_reset ||
-                      ec == asio::error::eof || ec == asio::error::operation_aborted;
-    if (!closed_ && !gone && !proxy_.stopping()) Fail("write failed: " + ec.message());
-    Close();
-    co_return false;
-  }
-  co_return true;
+  co_return WriteDone(ec);
+}
+
+asio::awaitable<bool> ProxyConnection::WriteClientPieces(std::string_view head, const kafka::WireWriter& body) {
+  std::vector<asio::const_buffer> buffers{asio::buffer(head.data(), head.size())};
+  body.ForEachPiece([&](std::string_view piece) { buffers.push_back(asio::buffer(piece.data(), piece.size())); });
+  asio::error_code ec;
+  co_await asio::async_write(client_, buffers, asio::redirect_error(use_awaitable, ec));
+  co_return WriteDone(ec);
+}
+
+bool ProxyConnection::WriteDone(const asio::error_code& ec) {
+  if (!ec) return true;
+  // A client that closed its end (broken pipe, reset) just went away.
+  const bool gone = ec == asio::error::broken_pipe || ec == asio::error::connection_reset ||
+                    ec == asio::error::eof || ec == asio::error::operation_aborted;
+  if (!closed_ && !gone && !proxy_.stopping()) Fail("write failed: " + ec.message());
+  Close();
+  return false;
 }
 
 asio::awaitable<bool> ProxyConnection::Forward(std::string_view frame, const Pending* pending) {
@@ -537,8 +547,9 @@ asio::awaitable<void> ProxyConnection::ClientLoop() {
             ok = false;
             break;
           }
-          ok = co_await WriteClient(kafka::client::EncodeResponseFrame(
-              peek.correlation_id, msg::ResponseHeaderVersion(kFetch, peek.api_version), *reply));
+          const std::string head = kafka::client::EncodeResponseHead(
+              peek.correlation_id, msg::ResponseHeaderVersion(kFetch, peek.api_version), (*reply)->size());
+          ok = co_await WriteClientPieces(head, **reply);
           break;
         }
         kafka::WireWriter w;

@@ -68,6 +68,12 @@ class ProxyConnection : public std::enable_shared_from_this<ProxyConnection> {
   asio::awaitable<void> Drained();
   // Writes `frame`, then `more` (a gather write).
   asio::awaitable<bool> WriteClient(std::string_view frame, std::string_view more = {});
+  // Writes `head`, then `body`'s pieces in place (a tiered Fetch's table
+  // batches, not copied into a frame).
+  asio::awaitable<bool> WriteClientPieces(std::string_view head, const kafka::WireWriter& body);
+  // After a write to the client: true if it went out; else the connection is
+  // closed (and a failure logged unless the client just went away).
+  bool WriteDone(const asio::error_code& ec);
   // The relayed response frame (without size prefix) rewritten as `p` says;
   // false when it does not decode.
   bool RewriteResponse(const Pending& p, std::string* frame);

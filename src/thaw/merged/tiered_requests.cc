@@ -79,6 +79,14 @@ std::string Encode(const Resp& resp, int16_t version) {
   return std::move(w).Take();
 }
 
+// A Fetch response's body with the table's batches by reference (sent in
+// place by the proxy: ProxyConnection::WriteClientPieces).
+std::unique_ptr<kafka::WireWriter> EncodeBody(const msg::FetchResponse& resp, int16_t version) {
+  auto w = std::make_unique<kafka::WireWriter>();
+  resp.Write(*w, version);
+  return w;
+}
+
 struct Refused {
   std::shared_ptr<TopicLog> log;
   const msg::FetchRequest::FetchPartition* request;
@@ -235,9 +243,12 @@ bool NamesTieredTopic(const TierContext& tc, const msg::ListOffsetsRequest& req)
   return tc.views && NamesView(*tc.views, req);
 }
 
-asio::awaitable<Result<std::string>> TieredFetch(const TierContext& tc, kafka::client::Connection& up,
-                                                 const msg::RequestHeader& header, const msg::FetchRequest& req,
-                                                 int16_t list_offsets_version, UpstreamBounds* bounds) {
+asio::awaitable<Result<std::unique_ptr<kafka::WireWriter>>> TieredFetch(const TierContext& tc,
+                                                                        kafka::client::Connection& up,
+                                                                        const msg::RequestHeader& header,
+                                                                        const msg::FetchRequest& req,
+                                                                        int16_t list_offsets_version,
+                                                                        UpstreamBounds* bounds) {
   const int16_t version = header.request_api_version;
   // prefer=table: partitions whose fetch offset the table holds go upstream
   // with partition_max_bytes 0 (the upstream still decides whether this
@@ -276,7 +287,7 @@ asio::awaitable<Result<std::string>> TieredFetch(const TierContext& tc, kafka::c
   const auto forwarded_at = std::chrono::steady_clock::now();
   CO_ASSIGN_OR_RAISE(auto resp, (co_await Forward<msg::FetchRequest, msg::FetchResponse>(up, header, forwarded)));
   const double upstream_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - forwarded_at).count();
-  if (resp.error_code != 0) co_return Encode(resp, version);
+  if (resp.error_code != 0) co_return EncodeBody(resp, version);
   MoveProbeAnswers(views_plan, resp);
 
   // The tiered partitions of the answer: refused ones, and served ones whose
@@ -341,7 +352,7 @@ asio::awaitable<Result<std::string>> TieredFetch(const TierContext& tc, kafka::c
     }
   }
   if (refused.empty() && served.empty() && preferred_reads.empty() && view_reads.empty()) {
-    co_return Encode(resp, version);
+    co_return EncodeBody(resp, version);
   }
 
   // The table's offsets (an in-memory plan; a pool thread all the same).
@@ -524,6 +535,7 @@ asio::awaitable<Result<std::string>> TieredFetch(const TierContext& tc, kafka::c
         out.error_code = 0;
         out.aborted_transactions = std::vector<msg::FetchResponse::AbortedTransaction>();
         out.records = std::string();
+        out.records_shared.clear();
         if (limit <= 0 && !first_whole) continue;
         auto fetched = r->log->Fetch(out.partition_index, r->request->fetch_offset, std::max<int64_t>(limit, 1));
         if (!fetched.ok()) {
@@ -533,10 +545,12 @@ asio::awaitable<Result<std::string>> TieredFetch(const TierContext& tc, kafka::c
           continue;
         }
         const int64_t added = AppendColdBatches(fetched->batches, r->upstream_start, std::max<int64_t>(limit, 0),
-                                                first_whole, &*out.records);
+                                                first_whole, &out.records_shared);
         used += added;
         if (metrics::Metrics* m = metrics::Global(); m && added > 0) {
-          m->AddRecords("served", r->log->name(), out.partition_index, metrics::RecordsInBatches(*out.records), added,
+          int64_t records = 0;
+          for (const auto& b : out.records_shared) records += metrics::RecordsInBatches(*b);
+          m->AddRecords("served", r->log->name(), out.partition_index, records, added,
                         "table");
         }
       }
@@ -600,7 +614,7 @@ asio::awaitable<Result<std::string>> TieredFetch(const TierContext& tc, kafka::c
     asio::error_code ignored;
     co_await wait.async_wait(asio::redirect_error(asio::use_awaitable, ignored));
   }
-  co_return Encode(resp, version);
+  co_return EncodeBody(resp, version);
 }
 
 asio::awaitable<Result<std::string>> TieredListOffsets(const TierContext& tc, kafka::client::Connection& up,

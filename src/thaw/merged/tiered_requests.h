@@ -24,6 +24,7 @@
 #include <chrono>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <set>
 #include <string>
@@ -99,10 +100,14 @@ bool NamesTieredTopic(const TierContext& tc, const kafka::msg::ListOffsetsReques
 // `list_offsets_version` is a ListOffsets version the upstream takes (for
 // Fetch's own bound requests).
 // `bounds`: the connection's cache of the upstream's bounds (may be null).
-asio::awaitable<Result<std::string>> TieredFetch(const TierContext& tc, kafka::client::Connection& upstream,
-                                                 const kafka::msg::RequestHeader& header,
-                                                 const kafka::msg::FetchRequest& req, int16_t list_offsets_version,
-                                                 UpstreamBounds* bounds = nullptr);
+// The response body: the table's batches in it are referenced, not copied
+// (send it with WireWriter::ForEachPiece).
+asio::awaitable<Result<std::unique_ptr<kafka::WireWriter>>> TieredFetch(const TierContext& tc,
+                                                                        kafka::client::Connection& upstream,
+                                                                        const kafka::msg::RequestHeader& header,
+                                                                        const kafka::msg::FetchRequest& req,
+                                                                        int16_t list_offsets_version,
+                                                                        UpstreamBounds* bounds = nullptr);
 asio::awaitable<Result<std::string>> TieredListOffsets(const TierContext& tc, kafka::client::Connection& upstream,
                                                        const kafka::msg::RequestHeader& header,
                                                        const kafka::msg::ListOffsetsRequest& req);

@@ -32,16 +32,16 @@ int64_t MergedLogStart(int64_t upstream_start, const std::optional<kafka::server
 }
 
 int64_t AppendColdBatches(const std::vector<std::shared_ptr<const std::string>>& batches, int64_t stop_offset,
-                          int64_t limit, bool first_whole, std::string* records) {
+                          int64_t limit, bool first_whole, std::vector<std::shared_ptr<const std::string>>* records) {
   int64_t used = 0;
   for (const auto& b : batches) {
     if (!b || b->size() < kBatchHeaderBytes) continue;
     if (BaseOffset(*b) >= stop_offset) break;
     const int64_t size = static_cast<int64_t>(b->size());
     if (used + size > limit && !(first_whole && used == 0)) break;
-    const size_t at = records->size();
-    records->append(*b);
-    std::fill_n(records->begin() + static_cast<std::ptrdiff_t>(at + kLeaderEpochAt), 4, '\xff');
+    std::string copy = *b;
+    std::fill_n(copy.begin() + static_cast<std::ptrdiff_t>(kLeaderEpochAt), 4, '\xff');
+    records->push_back(std::make_shared<const std::string>(std::move(copy)));
     used += size;
   }
   return used;

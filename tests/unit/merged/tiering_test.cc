@@ -74,10 +74,13 @@ std::shared_ptr<const std::string> Batch(int64_t base, int n, int32_t epoch) {
 
 TEST(AppendColdBatches, StopsWhereTheUpstreamServesAndClearsTheLeaderEpoch) {
   std::vector<std::shared_ptr<const std::string>> batches{Batch(0, 10, 7), Batch(10, 10, 7), Batch(20, 10, 7)};
-  std::string records;
-  const int64_t used = AppendColdBatches(batches, 20, 1 << 20, true, &records);
+  std::vector<std::shared_ptr<const std::string>> copies;
+  const int64_t used = AppendColdBatches(batches, 20, 1 << 20, true, &copies);
   EXPECT_EQ(used, static_cast<int64_t>(batches[0]->size() + batches[1]->size()));
+  std::string records;
+  for (const auto& c : copies) records += *c;
   ASSERT_EQ(records.size(), static_cast<size_t>(used));
+  EXPECT_EQ(batches[0]->substr(12, 4), std::string("\0\0\0\x07", 4));  // the cached batch keeps its epoch
   // Each copy still decodes (CRC intact) and carries epoch -1.
   auto decoded = kafka::DecodeRecordBatches(records);
   ASSERT_TRUE(decoded.ok()) << decoded.status().message();
@@ -92,7 +95,7 @@ TEST(AppendColdBatches, StopsWhereTheUpstreamServesAndClearsTheLeaderEpoch) {
 
 TEST(AppendColdBatches, TheFirstBatchIsWholeAndTheRestFitTheLimit) {
   std::vector<std::shared_ptr<const std::string>> batches{Batch(0, 10, 0), Batch(10, 10, 0)};
-  std::string records;
+  std::vector<std::shared_ptr<const std::string>> records;
   EXPECT_EQ(AppendColdBatches(batches, 100, 1, true, &records), static_cast<int64_t>(batches[0]->size()));
   records.clear();
   EXPECT_EQ(AppendColdBatches(batches, 100, 1, false, &records), 0);

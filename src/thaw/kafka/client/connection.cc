@@ -215,15 +215,20 @@ std::string EncodeRequestFrame(const msg::RequestHeader& header, int16_t header_
   return out;
 }
 
-std::string EncodeResponseFrame(int32_t correlation_id, int16_t header_version, std::string_view body) {
+std::string EncodeResponseHead(int32_t correlation_id, int16_t header_version, size_t body_size) {
   msg::ResponseHeader header;
   header.correlation_id = correlation_id;
   WireWriter w;
   w.WriteInt32(0);
   header.Write(w, header_version);
   std::string out = std::move(w).Take();
+  PutBigEndian32(out.data(), static_cast<uint32_t>(out.size() - 4 + body_size));
+  return out;
+}
+
+std::string EncodeResponseFrame(int32_t correlation_id, int16_t header_version, std::string_view body) {
+  std::string out = EncodeResponseHead(correlation_id, header_version, body.size());
   out.append(body);
-  PutBigEndian32(out.data(), static_cast<uint32_t>(out.size() - 4));
   return out;
 }
 
