@@ -44,6 +44,11 @@ constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
 constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
 // Rows per Arrow batch decoded from Parquet (output batches use ReadOptions::batch_size).
 constexpr int64_t kParquetBatchRows = 65536;
+// ... and at most about this many bytes of Arrow arrays per batch: a binary
+// column's buffer grows by doubling as a batch is decoded (copied at each
+// step, into memory the allocator takes fresh from the system once it is
+// this large), so a row group of big values is decoded in several batches.
+constexpr int64_t kParquetBatchBytes = int64_t{4} << 20;
 // Dictionary pages the inputs of a merge may hold open whatever the budget.
 constexpr int64_t kDictionaryAllowance = int64_t{64} << 20;
 // The smallest batch a merge input reads at once.
@@ -713,7 +718,10 @@ Status RecordReader::Impl::LoadCluster(Cluster* c) {
   for (size_t u = 0; u < c->units.size(); ++u) {
     const TaskState& t = tasks[c->units[u].task];
     pq::ParquetFile* pf = c->files[u].get();
-    ASSIGN_OR_RAISE(auto reader, pf->Read({c->units[u].rg}, ProjectedColumns(*pf, t), kParquetBatchRows));
+    const int64_t rg_rows = std::max<int64_t>(1, pf->row_group_num_rows(c->units[u].rg));
+    const int64_t per_row = std::max<int64_t>(1, c->units[u].arrow_estimate / rg_rows);
+    const int64_t batch_rows = std::clamp<int64_t>(kParquetBatchBytes / per_row, 1024, kParquetBatchRows);
+    ASSIGN_OR_RAISE(auto reader, pf->Read({c->units[u].rg}, ProjectedColumns(*pf, t), batch_rows));
     int64_t pos = pf->row_group_first_row(c->units[u].rg);
     const int64_t first = pos;
     int64_t bytes = 0;
