@@ -10,6 +10,7 @@ confluent-kafka's AvroDeserializer reads every record as the row holds it.
   record name): that schema and its id are used, nothing new registered;
 * a thaw-row table archived through the registry replays its own ids,
   byte for byte, whatever --value-format says;
+* --dry-run registers nothing (looks the derived schema up only);
 * refused before anything is produced: use.latest.version with a schema
   the columns cannot take (naming the column), auto.register.schemas=false
   with no such schema, --value-format avro without a registry.
@@ -42,6 +43,32 @@ def _replay(thaw, uri: str, table: str, kafka, topic: str, *extra: str):
 def _schema_id(value: bytes) -> int:
     assert value[0] == 0, value[:8]
     return int.from_bytes(value[1:5], "big")
+
+
+def test_dry_run_registers_nothing(kafka, thaw, warehouse, schema_registry):
+    """--dry-run looks the derived schema up but never registers it (a user
+    checking the plan must not change the registry); the real run then does."""
+    from confluent_kafka.schema_registry.error import SchemaRegistryError
+    topic = archive_topics.topic_name("regdry")
+    p = thaw("replay", "--catalog", warehouse.uri, "--table", "ns.connect_flat", "--brokers", kafka.bootstrap,
+             "--topic", topic, "--value-format", "avro", "--schema-registry", schema_registry.url, "--dry-run",
+             timeout=120)
+    err = p.stderr.decode(errors="replace")
+    assert p.returncode == 0, err[-3000:]
+    assert f"a replay would register the schema derived from the table under subject {topic}-value" in err, err
+    with pytest.raises(SchemaRegistryError) as missing:
+        schema_registry.client().get_latest_version(f"{topic}-value")
+    assert missing.value.http_status_code == 404
+    p = _replay(thaw, warehouse.uri, "ns.connect_flat", kafka, topic, "--value-format", "avro",
+                "--schema-registry", schema_registry.url)
+    assert p.returncode == 0, p.stderr.decode(errors="replace")[-3000:]
+    registered = schema_registry.client().get_latest_version(f"{topic}-value")
+    # A second dry run finds it: no "would register" line.
+    p = thaw("replay", "--catalog", warehouse.uri, "--table", "ns.connect_flat", "--brokers", kafka.bootstrap,
+             "--topic", topic, "--value-format", "avro", "--schema-registry", schema_registry.url, "--dry-run",
+             timeout=120)
+    assert p.returncode == 0 and "would register" not in p.stderr.decode(errors="replace")
+    assert schema_registry.client().get_latest_version(f"{topic}-value").version == registered.version
 
 
 def test_connect_sink_rows_as_avro(kafka, thaw, warehouse, schema_registry):

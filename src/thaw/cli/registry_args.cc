@@ -69,9 +69,10 @@ Result<std::shared_ptr<records::ValueAvroChooser>> MakeValueAvroChooser(
 
 Result<std::shared_ptr<records::ValueAvroChooser>> ValueAvroChooserFor(const std::string& format,
                                                                        const RegistryArgs& args,
-                                                                       const std::string& topic) {
+                                                                       const std::string& topic, bool dry_run) {
   registry::SerializerSettings settings;
   ASSIGN_OR_RAISE(auto client, OpenRegistry(args, &settings));
+  settings.dry_run = dry_run;
   if ((format.empty() || format == "json") && client) {
     return Status::Invalid("--schema-registry is for --value-format avro (values encoded through the registry)");
   }

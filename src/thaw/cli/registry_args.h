@@ -46,8 +46,9 @@ Result<std::shared_ptr<registry::SchemaRegistry>> OpenRegistry(const RegistryArg
 Result<std::shared_ptr<records::ValueAvroChooser>> MakeValueAvroChooser(
     const std::string& format, const std::shared_ptr<registry::SchemaRegistry>& client,
     const registry::SerializerSettings& settings, const std::string& topic);
+// `dry_run`: nothing is registered (SerializerSettings::dry_run).
 Result<std::shared_ptr<records::ValueAvroChooser>> ValueAvroChooserFor(const std::string& format,
                                                                        const RegistryArgs& args,
-                                                                       const std::string& topic);
+                                                                       const std::string& topic, bool dry_run = false);
 
 }  // namespace thaw::cli

@@ -285,7 +285,7 @@ Status RunReplayCommand(const ReplayArgs& a) {
   if (a.verify && a.link_headers == "off")
     return Status::Invalid("--verify needs the link headers (--link-headers on)");
   RETURN_NOT_OK(a.table.Apply(&o.read));
-  ASSIGN_OR_RAISE(o.read.layout.value_avro, ValueAvroChooserFor(a.value_format, a.registry, o.topic));
+  ASSIGN_OR_RAISE(o.read.layout.value_avro, ValueAvroChooserFor(a.value_format, a.registry, o.topic, a.dry_run));
   if (!a.partitions.empty()) {
     o.read.partitions = a.partitions;
     o.asked_partitions = a.partitions;

@@ -126,6 +126,15 @@ Result<records::ValueAvroChooser::Choice> AvroValueChooser::ChooseUncached(const
     }
   }
   Schema schema{SchemaType::kAvro, derived, {}};
+  if (settings_.auto_register && settings_.dry_run) {
+    auto found = registry_->Lookup(subject, schema, settings_.normalize);
+    if (found.ok()) return Choice{derived, found->id};
+    if (found.status().code() != StatusCode::kNotFound) return found.status();
+    log::Info("dry run: a replay would register the schema derived from the table under subject {}; nothing is "
+              "registered now",
+              subject);
+    return Choice{derived, std::nullopt};
+  }
   if (settings_.auto_register) {
     auto id = registry_->Register(subject, schema, settings_.normalize);
     if (!id.ok()) {

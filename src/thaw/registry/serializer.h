@@ -37,6 +37,10 @@ struct SerializerSettings {
   bool use_latest = false;
   bool normalize = false;
   SubjectNameStrategy strategy = SubjectNameStrategy::kTopic;
+  // Not a serializer setting: `--dry-run`. Nothing is registered; a schema
+  // that a run would register is looked up, and when the subject lacks it
+  // the choice has no id (the plan says so).
+  bool dry_run = false;
 
   // Takes the serializer settings out of `properties` (the rest are the
   // registry client's); `origin` starts errors.
