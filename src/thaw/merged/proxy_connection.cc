@@ -7,6 +7,7 @@
 #include "thaw/kafka/tls_context.h"
 #include "thaw/kafka/protocol/errors.h"
 #include "thaw/kafka/protocol/messages.h"
+#include "thaw/kafka/protocol/response_frame.h"
 #include "thaw/merged/api_versions.h"
 #include "thaw/merged/proxy.h"
 #include "thaw/merged/splice_relay.h"
@@ -547,7 +548,7 @@ asio::awaitable<void> ProxyConnection::ClientLoop() {
             ok = false;
             break;
           }
-          const std::string head = kafka::client::EncodeResponseHead(
+          const std::string head = kafka::EncodeResponseHead(
               peek.correlation_id, msg::ResponseHeaderVersion(kFetch, peek.api_version), (*reply)->size());
           ok = co_await WriteClientPieces(head, **reply);
           break;

@@ -3,6 +3,7 @@
 #include "thaw/common/secrets.h"
 #include "thaw/kafka/ca_bundle.h"
 #include "thaw/kafka/frame_io.h"
+#include "thaw/kafka/protocol/response_frame.h"
 #include "thaw/kafka/tls_context.h"
 
 #include <array>
@@ -212,17 +213,6 @@ std::string EncodeRequestFrame(const msg::RequestHeader& header, int16_t header_
   std::string out = std::move(w).Take();
   out.append(body);
   PutBigEndian32(out.data(), static_cast<uint32_t>(out.size() - 4));
-  return out;
-}
-
-std::string EncodeResponseHead(int32_t correlation_id, int16_t header_version, size_t body_size) {
-  msg::ResponseHeader header;
-  header.correlation_id = correlation_id;
-  WireWriter w;
-  w.WriteInt32(0);
-  header.Write(w, header_version);
-  std::string out = std::move(w).Take();
-  PutBigEndian32(out.data(), static_cast<uint32_t>(out.size() - 4 + body_size));
   return out;
 }
 

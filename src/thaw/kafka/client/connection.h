@@ -102,9 +102,6 @@ bool PeekCorrelationId(std::string_view frame, int32_t* out);
 // `header_version`.
 std::string EncodeRequestFrame(const msg::RequestHeader& header, int16_t header_version, std::string_view body);
 std::string EncodeResponseFrame(int32_t correlation_id, int16_t header_version, std::string_view body);
-// The size prefix and response header of a frame whose body (sent after it)
-// is `body_size` bytes.
-std::string EncodeResponseHead(int32_t correlation_id, int16_t header_version, size_t body_size);
 
 class Connection {
  public:

@@ -12,7 +12,7 @@
 // Writer: appends big-endian integers, (compact) strings, bytes and array
 // lengths to a std::string. Record data is either appended with one copy or,
 // for shared buffers (a served topic's cached batches), referenced: the
-// writer keeps them alive and a caller sending Pieces() sends them in place,
+// writer keeps them alive and a caller sending ForEachPiece()'s views sends them in place,
 // with no copy between the cache and the socket. A value
 // that cannot be encoded (a string longer than 32767 bytes in a non-flexible
 // version) sets a sticky error in status() instead of writing bad bytes.
@@ -144,13 +144,13 @@ class WireWriter {
     size_t pos = 0;
     for (const auto& [at, bytes] : shared_) {
       if (at > pos) f(std::string_view(*out_).substr(pos, at - pos));
-      if (!bytes->empty()) f(std::string_view(*bytes));
+      f(std::string_view(*bytes));  // never empty (WriteShared)
       pos = at;
     }
     if (out_->size() > pos) f(std::string_view(*out_).substr(pos));
   }
-  // Appends `bytes` by reference: this writer keeps them alive, Pieces()
-  // gives them in place, data() and Take() copy them in.
+  // Appends `bytes` by reference: this writer keeps them alive,
+  // ForEachPiece() gives them in place, data() and Take() copy them in.
   void WriteShared(std::shared_ptr<const std::string> bytes);
   // The first encoding error (value too long for its length prefix), or OK.
   const Status& status() const { return status_; }

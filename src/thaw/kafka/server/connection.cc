@@ -7,6 +7,7 @@
 #include "thaw/kafka/frame_io.h"
 #include "thaw/kafka/protocol/errors.h"
 #include "thaw/kafka/protocol/messages.h"
+#include "thaw/kafka/protocol/response_frame.h"
 #include "thaw/kafka/protocol/wire.h"
 #include "thaw/kafka/server/dispatch.h"
 
@@ -39,22 +40,6 @@ std::string UnsupportedApiVersionsBody() {
   return std::move(w).Take();
 }
 
-// The size prefix and response header of a response whose body is `body_size`
-// bytes; written together with the body (one gather write, no copy of it).
-std::string FrameHeader(int32_t correlation_id, int16_t header_version, size_t body_size) {
-  msg::ResponseHeader header;
-  header.correlation_id = correlation_id;
-  WireWriter w;
-  w.WriteInt32(0);  // size, patched below
-  header.Write(w, header_version);
-  std::string out = std::move(w).Take();
-  const uint32_t size = static_cast<uint32_t>(out.size() - 4 + body_size);
-  out[0] = static_cast<char>(size >> 24);
-  out[1] = static_cast<char>(size >> 16);
-  out[2] = static_cast<char>(size >> 8);
-  out[3] = static_cast<char>(size);
-  return out;
-}
 
 }  // namespace
 
@@ -111,7 +96,7 @@ asio::awaitable<void> ServeConnection(Broker& broker, std::shared_ptr<Connection
     if (api_version < handler->min_version || api_version > handler->max_version) {
       if (api_key == kApiVersionsKey) {
         const std::string reply_body = UnsupportedApiVersionsBody();
-        const std::string reply_header = FrameHeader(correlation_id, 0, reply_body.size());
+        const std::string reply_header = EncodeResponseHead(correlation_id, 0, reply_body.size());
         const std::array<asio::const_buffer, 2> reply{asio::buffer(reply_header), asio::buffer(reply_body)};
         co_await asio::async_write(conn->stream, reply, asio::redirect_error(use_awaitable, ec));
         if (ec) break;
@@ -151,7 +136,7 @@ asio::awaitable<void> ServeConnection(Broker& broker, std::shared_ptr<Connection
       // One gather write: the header, then the body's pieces in place (a
       // Fetch's record batches straight from the batch cache, not copied).
       const std::string reply_header =
-          FrameHeader(correlation_id, msg::ResponseHeaderVersion(api_key, api_version), body.size());
+          EncodeResponseHead(correlation_id, msg::ResponseHeaderVersion(api_key, api_version), body.size());
       std::vector<asio::const_buffer> reply{asio::buffer(reply_header)};
       body.ForEachPiece([&](std::string_view piece) { reply.push_back(asio::buffer(piece.data(), piece.size())); });
       co_await asio::async_write(conn->stream, reply, asio::redirect_error(use_awaitable, ec));
