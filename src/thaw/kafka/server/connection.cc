@@ -40,7 +40,6 @@ std::string UnsupportedApiVersionsBody() {
   return std::move(w).Take();
 }
 
-
 }  // namespace
 
 asio::awaitable<void> ServeConnection(Broker& broker, std::shared_ptr<ConnectionState> conn,
