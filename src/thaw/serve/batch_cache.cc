@@ -110,7 +110,9 @@ void BatchCache::Put(const std::string& key, std::shared_ptr<const Segment> segm
 
 BatchCache::Stats BatchCache::stats() const {
   std::lock_guard<std::mutex> lock(mu_);
-  return stats_;
+  Stats s = stats_;
+  s.loading = static_cast<int64_t>(flights_.size());
+  return s;
 }
 
 }  // namespace thaw::serve

@@ -61,6 +61,7 @@ class BatchCache {
     int64_t evictions = 0;  // entries dropped to stay under capacity
     int64_t entries = 0;    // now
     int64_t bytes = 0;      // now
+    int64_t loading = 0;    // now: segments being read (a load may fill several)
   };
 
   // What one load produced: the segment of every key it filled (it must

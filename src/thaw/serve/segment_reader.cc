@@ -54,21 +54,32 @@ Status BatchCutter::Add(const records::RecordBatch& source, size_t begin, size_t
   return Status::OK();
 }
 
-Status BatchCutter::Flush() {
-  if (pending_.records.empty()) return Status::OK();
+Result<EncodedBatch> BatchCutter::EncodeOne(const records::RecordBatch& records) {
   auto bytes = std::make_shared<std::string>();
-  RETURN_NOT_OK(kafka::AppendRecordBatch(pending_.records, pending_, batch_, bytes.get()));
+  RETURN_NOT_OK(kafka::AppendRecordBatch(records.records, records, batch_, bytes.get()));
   // Cached for long: no spare capacity (a compressed batch may have been
   // sized for its uncompressed records).
   if (bytes->capacity() > bytes->size() + bytes->size() / 8) bytes->shrink_to_fit();
   EncodedBatch b;
-  b.base_offset = pending_.records.front().offset;
-  b.last_offset = pending_.records.back().offset;
-  b.records = static_cast<int32_t>(pending_.records.size());
-  out_->bytes += static_cast<int64_t>(bytes->size());
+  b.base_offset = records.records.front().offset;
+  b.last_offset = records.records.back().offset;
+  b.records = static_cast<int32_t>(records.records.size());
   b.bytes = std::move(bytes);
-  out_->batches.push_back(std::move(b));
+  return b;
+}
+
+Status BatchCutter::Flush() {
+  if (pending_.records.empty()) return Status::OK();
   ++batches_;
+  if (defer_) {
+    cut_last_.push_back(pending_.records.back().offset);
+    cuts_.push_back(std::move(pending_));
+    encoded_.emplace_back();
+  } else {
+    ASSIGN_OR_RAISE(EncodedBatch b, EncodeOne(pending_));
+    out_->bytes += static_cast<int64_t>(b.bytes->size());
+    out_->batches.push_back(std::move(b));
+  }
   pending_.Clear();
   pending_bytes_ = 0;
   return Status::OK();
@@ -80,9 +91,32 @@ Status BatchCutter::Finish() {
   return Status::OK();
 }
 
+Result<const EncodedBatch*> BatchCutter::Encode(size_t k) {
+  if (!defer_ || k >= cuts_.size()) return Status::Internal("serve: batch {} of {} is not a deferred cut", k, cuts_.size());
+  if (!encoded_[k]) {
+    ASSIGN_OR_RAISE(EncodedBatch b, EncodeOne(cuts_[k]));
+    encoded_[k] = std::move(b);
+    cuts_[k] = records::RecordBatch();  // its views are no longer needed
+  }
+  return &*encoded_[k];
+}
+
+Status BatchCutter::EncodeAll() {
+  if (!defer_) return Status::OK();
+  for (size_t k = 0; k < cuts_.size(); ++k) {
+    ASSIGN_OR_RAISE(const EncodedBatch* b, Encode(k));
+    out_->bytes += static_cast<int64_t>(b->bytes->size());
+    out_->batches.push_back(*b);
+  }
+  cuts_.clear();
+  encoded_.clear();
+  cut_last_.clear();
+  return Status::OK();
+}
+
 Result<SegmentReadResult> ReadSegments(const std::shared_ptr<const records::ReadPlan>& plan,
                                        const std::set<int32_t>& partitions, int64_t lo, int64_t hi,
-                                       const SegmentReadOptions& options) {
+                                       const SegmentReadOptions& options, const EarlyFetch* early) {
   if (partitions.empty()) return Status::Internal("serve: a segment read without partitions");
   records::ReadOptions ro;
   ro.partitions = partitions;
@@ -100,8 +134,9 @@ Result<SegmentReadResult> ReadSegments(const std::shared_ptr<const records::Read
     Segment& s = out.segments[p];
     s.lo = lo;
     s.hi = hi;
+    const bool defer = early && early->partition == p;
     cutters.emplace(std::piecewise_construct, std::forward_as_tuple(p),
-                    std::forward_as_tuple(options.cut, options.batch, &s));
+                    std::forward_as_tuple(options.cut, options.batch, &s, defer));
   }
   records::RecordBatch b;
   while (true) {
@@ -124,6 +159,32 @@ Result<SegmentReadResult> ReadSegments(const std::shared_ptr<const records::Read
   for (auto& [p, c] : cutters) {
     RETURN_NOT_OK(c.Finish());
     out.batches += c.batches();
+  }
+  if (early) {
+    // The waiting Fetch's batches first, then the rest of its segment.
+    auto c = cutters.find(early->partition);
+    if (c != cutters.end()) {
+      BatchCutter& cut = c->second;
+      size_t k = 0;
+      while (k < cut.cut_count() && cut.cut_last_offset(k) < early->fetch_offset) ++k;
+      if (k < cut.cut_count()) {
+        std::vector<EncodedBatch> taken;
+        int64_t bytes = 0;
+        for (; k < cut.cut_count(); ++k) {
+          ASSIGN_OR_RAISE(const EncodedBatch* b, cut.Encode(k));
+          const int64_t size = static_cast<int64_t>(b->bytes->size());
+          if (!taken.empty() && bytes + size > early->max_bytes) break;
+          taken.push_back(*b);
+          bytes += size;
+          if (bytes >= early->max_bytes) {
+            ++k;
+            break;
+          }
+        }
+        early->deliver(std::move(taken), k >= cut.cut_count());
+      }
+      RETURN_NOT_OK(cut.EncodeAll());
+    }
   }
   out.decode = reader->decode_stats();
   return out;

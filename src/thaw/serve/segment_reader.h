@@ -6,10 +6,13 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "thaw/common/status.h"
 #include "thaw/kafka/protocol/record_batch.h"
@@ -31,6 +34,22 @@ struct SegmentReadOptions {
   std::string spill_dir;
 };
 
+// A Fetch waiting for the segment it reads (served_topic.cc): once the
+// segment's rows are read and its batches cut, the batches this Fetch
+// returns -- from the one holding `fetch_offset`, whole batches while they
+// stay within `max_bytes` (the first always, KIP-74) -- are encoded first and
+// handed to `deliver`; the rest of the segment is encoded after, and the
+// whole segment (the same batches) is the read's result, for the cache.
+// `reaches_end`: the batches handed over run to the segment's end (the Fetch
+// may take more from the next segment). Not called when the segment has no
+// batch at or after `fetch_offset`.
+struct EarlyFetch {
+  int32_t partition = 0;
+  int64_t fetch_offset = 0;
+  int64_t max_bytes = 0;
+  std::function<void(std::vector<EncodedBatch> batches, bool reaches_end)> deliver;
+};
+
 struct SegmentReadResult {
   std::map<int32_t, Segment> segments;  // one per partition asked (possibly empty)
   records::RecordReader::DecodeStats decode;
@@ -38,9 +57,11 @@ struct SegmentReadResult {
 };
 
 // Reads [lo, hi) of `partitions` from `plan` (hi = INT64_MAX: to the end).
+// With `early` (one of `partitions`), its Fetch's batches are handed over
+// before the rest of its segment is encoded (EarlyFetch).
 Result<SegmentReadResult> ReadSegments(const std::shared_ptr<const records::ReadPlan>& plan,
                                        const std::set<int32_t>& partitions, int64_t lo, int64_t hi,
-                                       const SegmentReadOptions& options);
+                                       const SegmentReadOptions& options, const EarlyFetch* early = nullptr);
 
 // A RecordReader of one partition kept open between segments, for
 // partitions whose files overlap in offset range so much that a segment
@@ -85,25 +106,42 @@ class SegmentCursor {
 // Cuts one partition's records (given in ascending offset order, possibly
 // from many RecordBatches) into batches appended to a Segment. A record is
 // copied as a view (its bytes stay owned by the source batch's keepalive)
-// until its batch is encoded.
+// until its batch is encoded. Where a batch ends depends only on the records
+// (BatchCut), never on when it is encoded.
 class BatchCutter {
  public:
-  BatchCutter(const BatchCut& cut, const kafka::BatchOptions& batch, Segment* out)
-      : cut_(cut), batch_(batch), out_(out) {}
+  // `defer`: batches are cut but not encoded until Encode(k) / EncodeAll()
+  // (so that some can be encoded before others: EarlyFetch).
+  BatchCutter(const BatchCut& cut, const kafka::BatchOptions& batch, Segment* out, bool defer = false)
+      : cut_(cut), batch_(batch), out_(out), defer_(defer) {}
   // Adds source.records[begin, end) (all of this cutter's partition).
   Status Add(const records::RecordBatch& source, size_t begin, size_t end);
-  // Encodes the pending records.
+  // Cuts (and, unless deferred, encodes) the pending records.
   Status Finish();
   int64_t batches() const { return batches_; }
 
+  // Deferred only, after Finish: the batches cut, by their last offsets ...
+  size_t cut_count() const { return cuts_.size(); }
+  int64_t cut_last_offset(size_t k) const { return cut_last_[k]; }
+  // ... batch k encoded (once; it stays in place) ...
+  Result<const EncodedBatch*> Encode(size_t k);
+  // ... and every batch not yet encoded, then all of them appended to the
+  // Segment in offset order.
+  Status EncodeAll();
+
  private:
   Status Flush();
+  Result<EncodedBatch> EncodeOne(const records::RecordBatch& records);
   BatchCut cut_;
   kafka::BatchOptions batch_;
   Segment* out_;
+  bool defer_ = false;
   records::RecordBatch pending_;
   int64_t pending_bytes_ = 0;
   int64_t batches_ = 0;
+  std::vector<records::RecordBatch> cuts_;    // deferred: the records of each batch cut
+  std::vector<std::optional<EncodedBatch>> encoded_;  // deferred: batch k once encoded
+  std::vector<int64_t> cut_last_;                     // deferred: batch k's last offset
 };
 
 }  // namespace thaw::serve

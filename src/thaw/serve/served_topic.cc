@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <condition_variable>
 #include <filesystem>
 #include <limits>
 
@@ -223,8 +224,15 @@ Result<std::shared_ptr<ServedTopic::State::Part>> ServedTopic::State::PartOf(int
 
 struct ServedTopic::Counters {
   std::atomic<int64_t> segment_reads{0}, segments_filled{0}, row_groups{0}, rows{0}, batches{0}, offset_reads{0},
-      refreshes{0}, read_aheads{0};
+      refreshes{0}, read_aheads{0}, early_answers{0};
 };
+
+namespace {
+// Threads of a topic's load pool (LoadForFetch): as many as the server's
+// default --threads, so that every Fetch the server runs at once can wait
+// on a read of its own.
+constexpr size_t kFetchLoadThreads = 4;
+}  // namespace
 
 ServedTopic::ServedTopic(std::shared_ptr<catalog::Catalog> catalog, TopicConfig config, ServeOptions options,
                          std::shared_ptr<BatchCache> cache)
@@ -446,6 +454,7 @@ ServedTopic::Stats ServedTopic::stats() const {
   s.refreshes = counters_->refreshes;
   const auto streamed = streams_->stats();
   s.read_aheads = counters_->read_aheads;
+  s.early_answers = counters_->early_answers;
   s.segments_cut = streamed.segments_cut;
   s.cursors_opened = streamed.cursors_opened;
   s.cursors_continued = streamed.cursors_continued;
@@ -455,7 +464,8 @@ ServedTopic::Stats ServedTopic::stats() const {
   return s;
 }
 
-Result<std::shared_ptr<const Segment>> ServedTopic::LoadSegment(State& st, int32_t p, size_t i) {
+Result<std::shared_ptr<const Segment>> ServedTopic::LoadSegment(State& st, int32_t p, size_t i,
+                                                                const EarlyFetch* early) {
   ASSIGN_OR_RAISE(auto part, st.PartOf(p));
   const int64_t lo = part->lo[i], hi = part->hi(i);
   // Siblings: partitions the contributing files hold whose own index has
@@ -484,7 +494,7 @@ Result<std::shared_ptr<const Segment>> ServedTopic::LoadSegment(State& st, int32
         so.batch.leader_epoch = kLeaderEpoch;
         so.memory_budget = options_.memory_budget;
         so.spill_dir = options_.spill_dir;
-        auto read = ReadSegments(st.plan, parts, lo, hi, so);
+        auto read = ReadSegments(st.plan, parts, lo, hi, so, early);
         if (!read.ok()) {
           return read.status().WithContext(fmt::format("topic '{}' (table {}) partition {} offsets [{}, {})",
                                                        config_.name, st.table->name, p, lo,
@@ -501,6 +511,67 @@ Result<std::shared_ptr<const Segment>> ServedTopic::LoadSegment(State& st, int32
         }
         return out;
       });
+}
+
+Result<ServedTopic::EarlyBatches> ServedTopic::LoadForFetch(const std::shared_ptr<State>& st, int32_t partition,
+                                                            size_t i, int64_t fetch_offset, int64_t max_bytes) {
+  // What the read hands the waiting Fetch: its batches, or the whole
+  // segment (when it was cached or read by another meanwhile), or an error.
+  struct Waiter {
+    std::mutex mu;
+    std::condition_variable cv;
+    bool ready = false;
+    Status status;
+    EarlyBatches early;
+    std::shared_ptr<const Segment> segment;
+  };
+  auto w = std::make_shared<Waiter>();
+  std::call_once(loads_once_, [this] { loads_ = std::make_unique<ThreadPool>(kFetchLoadThreads); });
+  loads_->Submit([this, st, partition, i, fetch_offset, max_bytes, w] {
+    EarlyFetch early;
+    early.partition = partition;
+    early.fetch_offset = fetch_offset;
+    early.max_bytes = max_bytes;
+    early.deliver = [w](std::vector<EncodedBatch> batches, bool reaches_end) {
+      std::lock_guard<std::mutex> lock(w->mu);
+      w->early.batches = std::move(batches);
+      w->early.reaches_end = reaches_end;
+      w->ready = true;
+      w->cv.notify_all();
+    };
+    auto seg = LoadSegment(*st, partition, i, &early);
+    std::lock_guard<std::mutex> lock(w->mu);
+    if (w->ready) return;  // answered early; the segment is in the cache now
+    if (seg.ok()) {
+      w->segment = std::move(*seg);
+    } else {
+      w->status = seg.status();
+    }
+    w->ready = true;
+    w->cv.notify_all();
+  });
+  std::unique_lock<std::mutex> lock(w->mu);
+  w->cv.wait(lock, [&] { return w->ready; });
+  RETURN_NOT_OK(w->status);
+  if (!w->segment) {
+    ++counters_->early_answers;
+    return std::move(w->early);
+  }
+  // Read without an early answer: the Fetch's batches from the whole segment.
+  EarlyBatches out;
+  int64_t bytes = 0;
+  out.reaches_end = true;
+  for (const auto& b : w->segment->batches) {
+    if (b.last_offset < fetch_offset) continue;
+    const int64_t size = static_cast<int64_t>(b.bytes->size());
+    if (!out.batches.empty() && bytes + size > max_bytes) {
+      out.reaches_end = false;
+      break;
+    }
+    out.batches.push_back(b);
+    bytes += size;
+  }
+  return out;
 }
 
 Result<PartitionOffsets> ServedTopic::Offsets(int32_t partition) {
@@ -658,6 +729,20 @@ Result<FetchResult> ServedTopic::Fetch(int32_t partition, int64_t fetch_offset, 
     if (!ahead_ || next >= part->lo.size() || cache_->Has(part->keys[next])) return;
     Ahead([this, st, partition, next] { (void)LoadSegment(*st, partition, next); });
   };
+  // A segment neither cached nor being read (a consumer that seeks, or one
+  // ahead of the read-ahead) is read on the load pool, and this Fetch is
+  // answered as soon as its own batches are encoded, not the whole segment.
+  if (i < part->lo.size() && !cache_->Has(part->keys[i])) {
+    ASSIGN_OR_RAISE(auto early, LoadForFetch(st, partition, i, fetch_offset, max_bytes));
+    Segment seg;
+    seg.batches = std::move(early.batches);
+    const bool more = take(seg) && early.reaches_end;
+    if (!more) {
+      read_next(i + 1);
+      return out;
+    }
+    ++i;
+  }
   for (; i < part->lo.size(); ++i) {
     ASSIGN_OR_RAISE(auto seg, LoadSegment(*st, partition, i));
     if (!take(*seg)) break;

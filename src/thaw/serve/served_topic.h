@@ -90,6 +90,7 @@
 namespace thaw::serve {
 
 class StreamedSegments;
+struct EarlyFetch;
 
 class LeaderEpochs;
 
@@ -225,6 +226,7 @@ class ServedTopic : public kafka::server::TopicLog {
     int64_t cursors_opened = 0;
     int64_t cursors_continued = 0;
     int64_t read_aheads = 0;  // segment reads started ahead of consumers
+    int64_t early_answers = 0;  // Fetches answered before the rest of their segment was encoded
   };
   Stats stats() const;
 
@@ -237,7 +239,21 @@ class ServedTopic : public kafka::server::TopicLog {
   Result<PartitionOffsets> OffsetsIn(State& st, int32_t partition);
   // Segment i of the partition: cached, or read with every other partition
   // whose segment i' has the same range and row groups (decoded once).
-  Result<std::shared_ptr<const Segment>> LoadSegment(State& st, int32_t partition, size_t i);
+  // With `early`, the Fetch waiting for it gets its batches as soon as they
+  // are encoded (segment_reader.h's EarlyFetch).
+  Result<std::shared_ptr<const Segment>> LoadSegment(State& st, int32_t partition, size_t i,
+                                                     const EarlyFetch* early = nullptr);
+  // Segment i read on the load pool for a Fetch from `fetch_offset`: the
+  // batches it returns (whole batches from the one holding fetch_offset,
+  // within max_bytes) as soon as they are encoded, while the rest of the
+  // segment is encoded for the cache. `reaches_end`: they run to the
+  // segment's end.
+  struct EarlyBatches {
+    std::vector<EncodedBatch> batches;
+    bool reaches_end = true;
+  };
+  Result<EarlyBatches> LoadForFetch(const std::shared_ptr<State>& st, int32_t partition, size_t i,
+                                    int64_t fetch_offset, int64_t max_bytes);
   // o's leader epoch; the high watermark counts as served when st is current.
   void Served(const State& st, int32_t partition, PartitionOffsets* o);
   // A partition's high watermark: the highest served, and the new snapshot's below it.
@@ -280,6 +296,9 @@ class ServedTopic : public kafka::server::TopicLog {
   std::unique_ptr<Counters> counters_;
   std::unique_ptr<StreamedSegments> streams_;
   std::atomic<int> ahead_running_{0};
+  // Segment reads for waiting Fetches (LoadForFetch), made on first use.
+  std::once_flag loads_once_;
+  std::unique_ptr<ThreadPool> loads_;
   std::unique_ptr<ThreadPool> ahead_;  // last: joined first, while what its reads use is alive
 };
 

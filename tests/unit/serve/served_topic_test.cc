@@ -458,6 +458,12 @@ TEST_F(ServeFixture, OffsetForTimeAndMaxTimestampMatchABruteForceScan) {
   }
 }
 
+// Polls `done` for up to ten seconds (background reads finishing).
+static bool Eventually(const std::function<bool()>& done) {
+  for (int i = 0; i < 1000 && !done(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  return done();
+}
+
 TEST_F(ServeFixture, CachedSegmentsAreNotDecodedAgain) {
   ServeOptions opts = Options();
   auto reg = Registry({"serve_part"}, opts);
@@ -466,6 +472,9 @@ TEST_F(ServeFixture, CachedSegmentsAreNotDecodedAgain) {
   const int64_t mid = rows[rows.size() / 2].offset;  // present: found in the first segment looked at
   auto first = t->Fetch(0, mid, 1);
   ASSERT_TRUE(first.ok());
+  // The first Fetch may be answered before the rest of its segment is
+  // encoded and cached (AFetchOfASegmentNotCached...): wait for the cache.
+  ASSERT_TRUE(Eventually([&] { return reg->cache()->stats().loading == 0; }));
   const auto s1 = t->stats();
   const auto c1 = reg->cache()->stats();
   for (int i = 0; i < 5; ++i) {
@@ -477,6 +486,49 @@ TEST_F(ServeFixture, CachedSegmentsAreNotDecodedAgain) {
   EXPECT_EQ(t->stats().segment_reads, s1.segment_reads);
   EXPECT_EQ(reg->cache()->stats().hits, c1.hits + 5);
   EXPECT_EQ(reg->cache()->stats().misses, c1.misses);
+}
+
+TEST_F(ServeFixture, AFetchOfASegmentNotCachedIsAnsweredBeforeTheRestOfItIsEncoded) {
+  auto rows = ReaderRows("serve_part")[3];
+  ASSERT_GE(rows.size(), 4u);
+  const int64_t mid = rows[rows.size() / 2].offset;
+  // max_bytes 1: the batch holding `mid` only; unbounded: it and every batch after.
+  for (const int64_t max_bytes : {int64_t{1}, int64_t{1} << 40}) {
+    SCOPED_TRACE("max_bytes " + std::to_string(max_bytes));
+    auto reg = Registry({"serve_part"});
+    auto t = reg->FindTopic("serve_part");
+    ASSERT_TRUE(t->Offsets(3).ok());  // reads (and caches) the first and last segments
+    ASSERT_TRUE(Eventually([&] { return reg->cache()->stats().loading == 0; }));
+    const auto before = t->stats();
+    auto early = t->Fetch(3, mid, max_bytes);
+    ASSERT_TRUE(early.ok()) << early.status().ToString();
+    EXPECT_EQ(t->stats().early_answers, before.early_answers + 1);
+    Rows got = Decode(*early);
+    ASSERT_FALSE(got.empty());
+    ASSERT_LE(got.front().offset, mid);
+    ASSERT_GE(got.back().offset, mid);
+    auto from = std::lower_bound(rows.begin(), rows.end(), got.front().offset,
+                                 [](const Row& r, int64_t o) { return r.offset < o; });
+    ASSERT_GE(static_cast<size_t>(rows.end() - from), got.size());
+    EXPECT_EQ(Rows(from, from + static_cast<ptrdiff_t>(got.size())), got);
+    if (max_bytes == 1) {
+      EXPECT_EQ(early->batches.size(), 1u);
+    } else {
+      EXPECT_EQ(got.back().offset, rows.back().offset);  // on to the end of the partition
+    }
+    // The rest of the segment is encoded and cached after the answer: the
+    // same Fetch again is the same batches (cut by the records alone, the
+    // very bytes the early answer sent), from the cache, with no new read.
+    ASSERT_TRUE(Eventually([&] { return reg->cache()->stats().loading == 0; }));
+    const auto settled = t->stats();
+    auto again = t->Fetch(3, mid, max_bytes);
+    ASSERT_TRUE(again.ok());
+    ASSERT_EQ(again->batches.size(), early->batches.size());
+    for (size_t k = 0; k < again->batches.size(); ++k) EXPECT_EQ(*again->batches[k], *early->batches[k]) << k;
+    EXPECT_EQ(again->batches[0], early->batches[0]);  // the same cached bytes, not a copy
+    EXPECT_EQ(t->stats().segment_reads, settled.segment_reads);
+    EXPECT_EQ(t->stats().early_answers, settled.early_answers);
+  }
 }
 
 TEST_F(ServeFixture, ConcurrentFetchesOfOneSegmentDecodeItOnce) {
@@ -503,12 +555,6 @@ TEST_F(ServeFixture, ConcurrentFetchesOfOneSegmentDecodeItOnce) {
   EXPECT_EQ(t->stats().segment_reads, before.segment_reads + 1);
   const auto c = reg->cache()->stats();
   EXPECT_GE(c.waits + c.hits, 7);
-}
-
-// Polls `done` for up to ten seconds (background reads finishing).
-static bool Eventually(const std::function<bool()>& done) {
-  for (int i = 0; i < 1000 && !done(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  return done();
 }
 
 TEST_F(ServeFixture, ReadAheadDecodesTheNextSegmentOnceWhileTheConsumerTakesThisOne) {
