@@ -1,12 +1,15 @@
 #include "thaw/parquet/parquet_file.h"
 
+#include <arrow/array/concatenate.h>
 #include <arrow/array/data.h>
+#include <arrow/chunked_array.h>
 #include <arrow/io/caching.h>
 #include <arrow/io/interfaces.h>
 #include <arrow/memory_pool.h>
 #include <arrow/util/future.h>
 #include <arrow/util/key_value_metadata.h>
 #include <parquet/arrow/schema.h>
+#include <parquet/column_reader.h>
 #include <parquet/file_reader.h>
 #include <parquet/metadata.h>
 #include <parquet/size_statistics.h>
@@ -100,6 +103,66 @@ arrow::io::CacheOptions RemoteCacheOptions(bool lazy) {
   cache.prefetch_limit = lazy ? kPrefetchRanges : 0;
   return cache;
 }
+
+// A Parquet file reader whose column page readers skip data pages by a
+// filter per leaf column (ReadRows): the reader it wraps does the rest.
+using DataPageFilter = std::function<bool(const parquet::DataPageStats&)>;
+using PageFilterFor = std::function<DataPageFilter(int leaf)>;
+
+class FilteredRowGroup : public parquet::RowGroupReader::Contents {
+ public:
+  FilteredRowGroup(std::shared_ptr<parquet::RowGroupReader> inner, const parquet::ReaderProperties* props,
+                   PageFilterFor filter_for)
+      : inner_(std::move(inner)), props_(props), filter_for_(std::move(filter_for)) {}
+  std::unique_ptr<parquet::PageReader> GetColumnPageReader(int i) override {
+    auto pages = inner_->GetColumnPageReader(i);
+    if (auto filter = filter_for_(i)) pages->set_data_page_filter(std::move(filter));
+    return pages;
+  }
+  const parquet::RowGroupMetaData* metadata() const override { return inner_->metadata(); }
+  const parquet::ReaderProperties* properties() const override { return props_; }
+
+ private:
+  std::shared_ptr<parquet::RowGroupReader> inner_;
+  const parquet::ReaderProperties* props_;
+  PageFilterFor filter_for_;
+};
+
+class FilteredContents : public parquet::ParquetFileReader::Contents {
+ public:
+  FilteredContents(std::unique_ptr<parquet::ParquetFileReader::Contents> inner,
+                   std::shared_ptr<const parquet::ReaderProperties> props, PageFilterFor filter_for)
+      : inner_(std::move(inner)), props_(std::move(props)), filter_for_(std::move(filter_for)) {}
+  void Close() override { inner_->Close(); }
+  std::shared_ptr<parquet::RowGroupReader> GetRowGroup(int i) override {
+    return std::make_shared<parquet::RowGroupReader>(
+        std::make_unique<FilteredRowGroup>(inner_->GetRowGroup(i), props_.get(), filter_for_));
+  }
+  std::shared_ptr<parquet::FileMetaData> metadata() const override { return inner_->metadata(); }
+  std::shared_ptr<parquet::PageIndexReader> GetPageIndexReader() override { return inner_->GetPageIndexReader(); }
+  parquet::BloomFilterReader& GetBloomFilterReader() override { return inner_->GetBloomFilterReader(); }
+
+ private:
+  std::unique_ptr<parquet::ParquetFileReader::Contents> inner_;
+  std::shared_ptr<const parquet::ReaderProperties> props_;
+  PageFilterFor filter_for_;
+};
+
+// One batch, then the end (ReadRows).
+class OneBatchReader : public arrow::RecordBatchReader {
+ public:
+  explicit OneBatchReader(std::shared_ptr<arrow::RecordBatch> batch) : schema_(batch->schema()), batch_(std::move(batch)) {}
+  std::shared_ptr<arrow::Schema> schema() const override { return schema_; }
+  arrow::Status ReadNext(std::shared_ptr<arrow::RecordBatch>* batch) override {
+    *batch = std::move(batch_);
+    batch_ = nullptr;
+    return arrow::Status::OK();
+  }
+
+ private:
+  std::shared_ptr<arrow::Schema> schema_;
+  std::shared_ptr<arrow::RecordBatch> batch_;
+};
 
 }  // namespace
 
@@ -195,6 +258,8 @@ Result<std::unique_ptr<ParquetFile>> ParquetFile::OpenWith(storage::FileIO& io, 
     pf->remote_ = remote != nullptr;
     pf->streaming_ = streaming;
     pf->reader_ = std::move(reader);
+    pf->source_ = adapter;
+    pf->reader_properties_ = std::make_shared<parquet::ReaderProperties>(rprops);
     if (remote && !footer_known && !from_cache) {
       auto md = pf->reader_->parquet_reader()->metadata();
       // Parsed metadata takes a few times its serialised size.
@@ -537,6 +602,88 @@ Result<std::unique_ptr<arrow::RecordBatchReader>> ParquetFile::Read(const std::v
     }
     reader_->set_batch_size(batch_size);
     ARROW_ASSIGN_OR_RAISE_CTX(auto rb, reader_->GetRecordBatchReader(row_groups, leaves), ctx);
+    if (mapped_) return std::unique_ptr<arrow::RecordBatchReader>(new MappedBatchReader(std::move(rb), mapped_top_));
+    return std::unique_ptr<arrow::RecordBatchReader>(std::move(rb));
+  });
+}
+
+Result<std::unique_ptr<arrow::RecordBatchReader>> ParquetFile::ReadRows(int rg, const std::vector<int>& top_level,
+                                                                        int64_t from, int64_t to) {
+  const std::string ctx = "Parquet file " + location_;
+  if (rg < 0 || rg >= num_row_groups()) {
+    return Status::Internal("{}: row group {} asked of {}", ctx, rg, num_row_groups());
+  }
+  const int64_t rows = row_group_num_rows(rg);
+  if (from < 0 || to > rows || from > to) {
+    return Status::Internal("{}: rows [{}, {}) of row group {} (of {} rows) asked", ctx, from, to, rg, rows);
+  }
+  return CatchParquet(ctx, [&]() -> Result<std::unique_ptr<arrow::RecordBatchReader>> {
+    const auto& fields = reader_->manifest().schema_fields;
+    const parquet::SchemaDescriptor* schema = reader_->parquet_reader()->metadata()->schema();
+    // Per skippable leaf: the rows its pages have covered so far, and the
+    // first row of the first page kept (-1: none yet).
+    struct Skip {
+      int64_t row = 0;
+      int64_t first_kept = -1;
+    };
+    std::map<int, std::shared_ptr<Skip>> skips;
+    for (int f : top_level) {
+      const auto& sf = fields.at(static_cast<size_t>(f));
+      if (!sf.children.empty() || sf.column_index < 0) continue;
+      if (schema->Column(sf.column_index)->max_repetition_level() != 0) continue;
+      skips.emplace(sf.column_index, std::make_shared<Skip>());
+    }
+    PageFilterFor filter_for = [&skips, from, to](int leaf) -> DataPageFilter {
+      auto it = skips.find(leaf);
+      if (it == skips.end()) return nullptr;
+      return [skip = it->second, from, to](const parquet::DataPageStats& page) {
+        // Not repeated: a page's values are its rows.
+        const int64_t begin = skip->row, end = skip->row + page.num_values;
+        skip->row = end;
+        if (end <= from || begin >= to) return true;
+        if (skip->first_kept < 0) skip->first_kept = begin;
+        return false;
+      };
+    };
+    auto contents = parquet::ParquetFileReader::Contents::Open(source_, *reader_properties_,
+                                                                reader_->parquet_reader()->metadata());
+    auto filtered = std::make_unique<FilteredContents>(std::move(contents), reader_properties_, filter_for);
+    auto file = std::make_unique<parquet::ParquetFileReader>();
+    file->Open(std::move(filtered));
+    parquet::ArrowReaderProperties props;
+    props.set_use_threads(false);
+    props.set_pre_buffer(false);
+    ARROW_ASSIGN_OR_RAISE_CTX(auto reader,
+                              parquet::arrow::FileReader::Make(arrow::default_memory_pool(), std::move(file), props), ctx);
+    std::shared_ptr<arrow::Schema> full;
+    RETURN_NOT_OK(FromArrow(reader->GetSchema(&full), ctx));
+    std::vector<std::shared_ptr<arrow::Field>> out_fields;
+    std::vector<std::shared_ptr<arrow::Array>> columns;
+    for (int f : top_level) {
+      std::shared_ptr<arrow::ChunkedArray> chunked;
+      RETURN_NOT_OK(FromArrow(reader->RowGroup(rg)->Column(f)->Read(&chunked), ctx));
+      const auto& sf = fields.at(static_cast<size_t>(f));
+      int64_t first = 0;  // the row group row of chunked's first row
+      if (auto it = skips.find(sf.column_index); it != skips.end()) {
+        first = it->second->first_kept >= 0 ? it->second->first_kept : from;  // no page kept: no rows asked
+      }
+      if (from - first < 0 || chunked->length() < to - first) {
+        return Status::Corrupt("{}: row group {} column '{}' gave {} rows from row {}, where rows [{}, {}) were asked",
+                               ctx, rg, sf.field->name(), chunked->length(), first, from, to);
+      }
+      auto sliced = chunked->Slice(from - first, to - from);
+      std::shared_ptr<arrow::Array> column;
+      if (sliced->num_chunks() == 1) {
+        column = sliced->chunk(0);
+      } else {
+        ARROW_ASSIGN_OR_RAISE_CTX(column, arrow::Concatenate(sliced->chunks()), ctx);
+      }
+      out_fields.push_back(full->field(f));
+      columns.push_back(std::move(column));
+    }
+    auto out_schema = arrow::schema(out_fields, full->metadata());
+    auto batch = arrow::RecordBatch::Make(out_schema, to - from, std::move(columns));
+    std::unique_ptr<arrow::RecordBatchReader> rb(new OneBatchReader(std::move(batch)));
     if (mapped_) return std::unique_ptr<arrow::RecordBatchReader>(new MappedBatchReader(std::move(rb), mapped_top_));
     return std::unique_ptr<arrow::RecordBatchReader>(std::move(rb));
   });

@@ -3,6 +3,7 @@
 // row-group statistics exposed for pruning.
 #pragma once
 
+#include <arrow/io/interfaces.h>
 #include <arrow/record_batch.h>
 #include <arrow/type_fwd.h>
 #include <parquet/arrow/reader.h>
@@ -91,6 +92,15 @@ class ParquetFile {
   Result<std::unique_ptr<arrow::RecordBatchReader>> Read(const std::vector<int>& row_groups,
                                                          const std::vector<int>& top_level, int64_t batch_size);
 
+  // Rows [from, to) of row group `rg` (numbered within it), projected to
+  // the given top-level fields, as one batch. The data pages of a field that
+  // is a single non-repeated column are skipped, undecompressed, where they
+  // hold none of those rows (rows counted from each page header: no page
+  // index needed); other fields are decoded whole and sliced. For a seek
+  // into a large row group: about a page per column instead of all of them.
+  Result<std::unique_ptr<arrow::RecordBatchReader>> ReadRows(int rg, const std::vector<int>& top_level, int64_t from,
+                                                             int64_t to);
+
   // Starts fetching the column chunks a later Read of exactly these row
   // groups and fields needs, now, on Arrow's IO thread pool (coalesced as
   // Read would), and returns at once: the fetch overlaps whatever the caller
@@ -117,6 +127,10 @@ class ParquetFile {
   std::vector<int> LeavesOf(const std::vector<int>& top_level) const;
 
   std::unique_ptr<::parquet::arrow::FileReader> reader_;
+  // The file and reader properties reader_ was opened with (ReadRows opens
+  // a second reader over them, sharing the parsed footer).
+  std::shared_ptr<arrow::io::RandomAccessFile> source_;
+  std::shared_ptr<::parquet::ReaderProperties> reader_properties_;
   int64_t file_size_ = -1;
   bool remote_ = false;
   bool streaming_ = false;

@@ -239,6 +239,9 @@ struct RecordReader::Impl {
   void LearnDecoded(int64_t estimate, int64_t actual);
   Status PrepareMerge(Cluster* c);
   Result<bool> IsSortedByOffset(pq::ParquetFile& pf, const std::vector<int>& rgs, int32_t partition);
+  // ReadOptions::narrow_rows: the rows [first, second) of u's row group
+  // that can hold offsets in range, or none when it is read whole.
+  Result<std::optional<std::pair<int64_t, int64_t>>> NarrowRows(pq::ParquetFile& pf, const Unit& u);
   Status SpillRuns(pq::ParquetFile& pf, const TaskState& t, const std::vector<int>& rgs, const Cluster& of,
                    int64_t run_budget, int64_t batch_bytes, std::vector<std::string>* runs);
   void DropAtBoundary(Cluster* c);
@@ -721,8 +724,22 @@ Status RecordReader::Impl::LoadCluster(Cluster* c) {
     const int64_t rg_rows = std::max<int64_t>(1, pf->row_group_num_rows(c->units[u].rg));
     const int64_t per_row = std::max<int64_t>(1, c->units[u].arrow_estimate / rg_rows);
     const int64_t batch_rows = std::clamp<int64_t>(kParquetBatchBytes / per_row, 1024, kParquetBatchRows);
-    ASSIGN_OR_RAISE(auto reader, pf->Read({c->units[u].rg}, ProjectedColumns(*pf, t), batch_rows));
     int64_t pos = pf->row_group_first_row(c->units[u].rg);
+    std::unique_ptr<arrow::RecordBatchReader> reader;
+    std::optional<std::pair<int64_t, int64_t>> rows;
+    if (!c->prefetched || opt.require_narrow) {
+      ASSIGN_OR_RAISE(rows, NarrowRows(*pf, c->units[u]));
+    }
+    if (rows) {
+      {
+        std::lock_guard<std::mutex> lock(merge_mu);
+        ++decode_stats.narrowed;
+      }
+      ASSIGN_OR_RAISE(reader, pf->ReadRows(c->units[u].rg, ProjectedColumns(*pf, t), rows->first, rows->second));
+      pos += rows->first;
+    } else {
+      ASSIGN_OR_RAISE(reader, pf->Read({c->units[u].rg}, ProjectedColumns(*pf, t), batch_rows));
+    }
     const int64_t first = pos;
     int64_t bytes = 0;
     const std::string ctx = "Parquet file " + pf->location();
@@ -878,6 +895,44 @@ class RunInput : public MergeInput {
 
 // Whether the rows of `partition` in these row groups (in this order) are in
 // offset order: read from the offset (and partition) columns alone.
+Result<std::optional<std::pair<int64_t, int64_t>>> RecordReader::Impl::NarrowRows(pq::ParquetFile& pf, const Unit& u) {
+  using Out = std::optional<std::pair<int64_t, int64_t>>;
+  const bool cut_front = opt.from_offset && u.lo < *opt.from_offset;
+  const bool cut_back = opt.to_offset && u.hi >= *opt.to_offset;
+  if (!opt.narrow_rows || !layout.offset || (!cut_front && !cut_back)) return Out();
+  const int64_t rows = pf.row_group_num_rows(u.rg);
+  if (rows < ReadOptions::kNarrowMinRows && !opt.require_narrow) return Out();
+  auto refuse = [&](std::string_view why) -> Result<Out> {
+    if (!opt.require_narrow) return Out();
+    return Status::Unsupported("Parquet file {} row group {}: not read in part ({})", pf.location(), u.rg, why);
+  };
+  if (pf.remote()) return refuse("on an object store");
+  const int off_col = pf.TopLevelField(layout.offset->top_level_id(), layout.offset->names[0]);
+  if (off_col < 0) return refuse("no offset column");
+  const std::string ctx = "Parquet file " + pf.location();
+  ASSIGN_OR_RAISE(auto reader, pf.Read({u.rg}, {off_col}, std::max<int64_t>(rows, 1)));
+  std::vector<int64_t> offsets;
+  offsets.reserve(static_cast<size_t>(rows));
+  while (true) {
+    std::shared_ptr<arrow::RecordBatch> b;
+    RETURN_NOT_OK(pq::FromArrow(reader->ReadNext(&b), ctx));
+    if (!b) break;
+    auto off = Resolve(*b, *layout.offset);
+    if (!off) return refuse("no offset column");
+    for (int64_t i = 0; i < b->num_rows(); ++i) {
+      std::optional<int64_t> o = off->IsNull(i) ? std::nullopt : GetInt(*off->array, i);
+      if (!o) return refuse("a null offset");
+      if (!offsets.empty() && *o < offsets.back()) return refuse("offsets not in ascending row order");
+      offsets.push_back(*o);
+    }
+  }
+  if (static_cast<int64_t>(offsets.size()) != rows) return refuse("offset column shorter than the row group");
+  const int64_t from = cut_front ? std::lower_bound(offsets.begin(), offsets.end(), *opt.from_offset) - offsets.begin() : 0;
+  const int64_t to = cut_back ? std::lower_bound(offsets.begin(), offsets.end(), *opt.to_offset) - offsets.begin() : rows;
+  if (from == 0 && to == rows) return Out();
+  return Out(std::make_pair(from, std::max(from, to)));
+}
+
 Result<bool> RecordReader::Impl::IsSortedByOffset(pq::ParquetFile& pf, const std::vector<int>& rgs, int32_t partition) {
   std::vector<int> cols;
   int off_col = pf.TopLevelField(layout.offset->top_level_id(), layout.offset->names[0]);

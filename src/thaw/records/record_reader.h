@@ -98,6 +98,20 @@ struct ReadOptions {
   // carry no key, value or headers. For summaries (inspect) that must not
   // pay for decoding values.
   bool metadata_only = false;
+  // A row group the offset range [from_offset, to_offset) cuts, whose
+  // offsets ascend in row order, is decoded only over the rows that can
+  // hold offsets in range: its offset column is read first, then the data
+  // pages of the other columns that hold those rows (pq::ParquetFile::ReadRows).
+  // Local files only (on an object store each column chunk would be a
+  // request of its own rather than one coalesced read), and row groups of
+  // at least kNarrowMinRows rows.
+  bool narrow_rows = true;
+  // For a seek that must not decode whole row groups (serve's first Fetch
+  // of a segment): a row group in range that cannot be narrowed as above
+  // (offsets not ascending, no offset column, an object store) makes Next
+  // fail with kUnsupported, before anything of it is decoded.
+  bool require_narrow = false;
+  static constexpr int64_t kNarrowMinRows = 4096;
   int64_t batch_size = 4096;
   // Clusters (groups of row groups) decoded ahead of the consumer, each on
   // its own thread. Memory is about read_ahead + 1 clusters.
@@ -169,6 +183,7 @@ class RecordReader {
     int64_t row_groups = 0;
     int64_t rows = 0;
     int64_t bytes = 0;
+    int64_t narrowed = 0;  // row groups read over part of their rows (ReadOptions::narrow_rows)
   };
   DecodeStats decode_stats() const;
   // Read-ahead so far (ReadOptions::prefetch): clusters whose column chunks

@@ -126,6 +126,7 @@ Result<SegmentReadResult> ReadSegments(const std::shared_ptr<const records::Read
   ro.memory_budget = options.memory_budget;
   ro.spill_dir = options.spill_dir;
   ro.read_ahead = 1;  // a segment is normally one row group: nothing to read ahead of
+  ro.require_narrow = options.require_narrow;
   ASSIGN_OR_RAISE(auto reader, records::RecordReader::Make(plan, ro));
 
   SegmentReadResult out;

@@ -224,7 +224,7 @@ Result<std::shared_ptr<ServedTopic::State::Part>> ServedTopic::State::PartOf(int
 
 struct ServedTopic::Counters {
   std::atomic<int64_t> segment_reads{0}, segments_filled{0}, row_groups{0}, rows{0}, batches{0}, offset_reads{0},
-      refreshes{0}, read_aheads{0}, early_answers{0};
+      refreshes{0}, read_aheads{0}, early_answers{0}, seek_reads{0};
 };
 
 namespace {
@@ -455,6 +455,7 @@ ServedTopic::Stats ServedTopic::stats() const {
   const auto streamed = streams_->stats();
   s.read_aheads = counters_->read_aheads;
   s.early_answers = counters_->early_answers;
+  s.seek_reads = counters_->seek_reads;
   s.segments_cut = streamed.segments_cut;
   s.cursors_opened = streamed.cursors_opened;
   s.cursors_continued = streamed.cursors_continued;
@@ -487,14 +488,7 @@ Result<std::shared_ptr<const Segment>> ServedTopic::LoadSegment(State& st, int32
       part->keys[i], also, [&](const std::vector<std::string>& keys) -> Result<BatchCache::Loaded> {
         std::set<int32_t> parts;
         for (const auto& k : keys) parts.insert(partition_of.at(k));
-        SegmentReadOptions so;
-        so.cut = {options_.batch_bytes, options_.batch_records};
-        so.batch.compression = config_.compression;
-        so.batch.level = config_.compression_level;
-        so.batch.leader_epoch = kLeaderEpoch;
-        so.memory_budget = options_.memory_budget;
-        so.spill_dir = options_.spill_dir;
-        auto read = ReadSegments(st.plan, parts, lo, hi, so, early);
+        auto read = ReadSegments(st.plan, parts, lo, hi, SegmentOptions(), early);
         if (!read.ok()) {
           return read.status().WithContext(fmt::format("topic '{}' (table {}) partition {} offsets [{}, {})",
                                                        config_.name, st.table->name, p, lo,
@@ -505,12 +499,62 @@ Result<std::shared_ptr<const Segment>> ServedTopic::LoadSegment(State& st, int32
         counters_->row_groups += read->decode.row_groups;
         counters_->rows += read->decode.rows;
         counters_->batches += read->batches;
+        LearnRecordBytes(*read);
         BatchCache::Loaded out;
         for (const auto& k : keys) {
           out.emplace(k, std::make_shared<const Segment>(std::move(read->segments.at(partition_of.at(k)))));
         }
         return out;
       });
+}
+
+SegmentReadOptions ServedTopic::SegmentOptions() const {
+  SegmentReadOptions so;
+  so.cut = {options_.batch_bytes, options_.batch_records};
+  so.batch.compression = config_.compression;
+  so.batch.level = config_.compression_level;
+  so.batch.leader_epoch = kLeaderEpoch;
+  so.memory_budget = options_.memory_budget;
+  so.spill_dir = options_.spill_dir;
+  return so;
+}
+
+void ServedTopic::LearnRecordBytes(const SegmentReadResult& read) {
+  int64_t records = 0, bytes = 0;
+  for (const auto& [p, seg] : read.segments) {
+    for (const auto& b : seg.batches) records += b.records;
+    bytes += seg.bytes;
+  }
+  if (records > 0) record_bytes_ = std::max<int64_t>(1, bytes / records);
+}
+
+ThreadPool& ServedTopic::LoadPool() {
+  std::call_once(loads_once_, [this] { loads_ = std::make_unique<ThreadPool>(kFetchLoadThreads); });
+  return *loads_;
+}
+
+Result<std::optional<Segment>> ServedTopic::SeekRead(State& st, int32_t partition, size_t i, int64_t fetch_offset,
+                                                     int64_t max_bytes) {
+  ASSIGN_OR_RAISE(auto part, st.PartOf(partition));
+  const int64_t hi = part->hi(i);
+  // A small segment costs about what its part would: read it whole.
+  if (hi != kMax && hi - part->lo[i] < records::ReadOptions::kNarrowMinRows) return std::optional<Segment>();
+  // The records that fill max_bytes, by the size of those read so far (a
+  // short answer only means the consumer asks again sooner).
+  const int64_t per = record_bytes_.load();
+  const int64_t rows = std::clamp<int64_t>(max_bytes / std::max<int64_t>(per, 1) + 16, 16, kMaxSegmentRows);
+  const int64_t to = fetch_offset > kMax - rows ? kMax : std::min(hi, fetch_offset + rows);
+  SegmentReadOptions so = SegmentOptions();
+  so.require_narrow = true;
+  auto read = ReadSegments(st.plan, {partition}, fetch_offset, to, so);
+  if (!read.ok()) {
+    if (read.status().code() == StatusCode::kUnsupported) return std::optional<Segment>();  // read it whole
+    return read.status().WithContext(fmt::format("topic '{}' (table {}) partition {} from offset {}", config_.name,
+                                                 st.table->name, partition, fetch_offset));
+  }
+  ++counters_->seek_reads;
+  counters_->rows += read->decode.rows;
+  return std::optional<Segment>(std::move(read->segments.at(partition)));
 }
 
 Result<ServedTopic::EarlyBatches> ServedTopic::LoadForFetch(const std::shared_ptr<State>& st, int32_t partition,
@@ -526,8 +570,7 @@ Result<ServedTopic::EarlyBatches> ServedTopic::LoadForFetch(const std::shared_pt
     std::shared_ptr<const Segment> segment;
   };
   auto w = std::make_shared<Waiter>();
-  std::call_once(loads_once_, [this] { loads_ = std::make_unique<ThreadPool>(kFetchLoadThreads); });
-  loads_->Submit([this, st, partition, i, fetch_offset, max_bytes, w] {
+  LoadPool().Submit([this, st, partition, i, fetch_offset, max_bytes, w] {
     EarlyFetch early;
     early.partition = partition;
     early.fetch_offset = fetch_offset;
@@ -730,8 +773,19 @@ Result<FetchResult> ServedTopic::Fetch(int32_t partition, int64_t fetch_offset, 
     Ahead([this, st, partition, next] { (void)LoadSegment(*st, partition, next); });
   };
   // A segment neither cached nor being read (a consumer that seeks, or one
-  // ahead of the read-ahead) is read on the load pool, and this Fetch is
-  // answered as soon as its own batches are encoded, not the whole segment.
+  // ahead of the read-ahead): where its row groups can be read in part, this
+  // Fetch's records alone are decoded (SeekRead) and the whole segment is
+  // read for the cache on the load pool; else the segment is read on the
+  // load pool and this Fetch answered as soon as its own batches are
+  // encoded, not the whole segment.
+  if (i < part->lo.size() && !cache_->Has(part->keys[i])) {
+    ASSIGN_OR_RAISE(auto seek, SeekRead(*st, partition, i, fetch_offset, max_bytes));
+    if (seek && !seek->batches.empty()) {
+      LoadPool().Submit([this, st, partition, i] { (void)LoadSegment(*st, partition, i); });
+      take(*seek);
+      return out;
+    }
+  }
   if (i < part->lo.size() && !cache_->Has(part->keys[i])) {
     ASSIGN_OR_RAISE(auto early, LoadForFetch(st, partition, i, fetch_offset, max_bytes));
     Segment seg;

@@ -91,6 +91,8 @@ namespace thaw::serve {
 
 class StreamedSegments;
 struct EarlyFetch;
+struct SegmentReadOptions;
+struct SegmentReadResult;
 
 class LeaderEpochs;
 
@@ -227,6 +229,7 @@ class ServedTopic : public kafka::server::TopicLog {
     int64_t cursors_continued = 0;
     int64_t read_aheads = 0;  // segment reads started ahead of consumers
     int64_t early_answers = 0;  // Fetches answered before the rest of their segment was encoded
+    int64_t seek_reads = 0;     // Fetches answered by decoding only their own rows (SeekRead)
   };
   Stats stats() const;
 
@@ -254,6 +257,17 @@ class ServedTopic : public kafka::server::TopicLog {
   };
   Result<EarlyBatches> LoadForFetch(const std::shared_ptr<State>& st, int32_t partition, size_t i,
                                     int64_t fetch_offset, int64_t max_bytes);
+  // A Fetch into segment i, neither cached nor being read, answered by
+  // decoding only the rows it returns (records::ReadOptions::require_narrow:
+  // the data pages that hold them); none when the segment is small or its
+  // row groups cannot be read in part (offsets not ascending, an object
+  // store), and then the segment is read whole.
+  Result<std::optional<Segment>> SeekRead(State& st, int32_t partition, size_t i, int64_t fetch_offset,
+                                          int64_t max_bytes);
+  SegmentReadOptions SegmentOptions() const;
+  // The bytes per record of the segments read so far (SeekRead's estimate).
+  void LearnRecordBytes(const SegmentReadResult& read);
+  ThreadPool& LoadPool();
   // o's leader epoch; the high watermark counts as served when st is current.
   void Served(const State& st, int32_t partition, PartitionOffsets* o);
   // A partition's high watermark: the highest served, and the new snapshot's below it.
@@ -297,6 +311,7 @@ class ServedTopic : public kafka::server::TopicLog {
   std::unique_ptr<StreamedSegments> streams_;
   std::atomic<int> ahead_running_{0};
   // Segment reads for waiting Fetches (LoadForFetch), made on first use.
+  std::atomic<int64_t> record_bytes_{1024};
   std::once_flag loads_once_;
   std::unique_ptr<ThreadPool> loads_;
   std::unique_ptr<ThreadPool> ahead_;  // last: joined first, while what its reads use is alive
