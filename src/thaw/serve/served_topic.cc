@@ -554,6 +554,8 @@ Result<std::optional<Segment>> ServedTopic::SeekRead(State& st, int32_t partitio
   }
   ++counters_->seek_reads;
   counters_->rows += read->decode.rows;
+  log::Debug("topic '{}' partition {}: a Fetch from offset {} answered from the {} rows it needs ({} row groups read in part)",
+             config_.name, partition, fetch_offset, read->decode.rows, read->decode.narrowed);
   return std::optional<Segment>(std::move(read->segments.at(partition)));
 }
 
