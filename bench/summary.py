@@ -277,9 +277,9 @@ def parse_serve(log: str) -> list[dict]:
             r["warm"], r["cold"] = _f(m.group(1)), _f(m.group(2))
         if m := re.search(r"CPU per GB, thaw / broker: warm ([\d.]+)x, cold ([\d.]+)x", line):
             r["cpu_warm"], r["cpu_cold"] = _f(m.group(1)), _f(m.group(2))
-        if m := re.search(r"first record after a seek into the middle, (Kafka broker|thaw serve \(new process\)): "
-                          r"median ([\d.]+) ms", line):
-            seek["kafka" if m.group(1).startswith("Kafka") else "thaw"] = _f(m.group(2))
+        if m := re.search(r"first record after a seek into the middle, (Kafka broker|thaw serve \(new process\)"
+                          r"( on the table thaw archive wrote)?): median ([\d.]+) ms", line):
+            seek["kafka" if m.group(1).startswith("Kafka") else ("archived" if m.group(2) else "thaw")] = _f(m.group(3))
         if m := re.search(r"(\d+) concurrent consumers, (Kafka broker|thaw serve \(new process\)): ([\d.]+) MB/s "
                           r"aggregate, .*?errors (\d+), server peak RSS (\d+) MiB", line):
             c = {"n": int(m.group(1)), "mb_s": _f(m.group(3)), "errors": int(m.group(4)), "rss": _f(m.group(5))}
@@ -298,6 +298,9 @@ def parse_serve(log: str) -> list[dict]:
     if "thaw" in seek:
         out.append(dict(key="serve.seek", thaw=f"{seek['thaw']:.1f} ms",
                         peer_value=f"{seek['kafka']:.1f} ms" if "kafka" in seek else "—", value=seek["thaw"]))
+    if "archived" in seek:
+        out.append(dict(key="serve.seek_archived", thaw=f"{seek['archived']:.1f} ms",
+                        peer_value=f"{seek['kafka']:.1f} ms" if "kafka" in seek else "—", value=seek["archived"]))
     if "thaw" in conc:
         t, kc = conc["thaw"], conc.get("kafka")
         cache = t.get("cache")

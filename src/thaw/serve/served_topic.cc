@@ -537,8 +537,13 @@ Result<std::optional<Segment>> ServedTopic::SeekRead(State& st, int32_t partitio
                                                      int64_t max_bytes) {
   ASSIGN_OR_RAISE(auto part, st.PartOf(partition));
   const int64_t hi = part->hi(i);
-  // A small segment costs about what its part would: read it whole.
-  if (hi != kMax && hi - part->lo[i] < records::ReadOptions::kNarrowMinRows) return std::optional<Segment>();
+  // A small segment costs about what its part would: read it whole. So
+  // does a Fetch near the segment's start (a consumer reading on from the
+  // segment before): the whole segment is decoded for it next anyway, and
+  // the early answer (LoadForFetch) costs no second read of its first rows.
+  const int64_t lo = part->lo[i], min_rows = records::ReadOptions::kNarrowMinRows;
+  if (hi != kMax && lo != kMin && hi - lo < min_rows) return std::optional<Segment>();
+  if (lo > fetch_offset - min_rows) return std::optional<Segment>();  // fetch offsets are >= 0: no overflow
   // The records that fill max_bytes, by the size of those read so far (a
   // short answer only means the consumer asks again sooner).
   const int64_t per = record_bytes_.load();

@@ -259,9 +259,10 @@ class ServedTopic : public kafka::server::TopicLog {
                                     int64_t fetch_offset, int64_t max_bytes);
   // A Fetch into segment i, neither cached nor being read, answered by
   // decoding only the rows it returns (records::ReadOptions::require_narrow:
-  // the data pages that hold them); none when the segment is small or its
-  // row groups cannot be read in part (offsets not ascending, an object
-  // store), and then the segment is read whole.
+  // the data pages that hold them); none when the segment is small, the
+  // Fetch is near its start, or its row groups cannot be read in part
+  // (offsets not ascending, an object store), and then the segment is read
+  // whole.
   Result<std::optional<Segment>> SeekRead(State& st, int32_t partition, size_t i, int64_t fetch_offset,
                                           int64_t max_bytes);
   SegmentReadOptions SegmentOptions() const;
