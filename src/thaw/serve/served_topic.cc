@@ -537,17 +537,18 @@ Result<std::optional<Segment>> ServedTopic::SeekRead(State& st, int32_t partitio
                                                      int64_t max_bytes) {
   ASSIGN_OR_RAISE(auto part, st.PartOf(partition));
   const int64_t hi = part->hi(i);
-  // A small segment costs about what its part would: read it whole. So
-  // does a Fetch near the segment's start (a consumer reading on from the
-  // segment before): the whole segment is decoded for it next anyway, and
-  // the early answer (LoadForFetch) costs no second read of its first rows.
-  const int64_t lo = part->lo[i], min_rows = records::ReadOptions::kNarrowMinRows;
-  if (hi != kMax && lo != kMin && hi - lo < min_rows) return std::optional<Segment>();
-  if (lo > fetch_offset - min_rows) return std::optional<Segment>();  // fetch offsets are >= 0: no overflow
   // The records that fill max_bytes, by the size of those read so far (a
   // short answer only means the consumer asks again sooner).
   const int64_t per = record_bytes_.load();
   const int64_t rows = std::clamp<int64_t>(max_bytes / std::max<int64_t>(per, 1) + 16, 16, kMaxSegmentRows);
+  const int64_t lo = part->lo[i];
+  // A segment of less than two Fetches costs about what its part would:
+  // read it whole. So does a Fetch whose records start near the segment's
+  // start (a consumer reading on from the segment before): the whole segment
+  // is decoded for it next anyway, and the early answer (LoadForFetch) costs
+  // no second read of its first rows.
+  if (hi != kMax && lo != kMin && hi - lo < 2 * rows) return std::optional<Segment>();
+  if (lo > fetch_offset - rows) return std::optional<Segment>();  // fetch offsets are >= 0: no overflow
   const int64_t to = fetch_offset > kMax - rows ? kMax : std::min(hi, fetch_offset + rows);
   SegmentReadOptions so = SegmentOptions();
   so.require_narrow = true;
