@@ -12,7 +12,7 @@
 # the server's CPU seconds per GB read (utime + stime of the server process from
 # /proc/PID/stat before and after each read), the time to the first record
 # after a seek into the middle of a partition (a new consumer each time,
-# median of 5; for thaw serve also on the same records as `thaw archive`
+# median of SERVE_BENCH_SEEKS; for thaw serve also on the same records as `thaw archive`
 # writes them, archived from the broker), and 50 consumers reading the same range at once (aggregate
 # MB/s, errors, the server's peak RSS = VmHWM of /proc/PID/status).
 #
@@ -25,6 +25,8 @@
 #                          bench/.work/wh-serve-N, for a quick run (e.g. 160000)
 #   SERVE_BENCH_RUNS       runs per measurement (default 3)
 #   SERVE_BENCH_CONSUMERS  concurrent consumers (default 50)
+#   SERVE_BENCH_SEEKS      seeks per server, each by a new consumer on the next
+#                          partition (default 15: a median of 5 swung by 2x)
 #   SERVE_BENCH_FRACTION   share of each partition every concurrent consumer reads
 #                          (default 0.04: 50 x 80 MB = 4 GB in all for the full table)
 #   SERVE_BENCH_CACHE      thaw serve --cache-size (default 3GiB: room for the whole
@@ -58,6 +60,7 @@ thaw="$bin/thaw"
 n="${SERVE_BENCH_RECORDS:-2000000}"
 runs="${SERVE_BENCH_RUNS:-3}"
 consumers="${SERVE_BENCH_CONSUMERS:-50}"
+seek_samples="${SERVE_BENCH_SEEKS:-15}"
 fraction="${SERVE_BENCH_FRACTION:-0.04}"
 cache="${SERVE_BENCH_CACHE:-3GiB}"
 tick="$(getconf CLK_TCK)"
@@ -127,7 +130,7 @@ for i in $(seq 1 "$runs"); do
   echo "[serve-bench] broker run $i/$runs"
   measure kafka read "$kpid" read
 done
-measure kafka seek "$kpid" seek
+measure kafka seek "$kpid" seek --samples "$seek_samples"
 echo "[serve-bench] broker: $consumers concurrent consumers"
 measure kafka concurrent "$kpid" concurrent --consumers "$consumers" --fraction "$fraction"
 # The same records as `thaw archive` writes them (1 MiB pages, offsets in
@@ -192,11 +195,11 @@ if ((serve_ok)); then
   done
   echo "[serve-bench] thaw serve: seek (new server)"
   start_serve
-  measure thaw seek "$serve_pid" seek
+  measure thaw seek "$serve_pid" seek --samples "$seek_samples"
   stop_serve
   echo "[serve-bench] thaw serve: seek on the table thaw archive wrote (new server)"
   start_serve "$arch_uri" bench.archived
-  measure thaw seek_archived "$serve_pid" seek
+  measure thaw seek_archived "$serve_pid" seek --samples "$seek_samples"
   stop_serve
   echo "[serve-bench] thaw serve: $consumers concurrent consumers (new server)"
   start_serve
