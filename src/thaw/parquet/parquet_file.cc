@@ -652,6 +652,8 @@ Result<std::unique_ptr<arrow::RecordBatchReader>> ParquetFile::ReadRows(int rg, 
     file->Open(std::move(filtered));
     parquet::ArrowReaderProperties props;
     props.set_use_threads(false);
+    // Not pre-buffered: ParquetFileReader::PreBuffer works only on the file
+    // reader Arrow makes itself, not on FilteredContents.
     props.set_pre_buffer(false);
     ARROW_ASSIGN_OR_RAISE_CTX(auto reader,
                               parquet::arrow::FileReader::Make(arrow::default_memory_pool(), std::move(file), props), ctx);
@@ -676,7 +678,14 @@ Result<std::unique_ptr<arrow::RecordBatchReader>> ParquetFile::ReadRows(int rg, 
       if (sliced->num_chunks() == 1) {
         column = sliced->chunk(0);
       } else {
-        ARROW_ASSIGN_OR_RAISE_CTX(column, arrow::Concatenate(sliced->chunks()), ctx);
+        // Arrow splits a binary column past 2 GiB into chunks; one batch
+        // cannot hold it: the caller reads the row group the ordinary way.
+        auto joined = arrow::Concatenate(sliced->chunks());
+        if (!joined.ok()) {
+          return Status::Unsupported("{}: rows [{}, {}) of row group {} do not fit one batch ({})", ctx, from, to, rg,
+                                     joined.status().message());
+        }
+        column = std::move(*joined);
       }
       out_fields.push_back(full->field(f));
       columns.push_back(std::move(column));

@@ -98,6 +98,8 @@ class ParquetFile {
   // hold none of those rows (rows counted from each page header: no page
   // index needed); other fields are decoded whole and sliced. For a seek
   // into a large row group: about a page per column instead of all of them.
+  // kUnsupported when the rows do not fit one batch (a binary column past
+  // 2 GiB): read the row group with Read instead.
   Result<std::unique_ptr<arrow::RecordBatchReader>> ReadRows(int rg, const std::vector<int>& top_level, int64_t from,
                                                              int64_t to);
 

@@ -731,13 +731,17 @@ Status RecordReader::Impl::LoadCluster(Cluster* c) {
       ASSIGN_OR_RAISE(rows, NarrowRows(*pf, c->units[u]));
     }
     if (rows) {
-      {
+      auto part = pf->ReadRows(c->units[u].rg, ProjectedColumns(*pf, t), rows->first, rows->second);
+      if (part.ok()) {
+        reader = std::move(*part);
+        pos += rows->first;
         std::lock_guard<std::mutex> lock(merge_mu);
         ++decode_stats.narrowed;
+      } else if (part.status().code() != StatusCode::kUnsupported || opt.require_narrow) {
+        return part.status();
       }
-      ASSIGN_OR_RAISE(reader, pf->ReadRows(c->units[u].rg, ProjectedColumns(*pf, t), rows->first, rows->second));
-      pos += rows->first;
-    } else {
+    }
+    if (!reader) {
       ASSIGN_OR_RAISE(reader, pf->Read({c->units[u].rg}, ProjectedColumns(*pf, t), batch_rows));
     }
     const int64_t first = pos;
@@ -901,7 +905,19 @@ Result<std::optional<std::pair<int64_t, int64_t>>> RecordReader::Impl::NarrowRow
   const bool cut_back = opt.to_offset && u.hi >= *opt.to_offset;
   if (!opt.narrow_rows || !layout.offset || (!cut_front && !cut_back)) return Out();
   const int64_t rows = pf.row_group_num_rows(u.rg);
-  if (rows < ReadOptions::kNarrowMinRows && !opt.require_narrow) return Out();
+  if (!opt.require_narrow) {
+    if (rows < ReadOptions::kNarrowMinRows) return Out();
+    // Worth a second read of the offset column only when the range cuts
+    // off a good part (an eighth) of the row group's offsets, by its
+    // statistics (none: unknown, try).
+    if (u.lo != kMin && u.hi != kMax && u.hi > u.lo) {
+      const double span = static_cast<double>(u.hi) - static_cast<double>(u.lo) + 1;
+      double cut = 0;
+      if (cut_front) cut += static_cast<double>(*opt.from_offset) - static_cast<double>(u.lo);
+      if (cut_back) cut += static_cast<double>(u.hi) - static_cast<double>(*opt.to_offset) + 1;
+      if (cut < span / 8) return Out();
+    }
+  }
   auto refuse = [&](std::string_view why) -> Result<Out> {
     if (!opt.require_narrow) return Out();
     return Status::Unsupported("Parquet file {} row group {}: not read in part ({})", pf.location(), u.rg, why);
@@ -1381,6 +1397,11 @@ Status RecordReader::Impl::FillPipeline() {
     }
     if (!pool) pool = std::make_unique<ThreadPool>(max_inflight);
     inflight.push_back(pool->Submit([this, c]() -> Result<std::unique_ptr<Cluster>> {
+      // A cluster too big to decode at once is merged as streams of whole
+      // row groups: never read in part (ReadOptions::require_narrow).
+      if (c->merge && opt.require_narrow) {
+        return Status::Unsupported("a cluster of {} row groups merged as streams: not read in part", c->units.size());
+      }
       Status st =
           pq::CatchParquet("decoding", [&]() { return c->merge ? PrepareMerge(c.get()) : LoadCluster(c.get()); });
       if (!st.ok()) return st;

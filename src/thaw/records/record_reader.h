@@ -103,8 +103,9 @@ struct ReadOptions {
   // hold offsets in range: its offset column is read first, then the data
   // pages of the other columns that hold those rows (pq::ParquetFile::ReadRows).
   // Local files only (on an object store each column chunk would be a
-  // request of its own rather than one coalesced read), and row groups of
-  // at least kNarrowMinRows rows.
+  // request of its own rather than one coalesced read), row groups of at
+  // least kNarrowMinRows rows, and ranges that cut off at least an eighth of
+  // the row group's offsets by its statistics.
   bool narrow_rows = true;
   // For a seek that must not decode whole row groups (serve's first Fetch
   // of a segment): a row group in range that cannot be narrowed as above

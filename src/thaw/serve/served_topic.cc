@@ -253,6 +253,7 @@ ServedTopic::ServedTopic(std::shared_ptr<catalog::Catalog> catalog, TopicConfig 
 }
 
 ServedTopic::~ServedTopic() {
+  stopping_ = true;  // segment reads queued in the background are dropped (their pool joins below)
   if (!epochs_) return;
   auto st = state();
   Status saved = epochs_->Save(st ? st->snapshot_id : std::nullopt);
@@ -528,6 +529,30 @@ void ServedTopic::LearnRecordBytes(const SegmentReadResult& read) {
   if (records > 0) record_bytes_ = std::max<int64_t>(1, bytes / records);
 }
 
+void ServedTopic::LoadInBackground(const std::shared_ptr<State>& st, int32_t partition, size_t i) {
+  auto part = st->PartOf(partition);
+  if (!part.ok()) return;  // the Fetch that asked has it already
+  const std::string key = (*part)->keys[i];
+  {
+    // Queued once: the Fetches that seek into it before its read starts
+    // (BatchCache::Has sees a read only once it runs) queue no more.
+    std::lock_guard<std::mutex> lock(background_mu_);
+    if (!background_.insert(key).second) return;
+  }
+  LoadPool().Submit([this, st, partition, i, key] {
+    if (!stopping_) {
+      try {
+        auto seg = LoadSegment(*st, partition, i);
+        if (!seg.ok()) log::Warn("topic '{}' partition {}: {}", config_.name, partition, seg.status().message());
+      } catch (const std::exception& e) {
+        log::Warn("topic '{}' partition {}: reading a segment: {}", config_.name, partition, e.what());
+      }
+    }
+    std::lock_guard<std::mutex> lock(background_mu_);
+    background_.erase(key);
+  });
+}
+
 ThreadPool& ServedTopic::LoadPool() {
   std::call_once(loads_once_, [this] { loads_ = std::make_unique<ThreadPool>(kFetchLoadThreads); });
   return *loads_;
@@ -590,9 +615,21 @@ Result<ServedTopic::EarlyBatches> ServedTopic::LoadForFetch(const std::shared_pt
       w->ready = true;
       w->cv.notify_all();
     };
-    auto seg = LoadSegment(*st, partition, i, &early);
+    // Whatever happens, the waiting Fetch is woken: an exception (bad_alloc)
+    // becomes its error rather than a Fetch that never returns.
+    Result<std::shared_ptr<const Segment>> seg = Status::Internal("serve: a segment read ended without a result");
+    try {
+      seg = LoadSegment(*st, partition, i, &early);
+    } catch (const std::exception& e) {
+      seg = Status::Internal("serve: reading topic '{}' partition {}: {}", config_.name, partition, e.what());
+    }
     std::lock_guard<std::mutex> lock(w->mu);
-    if (w->ready) return;  // answered early; the segment is in the cache now
+    if (w->ready) {
+      // Answered early; the rest of the segment is cached, unless its read
+      // failed (the next Fetch of it reads it again and reports the error).
+      if (!seg.ok()) log::Warn("topic '{}' partition {}: {}", config_.name, partition, seg.status().message());
+      return;
+    }
     if (seg.ok()) {
       w->segment = std::move(*seg);
     } else {
@@ -789,7 +826,7 @@ Result<FetchResult> ServedTopic::Fetch(int32_t partition, int64_t fetch_offset, 
   if (i < part->lo.size() && !cache_->Has(part->keys[i])) {
     ASSIGN_OR_RAISE(auto seek, SeekRead(*st, partition, i, fetch_offset, max_bytes));
     if (seek && !seek->batches.empty()) {
-      LoadPool().Submit([this, st, partition, i] { (void)LoadSegment(*st, partition, i); });
+      LoadInBackground(st, partition, i);
       take(*seek);
       return out;
     }

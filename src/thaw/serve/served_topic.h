@@ -72,6 +72,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -269,6 +270,9 @@ class ServedTopic : public kafka::server::TopicLog {
   // The bytes per record of the segments read so far (SeekRead's estimate).
   void LearnRecordBytes(const SegmentReadResult& read);
   ThreadPool& LoadPool();
+  // Segment i read for the cache on the load pool, after a seek read
+  // answered from part of it (queued once per segment; errors logged).
+  void LoadInBackground(const std::shared_ptr<State>& st, int32_t partition, size_t i);
   // o's leader epoch; the high watermark counts as served when st is current.
   void Served(const State& st, int32_t partition, PartitionOffsets* o);
   // A partition's high watermark: the highest served, and the new snapshot's below it.
@@ -313,6 +317,9 @@ class ServedTopic : public kafka::server::TopicLog {
   std::atomic<int> ahead_running_{0};
   // Segment reads for waiting Fetches (LoadForFetch), made on first use.
   std::atomic<int64_t> record_bytes_{1024};
+  std::atomic<bool> stopping_{false};
+  std::mutex background_mu_;
+  std::set<std::string> background_;  // keys of the segments LoadInBackground queued and not yet read
   std::once_flag loads_once_;
   std::unique_ptr<ThreadPool> loads_;
   std::unique_ptr<ThreadPool> ahead_;  // last: joined first, while what its reads use is alive
