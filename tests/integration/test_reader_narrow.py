@@ -1,7 +1,7 @@
 """Seeks that decode only the rows they return (issue 19): a row group that
 an offset range cuts, whose offsets ascend in row order, is read over the rows
 that can hold the range -- its offset column first, then only the data pages
-of the other columns holding those rows (ReadOptions::narrow_rows,
+of the other columns holding those rows (RecordReader's NarrowRows,
 ParquetFile::ReadRows) -- and `thaw serve` answers a Fetch into a segment it
 has not read yet that way.
 

@@ -239,8 +239,8 @@ struct RecordReader::Impl {
   void LearnDecoded(int64_t estimate, int64_t actual);
   Status PrepareMerge(Cluster* c);
   Result<bool> IsSortedByOffset(pq::ParquetFile& pf, const std::vector<int>& rgs, int32_t partition);
-  // ReadOptions::narrow_rows: the rows [first, second) of u's row group
-  // that can hold offsets in range, or none when it is read whole.
+  // The rows [first, second) of u's row group that can hold offsets in
+  // range, or none when it is read whole (record_reader.h: require_narrow).
   Result<std::optional<std::pair<int64_t, int64_t>>> NarrowRows(pq::ParquetFile& pf, const Unit& u);
   Status SpillRuns(pq::ParquetFile& pf, const TaskState& t, const std::vector<int>& rgs, const Cluster& of,
                    int64_t run_budget, int64_t batch_bytes, std::vector<std::string>* runs);
@@ -899,11 +899,47 @@ class RunInput : public MergeInput {
 
 // Whether the rows of `partition` in these row groups (in this order) are in
 // offset order: read from the offset (and partition) columns alone.
+Result<bool> RecordReader::Impl::IsSortedByOffset(pq::ParquetFile& pf, const std::vector<int>& rgs, int32_t partition) {
+  std::vector<int> cols;
+  int off_col = pf.TopLevelField(layout.offset->top_level_id(), layout.offset->names[0]);
+  if (off_col < 0) return true;  // DecodeBatch reports the missing column
+  cols.push_back(off_col);
+  if (layout.partition) {
+    int part_col = pf.TopLevelField(layout.partition->top_level_id(), layout.partition->names[0]);
+    if (part_col >= 0 && part_col != off_col) cols.push_back(part_col);
+  }
+  std::sort(cols.begin(), cols.end());
+  std::optional<int64_t> last;
+  const std::string ctx = "Parquet file " + pf.location();
+  for (int rg : rgs) {
+    ASSIGN_OR_RAISE(auto reader, pf.Read({rg}, cols, kParquetBatchRows));
+    while (true) {
+      std::shared_ptr<arrow::RecordBatch> b;
+      RETURN_NOT_OK(pq::FromArrow(reader->ReadNext(&b), ctx));
+      if (!b) break;
+      auto off = Resolve(*b, *layout.offset);
+      if (!off) return true;
+      std::optional<Accessor> part;
+      if (layout.partition) part = Resolve(*b, *layout.partition);
+      for (int64_t i = 0; i < b->num_rows(); ++i) {
+        if (part && (part->IsNull(i) || GetInt(*part->array, i).value_or(-1) != partition)) continue;
+        if (off->IsNull(i)) continue;
+        int64_t o = *GetInt(*off->array, i);
+        if (last && o < *last) return false;
+        last = o;
+      }
+    }
+  }
+  return true;
+}
+
+// The rows of a row group that can hold the offset range, when it is worth
+// reading it in part (record_reader.h, above ReadOptions::require_narrow).
 Result<std::optional<std::pair<int64_t, int64_t>>> RecordReader::Impl::NarrowRows(pq::ParquetFile& pf, const Unit& u) {
   using Out = std::optional<std::pair<int64_t, int64_t>>;
   const bool cut_front = opt.from_offset && u.lo < *opt.from_offset;
   const bool cut_back = opt.to_offset && u.hi >= *opt.to_offset;
-  if (!opt.narrow_rows || !layout.offset || (!cut_front && !cut_back)) return Out();
+  if (!layout.offset || (!cut_front && !cut_back)) return Out();
   const int64_t rows = pf.row_group_num_rows(u.rg);
   if (!opt.require_narrow) {
     if (rows < ReadOptions::kNarrowMinRows) return Out();
@@ -947,40 +983,6 @@ Result<std::optional<std::pair<int64_t, int64_t>>> RecordReader::Impl::NarrowRow
   const int64_t to = cut_back ? std::lower_bound(offsets.begin(), offsets.end(), *opt.to_offset) - offsets.begin() : rows;
   if (from == 0 && to == rows) return Out();
   return Out(std::make_pair(from, std::max(from, to)));
-}
-
-Result<bool> RecordReader::Impl::IsSortedByOffset(pq::ParquetFile& pf, const std::vector<int>& rgs, int32_t partition) {
-  std::vector<int> cols;
-  int off_col = pf.TopLevelField(layout.offset->top_level_id(), layout.offset->names[0]);
-  if (off_col < 0) return true;  // DecodeBatch reports the missing column
-  cols.push_back(off_col);
-  if (layout.partition) {
-    int part_col = pf.TopLevelField(layout.partition->top_level_id(), layout.partition->names[0]);
-    if (part_col >= 0 && part_col != off_col) cols.push_back(part_col);
-  }
-  std::sort(cols.begin(), cols.end());
-  std::optional<int64_t> last;
-  const std::string ctx = "Parquet file " + pf.location();
-  for (int rg : rgs) {
-    ASSIGN_OR_RAISE(auto reader, pf.Read({rg}, cols, kParquetBatchRows));
-    while (true) {
-      std::shared_ptr<arrow::RecordBatch> b;
-      RETURN_NOT_OK(pq::FromArrow(reader->ReadNext(&b), ctx));
-      if (!b) break;
-      auto off = Resolve(*b, *layout.offset);
-      if (!off) return true;
-      std::optional<Accessor> part;
-      if (layout.partition) part = Resolve(*b, *layout.partition);
-      for (int64_t i = 0; i < b->num_rows(); ++i) {
-        if (part && (part->IsNull(i) || GetInt(*part->array, i).value_or(-1) != partition)) continue;
-        if (off->IsNull(i)) continue;
-        int64_t o = *GetInt(*off->array, i);
-        if (last && o < *last) return false;
-        last = o;
-      }
-    }
-  }
-  return true;
 }
 
 // External sort of one data file: decoded rows (deletes and ranges applied)

@@ -98,15 +98,16 @@ struct ReadOptions {
   // carry no key, value or headers. For summaries (inspect) that must not
   // pay for decoding values.
   bool metadata_only = false;
-  // A row group the offset range [from_offset, to_offset) cuts, whose
-  // offsets ascend in row order, is decoded only over the rows that can
-  // hold offsets in range: its offset column is read first, then the data
-  // pages of the other columns that hold those rows (pq::ParquetFile::ReadRows).
-  // Local files only (on an object store each column chunk would be a
-  // request of its own rather than one coalesced read), row groups of at
-  // least kNarrowMinRows rows, and ranges that cut off at least an eighth of
-  // the row group's offsets by its statistics.
-  bool narrow_rows = true;
+  // Always: a row group the offset range [from_offset, to_offset) cuts,
+  // whose offsets ascend in row order, is decoded only over the rows that
+  // can hold offsets in range: its offset column is read first, then the
+  // data pages of the other columns that hold those rows
+  // (pq::ParquetFile::ReadRows). Local files only (on an object store each
+  // column chunk would be a request of its own rather than one coalesced
+  // read), row groups of at least kNarrowMinRows rows, and ranges that cut
+  // off at least an eighth of the row group's offsets by its statistics
+  // (DecodeStats::narrowed counts them).
+  //
   // For a seek that must not decode whole row groups (serve's first Fetch
   // of a segment): a row group in range that cannot be narrowed as above
   // (offsets not ascending, no offset column, an object store) makes Next
@@ -184,7 +185,7 @@ class RecordReader {
     int64_t row_groups = 0;
     int64_t rows = 0;
     int64_t bytes = 0;
-    int64_t narrowed = 0;  // row groups read over part of their rows (ReadOptions::narrow_rows)
+    int64_t narrowed = 0;  // row groups read over part of their rows (ReadOptions::require_narrow)
   };
   DecodeStats decode_stats() const;
   // Read-ahead so far (ReadOptions::prefetch): clusters whose column chunks

@@ -72,7 +72,6 @@ Status BatchCutter::Flush() {
   if (pending_.records.empty()) return Status::OK();
   ++batches_;
   if (defer_) {
-    cut_last_.push_back(pending_.records.back().offset);
     cuts_.push_back(std::move(pending_));
     encoded_.emplace_back();
   } else {
@@ -110,7 +109,6 @@ Status BatchCutter::EncodeAll() {
   }
   cuts_.clear();
   encoded_.clear();
-  cut_last_.clear();
   return Status::OK();
 }
 

@@ -125,7 +125,9 @@ class BatchCutter {
 
   // Deferred only, after Finish: the batches cut, by their last offsets ...
   size_t cut_count() const { return cuts_.size(); }
-  int64_t cut_last_offset(size_t k) const { return cut_last_[k]; }
+  int64_t cut_last_offset(size_t k) const {
+    return encoded_[k] ? encoded_[k]->last_offset : cuts_[k].records.back().offset;
+  }
   // ... batch k encoded (once; it stays in place) ...
   Result<const EncodedBatch*> Encode(size_t k);
   // ... and every batch not yet encoded, then all of them appended to the
@@ -142,9 +144,8 @@ class BatchCutter {
   records::RecordBatch pending_;
   int64_t pending_bytes_ = 0;
   int64_t batches_ = 0;
-  std::vector<records::RecordBatch> cuts_;    // deferred: the records of each batch cut
-  std::vector<std::optional<EncodedBatch>> encoded_;  // deferred: batch k once encoded
-  std::vector<int64_t> cut_last_;                     // deferred: batch k's last offset
+  std::vector<records::RecordBatch> cuts_;            // deferred: the records of each batch cut
+  std::vector<std::optional<EncodedBatch>> encoded_;  // deferred: batch k once encoded (its records then dropped)
 };
 
 }  // namespace thaw::serve

@@ -645,20 +645,9 @@ Result<ServedTopic::EarlyBatches> ServedTopic::LoadForFetch(const std::shared_pt
     ++counters_->early_answers;
     return std::move(w->early);
   }
-  // Read without an early answer: the Fetch's batches from the whole segment.
+  // Read without an early answer: the whole segment (Fetch takes its batches).
   EarlyBatches out;
-  int64_t bytes = 0;
-  out.reaches_end = true;
-  for (const auto& b : w->segment->batches) {
-    if (b.last_offset < fetch_offset) continue;
-    const int64_t size = static_cast<int64_t>(b.bytes->size());
-    if (!out.batches.empty() && bytes + size > max_bytes) {
-      out.reaches_end = false;
-      break;
-    }
-    out.batches.push_back(b);
-    bytes += size;
-  }
+  out.batches = w->segment->batches;
   return out;
 }
 
@@ -830,8 +819,6 @@ Result<FetchResult> ServedTopic::Fetch(int32_t partition, int64_t fetch_offset, 
       take(*seek);
       return out;
     }
-  }
-  if (i < part->lo.size() && !cache_->Has(part->keys[i])) {
     ASSIGN_OR_RAISE(auto early, LoadForFetch(st, partition, i, fetch_offset, max_bytes));
     Segment seg;
     seg.batches = std::move(early.batches);

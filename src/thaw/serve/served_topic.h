@@ -250,8 +250,8 @@ class ServedTopic : public kafka::server::TopicLog {
   // Segment i read on the load pool for a Fetch from `fetch_offset`: the
   // batches it returns (whole batches from the one holding fetch_offset,
   // within max_bytes) as soon as they are encoded, while the rest of the
-  // segment is encoded for the cache. `reaches_end`: they run to the
-  // segment's end.
+  // segment is encoded for the cache; or the whole segment, when another
+  // read filled it first. `reaches_end`: they run to the segment's end.
   struct EarlyBatches {
     std::vector<EncodedBatch> batches;
     bool reaches_end = true;
@@ -315,11 +315,11 @@ class ServedTopic : public kafka::server::TopicLog {
   std::unique_ptr<Counters> counters_;
   std::unique_ptr<StreamedSegments> streams_;
   std::atomic<int> ahead_running_{0};
-  // Segment reads for waiting Fetches (LoadForFetch), made on first use.
-  std::atomic<int64_t> record_bytes_{1024};
+  std::atomic<int64_t> record_bytes_{1024};  // LearnRecordBytes
   std::atomic<bool> stopping_{false};
   std::mutex background_mu_;
   std::set<std::string> background_;  // keys of the segments LoadInBackground queued and not yet read
+  // Segment reads for waiting Fetches (LoadForFetch, LoadInBackground), made on first use.
   std::once_flag loads_once_;
   std::unique_ptr<ThreadPool> loads_;
   std::unique_ptr<ThreadPool> ahead_;  // last: joined first, while what its reads use is alive
