@@ -56,7 +56,7 @@
 #     per GB of the bytes it reports; the perf-test's includes its JVM start-up
 #     and JIT. The broker's CPU is not counted for anyone. In the 1 KiB case
 #     all three are bound by the broker's ingest, so cost shows in CPU per GB
-#     and in the 100-byte case, where Thaw runs with --link-headers off
+#     and in the 100-byte case, where Thaw runs with --link-headers=false
 #     because the perf-test's records carry no headers.
 #   * Time: each tool's own clock. perf-test: from its first send to its
 #     last acknowledgement (JVM start-up excluded). Thaw and the script: from
@@ -206,7 +206,7 @@ also_table=
 # The 100-byte case compares the producers' cost per record: the perf-test
 # sends bare 100-byte values, so Thaw replays without its link headers (they
 # would add ~120 bytes to every 100-byte record).
-run_case 100B bench.small 5000000 100 --link-headers off
+run_case 100B bench.small 5000000 100 --link-headers=false
 
 disk_mb="$(sort -n "$tmp/disk_mb" | tail -1)"
 load_after="$(cut -d' ' -f1 /proc/loadavg)"

@@ -5,7 +5,7 @@
 #   (a) from `thaw serve` serving the Iceberg table: cold (a new thaw serve
 #       process, its batch cache empty) and warm (the same process, read again);
 #   (b) from a real single-node Kafka broker (scripts/kafka.sh, the Kafka jars of
-#       .deps/kafka) holding the same records: `thaw replay --link-headers off`
+#       .deps/kafka) holding the same records: `thaw replay --link-headers=false`
 #       of the table into a 16-partition topic (retention.ms=-1, broker defaults
 #       otherwise: no compression, so the broker serves what it stored).
 # and reports, for each: MB/s (medians of SERVE_BENCH_RUNS runs, interleaved),
@@ -123,7 +123,7 @@ for _ in range(100):
 c.close()
 PY
 echo "[serve-bench] thaw replay of bench.records into the broker"
-"$thaw" replay --catalog "$uri" --table bench.records --brokers "$bootstrap" --topic records --link-headers off \
+"$thaw" replay --catalog "$uri" --table bench.records --brokers "$bootstrap" --topic records --link-headers=false \
   --quiet >/dev/null
 sync
 for i in $(seq 1 "$runs"); do

@@ -46,6 +46,7 @@ with zipfile.ZipFile(jar) as z:
     for n in names:
         z.extract(n, dest)
 PY
+echo "kafka-clients $version" > "$out.tmp/VERSION"  # for thaw --version (cmake/build_info.cmake)
 rm -rf "$out"
 mv "$out.tmp" "$out"
 echo "$stamp" > "$stamps/kafka-specs"

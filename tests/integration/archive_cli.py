@@ -4,7 +4,7 @@ and reading what it committed without any Iceberg library:
 
 * new_catalog(dir) -> URI of an empty SQLite catalog (pyiceberg's tables).
 * archive_args(kafka, uri, table, topic, *extra) -> the CLI arguments
-  (`--create` and `--quiet` included; a new table goes under the catalog
+  (`--create` included; a new table goes under the catalog
   database's directory).
 * start_archive(thaw_bin, args, stderr_path) -> Popen (stdout piped).
 * committed_next_offsets(uri, table) -> {partition: next offset} of the
@@ -37,7 +37,7 @@ def warehouse_of(uri: str) -> str:
 
 def archive_args(kafka, uri: str, table: str, topic: str, *extra: str) -> list[str]:
     return ["archive", "--brokers", kafka.bootstrap, "--topic", topic, "--catalog", uri, "--table", table,
-            "--create", "--warehouse", warehouse_of(uri), "--quiet", *map(str, extra)]
+            "--create", "--warehouse", warehouse_of(uri), *map(str, extra)]
 
 
 def start_archive(thaw_bin: Path, args: list[str], stderr_path: Path) -> subprocess.Popen:

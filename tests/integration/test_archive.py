@@ -48,7 +48,7 @@ def produce(kafka, topic, n, start=0, partitions=3):
 
 def archive(thaw, kafka, uri, table, topic, *extra, timeout=180):
     return thaw("archive", "--brokers", kafka.bootstrap, "--topic", topic, "--catalog", uri, "--table", table,
-                "--quiet", *extra, timeout=timeout)
+                *extra, timeout=timeout)
 
 
 def start_follow(thaw, kafka, uri, table, topic, wh, *extra):
@@ -501,7 +501,7 @@ def test_archive_through_the_rest_catalog_into_s3(thaw, kafka, rest_catalog):
         args += ["--catalog-property", f"{k}={v}"]
 
     def run(*extra):
-        p = thaw("archive", "--brokers", kafka.bootstrap, "--topic", topic, *args, "--table", name, "--quiet",
+        p = thaw("archive", "--brokers", kafka.bootstrap, "--topic", topic, *args, "--table", name,
                  "--json", *extra, timeout=180)
         assert p.returncode == 0, p.stderr.decode()
         return json.loads(p.stdout)
@@ -542,7 +542,7 @@ def test_lost_commit_response_is_settled_by_reloading(thaw, kafka, rest_catalog)
 
         def run(*extra):
             return thaw("archive", "--brokers", kafka.bootstrap, "--topic", topic, *args, "--table", name,
-                        "--quiet", "--json", *extra, timeout=240)
+                        "--json", *extra, timeout=240)
 
         p = run("--create")
         assert p.returncode == 0, p.stderr.decode()
@@ -633,8 +633,7 @@ def test_follow_from_latest_commits_its_start_before_any_record(thaw, kafka, wh)
     kafka.create_topic(topic, 3)
     produce(kafka, topic, 4)
     uri = fixtures.catalog_uri(wh)
-    proc = start_follow(thaw, kafka, uri, "ns.start", topic, wh, "--from-offset", "latest", "--commit-interval", "500ms",
-                        "--quiet")
+    proc = start_follow(thaw, kafka, uri, "ns.start", topic, wh, "--from-offset", "latest", "--commit-interval", "500ms")
     try:
         deadline = time.monotonic() + 30
         while True:

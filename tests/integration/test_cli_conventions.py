@@ -386,3 +386,131 @@ def test_serve_state_defaults_to_the_users_state_home_wherever_it_starts(thaw, t
     port, log = start(tmp_path / "b", XDG_STATE_HOME=str(xdg))
     assert f"in {xdg / 'thaw' / f'serve-{port}'}" in log, log
     assert (xdg / "thaw" / f"serve-{port}" / "cluster.id").is_file()
+
+
+# --------------------------------------------------------------------------- one grammar (issue 24)
+
+COMMANDS = ("inspect", "replay", "serve", "archive", "maintain")
+
+
+def reaching_log_setup(command: str, table: str, tmp_path) -> list[str]:
+    """Arguments with which `command` gets past parsing to where it sets up logging, without contacting
+    anything (port 1: nothing listens; the checks under test come first)."""
+    return {
+        "inspect": tbl(table),
+        "replay": [*tbl(table), "--brokers", "127.0.0.1:1", "--topic", "t", "--dry-run"],
+        "serve": ["--catalog", table, "--topic", f"t={NAME}", "--listen", "127.0.0.1:0",
+                  "--state", str(tmp_path / "state")],
+        "archive": ["--brokers", "127.0.0.1:1", "--topic", "t", "--catalog", table, "--table", "ns.archived"],
+        "maintain": [*tbl(table), "--expire-snapshots-older-than", "7d", "--dry-run"],
+    }[command]
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_every_command_takes_the_same_logging_options(thaw, table, command, tmp_path):
+    """Issue 24: --verbose on three commands, --log-level on serve only, nothing on inspect."""
+    out = thaw(command, "--help").stdout.decode()
+    for opt in ("--log-level LEVEL", "-v,--verbose", "-q,--quiet"):
+        assert opt in out, (command, opt, out)
+    args = reaching_log_setup(command, table, tmp_path)
+    usage_error(thaw(command, *args, "-v", "-q", timeout=60), "-v/--verbose and -q/--quiet contradict")
+    usage_error(thaw(command, *args, "--log-level", "loud", timeout=60), "--log-level 'loud'",
+                "debug, info, warn or error")
+
+
+def serve_log(thaw, table, port: int, *args: str, then=None) -> str:
+    """Starts serve, waits until it listens, runs then(), stops it; its stderr."""
+    from serve_harness import wait_port
+    p = subprocess.Popen([str(thaw.binary), "serve", "--catalog", table, "--topic", f"t={NAME}", *args],
+                         stderr=subprocess.PIPE, stdout=subprocess.DEVNULL)
+    try:
+        wait_port(port, p, 60, "thaw serve")
+        if then:
+            then()
+    finally:
+        p.send_signal(signal.SIGTERM)
+        err = p.communicate(timeout=60)[1].decode()
+    assert p.returncode == 0, err
+    return err
+
+
+def test_quiet_keeps_warnings_only_and_log_level_wins(thaw, table, tmp_path):
+    from serve_harness import free_port
+    port = free_port()
+    common = ["--listen", f"127.0.0.1:{port}", "--state", str(tmp_path / "state")]
+    assert "thaw serve: info: listening on" in serve_log(thaw, table, port, *common)
+    quiet = serve_log(thaw, table, port, *common, "-q")
+    assert ": info:" not in quiet and "listening on" not in quiet, quiet
+    assert "thaw serve: info: listening on" in serve_log(thaw, table, port, *common, "-q", "--log-level", "info")
+
+    def join_a_group():  # the group coordinator logs its rebalances at debug level
+        from confluent_kafka import Consumer
+        c = Consumer({"bootstrap.servers": f"127.0.0.1:{port}", "group.id": "g-verbose",
+                      "auto.offset.reset": "earliest"})
+        c.subscribe(["t"])
+        deadline = time.monotonic() + 30
+        while not c.assignment() and time.monotonic() < deadline:
+            c.poll(0.2)
+        assert c.assignment(), "no assignment from thaw serve within 30 s"
+        c.close()
+
+    verbose = serve_log(thaw, table, port, *common, "-v", "--group-initial-rebalance-delay", "0s", then=join_a_group)
+    assert "thaw serve: debug: group 'g-verbose'" in verbose, verbose
+    quiet = serve_log(thaw, table, port, *common, "-q", "--group-initial-rebalance-delay", "0s", then=join_a_group)
+    assert "debug" not in quiet and "info" not in quiet, quiet
+
+
+def test_serve_listens_on_9192_by_default_not_a_brokers_9092(thaw, table, tmp_path):
+    """Issue 24: replay or archive pointed at localhost:9092 reached serve when it had started first."""
+    import socket
+    out = thaw("serve", "--help").stdout.decode()
+    assert "default 127.0.0.1:9192" in out, out
+    with socket.socket() as s:
+        try:
+            s.bind(("127.0.0.1", 9192))
+            free = True
+        except OSError:
+            free = False
+    if free:
+        log = serve_log(thaw, table, 9192, "--state", str(tmp_path / "state"))
+        assert "listening on 127.0.0.1:9192" in log, log
+    else:  # taken on this machine: serve says which address it could not take
+        p = thaw("serve", "--catalog", table, "--topic", f"t={NAME}", "--state", str(tmp_path / "state"),
+                 timeout=60)
+        assert p.returncode != 0 and "9192" in p.stderr.decode(), p.stderr.decode()
+
+
+def test_link_headers_is_a_flag_like_the_others(thaw, table, kafka):
+    topic = topic_name()
+    base = ["replay", *tbl(table), "--brokers", kafka.bootstrap, "--topic", topic, "--create-topic",
+            "--partitions", "0", "--to-offset", "5", "--json"]
+    p = thaw(*base, "--link-headers=false", timeout=120)
+    assert p.returncode == 0, p.stderr.decode()
+    assert json.loads(p.stdout.decode().splitlines()[-1])["records"] == 5
+    # Refused where it needs the headers, naming the flag.
+    usage_error(thaw(*base, "--link-headers=false", "--verify", timeout=120), "--link-headers=false")
+    # The old spelling's value is not taken for the flag's.
+    usage_error(thaw(*base, "--link-headers", "off", timeout=60), "off")
+
+
+def test_version_names_the_commit_and_the_libraries(thaw):
+    """Issue 24: `--version` prints the commit and the versions of librdkafka, Arrow, OpenSSL and the Kafka specs
+    the codec was generated from, as `kcat -V` does."""
+    import re
+    from pathlib import Path
+    root = Path(__file__).resolve().parents[2]
+    p = thaw("--version")
+    assert p.returncode == 0, p.stderr.decode()
+    out = p.stdout.decode()
+    assert thaw("-V").stdout.decode() == out
+    lines = out.splitlines()
+    m = re.fullmatch(r"thaw \d+\.\d+\.\d+ \(commit ([0-9a-f]{12})(-dirty)?\)", lines[0])
+    assert m, out
+    head = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True)
+    if head.returncode == 0:
+        assert head.stdout.startswith(m.group(1)), (out, head.stdout)
+    assert re.fullmatch(r"librdkafka \d+\.\d+\.\d+", lines[1]), out
+    assert re.fullmatch(r"Apache Arrow \d+\.\d+\.\d+ .*", lines[2]), out
+    assert re.match(r"OpenSSL \d+\.\d+\.\d+", lines[3]), out
+    pinned = re.search(r'^version="([^"]+)"', (root / "scripts/deps/install-kafka-specs.sh").read_text(), re.M)
+    assert lines[4].endswith(f"message specs of kafka-clients {pinned.group(1)}"), out

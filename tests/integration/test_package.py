@@ -124,7 +124,7 @@ def machine():
 def test_package_contents(deb, thaw_bin, tmp_path):
     fields = run("dpkg-deb", "--field", deb, "Package", "Version", "Architecture", "Depends").stdout
     f = dict(line.split(": ", 1) for line in fields.splitlines())
-    version = run(thaw_bin, "--version").stdout.split()[-1]
+    version = run(thaw_bin, "--version").stdout.split()[1]  # "thaw 0.1.0 (commit …)"
     assert (f["Package"], f["Version"], f["Architecture"]) == ("thaw", version, "amd64"), f
     # Computed by dpkg-shlibdeps: Debian's runtime libraries, never the bundled Arrow.
     depends = [d.strip().split()[0] for d in f["Depends"].split(",")]

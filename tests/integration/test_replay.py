@@ -133,8 +133,8 @@ def test_exclusions_and_link_headers_off(thaw, warehouse, kafka, tmp_path):
     f = tmp_path / "poison.txt"
     f.write_text("# known poison pills\n" + "".join(f"{r['partition']}:{r['offset']}\n" for r in bad))
     topic = topic_name()
-    p = replay(thaw, warehouse, name, kafka, topic, "--create-topic", "--exclude-offsets", str(f), "--link-headers",
-               "off")
+    p = replay(thaw, warehouse, name, kafka, topic, "--create-topic", "--exclude-offsets", str(f),
+               "--link-headers=false")
     assert p.returncode == 0, p.stderr.decode()
     got = kafka.consume_all(topic)
     want = [r for r in all_recs if r not in bad]

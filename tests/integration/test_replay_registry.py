@@ -37,7 +37,7 @@ def _deserialize(schema_registry, topic: str, value: bytes):
 
 def _replay(thaw, uri: str, table: str, kafka, topic: str, *extra: str):
     return thaw("replay", "--catalog", uri, "--table", table, "--brokers", kafka.bootstrap, "--topic", topic,
-                "--create-topic", "--quiet", *extra, timeout=120)
+                "--create-topic", *extra, timeout=120)
 
 
 def _schema_id(value: bytes) -> int:

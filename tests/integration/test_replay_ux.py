@@ -123,7 +123,9 @@ def test_topic_config_refused_before_the_topic_is_created(thaw, kafka, tmp_path)
 def test_unreachable_broker_is_one_clear_line_raw_lines_only_with_verbose(thaw, warehouse):
     base = [str(thaw.binary), *replay_args(warehouse, "127.0.0.1:1", "x")]
     quiet = subprocess.Popen(base, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    verbose = subprocess.Popen(base + ["--verbose"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    # -v with -q would be bad usage: the verbose run leaves out replay_args' --quiet.
+    verbose = subprocess.Popen([a for a in base if a != "--quiet"] + ["--verbose"], stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE)
     _, qerr = quiet.communicate(timeout=120)
     _, verr = verbose.communicate(timeout=120)
     qerr, verr = qerr.decode(), verr.decode()

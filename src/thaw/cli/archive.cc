@@ -20,6 +20,7 @@
 #include "thaw/archive/archiver.h"
 #include "thaw/cli/kafka_args.h"
 #include "thaw/cli/stop_signal.h"
+#include "thaw/cli/log_args.h"
 #include "thaw/cli/table_args.h"
 #include "thaw/common/log.h"
 #include "thaw/common/units.h"
@@ -40,7 +41,8 @@ struct ArchiveArgs {
   RegistryArgs registry;
   std::vector<std::string> topics;
   std::string commit_interval = "10s", target_file_size = "128MiB", buffer_size = "256MiB", timeout = "30s";
-  bool create = false, follow = false, json = false, quiet = false, verbose = false;
+  bool create = false, follow = false, json = false;
+  LogArgs log;
   int format_version = 2;
   OpsArgs ops;
 };
@@ -48,7 +50,7 @@ struct ArchiveArgs {
 std::string Mb(int64_t bytes) { return fmt::format("{:.1f} MB", bytes / 1e6); }
 
 Status RunArchiveCommand(const ArchiveArgs& a, const kafka::rdkafka::KafkaConfig& kafka) {
-  log::Init("archive", a.verbose);
+  RETURN_NOT_OK(a.log.Apply("archive"));
   ASSIGN_OR_RAISE(auto metrics_endpoint, StartOps(a.ops, "archive"));
   archive::ArchiveOptions o;
   o.kafka = kafka;
@@ -152,7 +154,7 @@ Status RunArchiveCommand(const ArchiveArgs& a, const kafka::rdkafka::KafkaConfig
   }
   o.group_id = a.group;
   o.stop = &g_stop;
-  const bool tty = isatty(2) && !a.quiet && !a.json;
+  const bool tty = isatty(2) && !a.log.quiet && !a.json;
   if (tty) o.progress = [](const std::string& line) { std::fprintf(stderr, "\r\033[K%s", line.c_str()); };
 
   ASSIGN_OR_RAISE(auto config, a.catalog.Resolve());
@@ -247,8 +249,7 @@ void RegisterArchive(CLI::App* app, int* exit_code) {
   cmd->add_option("--group", a->group,
                   "Consumer group to commit offsets to for monitoring (the table's offsets stay the truth)");
   cmd->add_option("--timeout", a->timeout, "How long to wait for the brokers (default 30s)")->type_name("DURATION");
-  cmd->add_flag("--quiet", a->quiet, "No progress line");
-  cmd->add_flag("--verbose", a->verbose, "Debug logging, including librdkafka's own log lines");
+  a->log.Register(cmd, "no progress line");
   cmd->add_flag("--json", a->json, "JSON summary");
   AddOpsOptions(cmd, &a->ops);
   cmd->callback([a, exit_code]() {

@@ -9,6 +9,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
+#include "thaw/cli/log_args.h"
 #include "thaw/cli/table_args.h"
 #include "thaw/common/time_parse.h"
 #include "thaw/records/json_row.h"
@@ -33,6 +34,7 @@ struct InspectArgs {
   std::string from_time, to_time;
   std::string format = "text";
   std::optional<std::string> where;  // set but empty is an error, like blanks
+  LogArgs log;
 };
 
 std::string TimestampTypeName(records::TimestampType t) {
@@ -382,7 +384,9 @@ void RegisterInspect(CLI::App* app, int* exit_code) {
           },
           ""))
       ->type_name("FORMAT");
+  args->log.Register(cmd);
   cmd->callback([args, exit_code]() {
+    if (Status st = args->log.Apply("inspect"); !st.ok()) return ReportError("inspect", st, exit_code);
     // --partition/--from-offset/--limit imply --records.
     InspectArgs a = *args;
     if (a.limit || (a.format != "text")) a.records = true;

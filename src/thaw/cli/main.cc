@@ -18,6 +18,7 @@
 #include "thaw/cli/maintain.h"
 #include "thaw/cli/replay.h"
 #include "thaw/cli/serve.h"
+#include "thaw/cli/version.h"
 
 namespace {
 
@@ -43,7 +44,11 @@ int main(int argc, char** argv) {
   std::signal(SIGTERM, ExitInterrupted);
   CLI::App app{"thaw: turn Apache Iceberg tables back into Apache Kafka streams"};
   app.require_subcommand(1);
-  app.set_version_flag("--version", "thaw 0.1.0");
+  app.set_version_flag("-V,--version", [] {
+    std::string text = thaw::cli::VersionText();
+    text.pop_back();  // CLI11 adds the newline
+    return text;
+  });
   // A single-valued option is given once (CheckRepeatedOptions); a --config
   // file's setting of it is dropped when the command line sets it.
   app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);

@@ -15,6 +15,7 @@
 #include "thaw/archive/maintain.h"
 #include "thaw/catalog/catalog_config.h"
 #include "thaw/cli/stop_signal.h"
+#include "thaw/cli/log_args.h"
 #include "thaw/cli/table_args.h"
 #include "thaw/common/log.h"
 #include "thaw/common/units.h"
@@ -38,7 +39,7 @@ struct MaintainArgs {
   bool force = false;
   bool dry_run = false;
   bool json = false;
-  bool verbose = false;
+  LogArgs log;
 };
 
 Result<archive::MaintainOptions> ToOptions(const MaintainArgs& a) {
@@ -169,10 +170,10 @@ void RegisterMaintain(CLI::App* app, int* exit_code) {
                 "Allow an --orphan-older-than under one hour (only when no writer of the table is running)");
   cmd->add_flag("--dry-run", a->dry_run, "Plan and report only: no file written, committed or deleted");
   cmd->add_flag("--json", a->json, "JSON summary (docs/maintain.md)");
-  cmd->add_flag("--verbose", a->verbose, "Debug logging");
+  a->log.Register(cmd);
   cmd->callback([a, exit_code]() {
-    log::Init("maintain", a->verbose);
-    Status st = RunMaintainCommand(*a);
+    Status st = a->log.Apply("maintain");
+    if (st.ok()) st = RunMaintainCommand(*a);
     if (g_stop.load()) {
       std::fprintf(stderr, "thaw maintain: interrupted%s%s\n", st.ok() ? "" : ": ", st.message().c_str());
       *exit_code = 130;

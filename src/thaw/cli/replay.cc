@@ -16,6 +16,7 @@
 #include "thaw/archive/maintain_plan.h"
 #include "thaw/cli/kafka_args.h"
 #include "thaw/cli/stop_signal.h"
+#include "thaw/cli/log_args.h"
 #include "thaw/cli/table_args.h"
 #include "thaw/common/log.h"
 #include "thaw/common/time_parse.h"
@@ -37,10 +38,12 @@ struct ReplayArgs {
   std::set<int32_t> partitions;
   std::string brokers, topic, from_offset, to_offset, from_time, to_time, exclude_file;
   std::optional<std::string> where;  // set but empty is an error, like blanks
-  std::string partitioner = "same", link_headers = "on", job, checkpoint_topic = "thaw-replay-jobs";
+  std::string partitioner = "same", job, checkpoint_topic = "thaw-replay-jobs";
   std::vector<std::string> props;
-  bool create_topic = false, exactly_once = false, dry_run = false, status = false, quiet = false, json = false;
-  bool follow = false, force = false, verify = false, allow_empty = false, verbose = false;
+  bool create_topic = false, exactly_once = false, dry_run = false, status = false, json = false;
+  bool follow = false, force = false, verify = false, allow_empty = false;
+  bool link_headers = true;
+  LogArgs log;
   double progress_interval = 10;
   OpsArgs ops;
   std::vector<std::string> topic_configs;
@@ -174,7 +177,7 @@ void PrintProgressLine(const replay::Progress& p) {
 }
 
 Status RunReplayCommand(const ReplayArgs& a) {
-  thaw::log::Init("replay", a.verbose);
+  RETURN_NOT_OK(a.log.Apply("replay"));
   ASSIGN_OR_RAISE(auto metrics_endpoint, StartOps(a.ops, "replay"));
   if (a.brokers.empty()) return Status::Invalid("--brokers HOST:PORT is required");
   if (a.topic.empty() && !a.status && !(a.verify && !a.job.empty()))
@@ -246,9 +249,7 @@ Status RunReplayCommand(const ReplayArgs& a) {
     o.partitioner = replay::Partitioner::kRandom;
   else
     return Status::Invalid("--partitioner '{}': use same, key or random", a.partitioner);
-  if (a.link_headers != "on" && a.link_headers != "off")
-    return Status::Invalid("--link-headers '{}': use on or off", a.link_headers);
-  o.link_headers = a.link_headers == "on";
+  o.link_headers = a.link_headers;
   o.create_topic = a.create_topic;
   o.target_partitions = a.target_partitions;
   if (o.target_partitions && *o.target_partitions <= 0) return Status::Invalid("--target-partitions must be positive");
@@ -282,8 +283,8 @@ Status RunReplayCommand(const ReplayArgs& a) {
     return Status::Invalid("--timestamps '{}': use original or now", a.timestamps);
   o.verify = a.verify;
   if (a.verify && a.follow) return Status::Invalid("--verify checks a finished job; a --follow job never finishes");
-  if (a.verify && a.link_headers == "off")
-    return Status::Invalid("--verify needs the link headers (--link-headers on)");
+  if (a.verify && !a.link_headers)
+    return Status::Invalid("--verify needs the link headers: drop --link-headers=false");
   RETURN_NOT_OK(a.table.Apply(&o.read));
   ASSIGN_OR_RAISE(o.read.layout.value_avro, ValueAvroChooserFor(a.value_format, a.registry, o.topic, a.dry_run));
   if (!a.partitions.empty()) {
@@ -377,8 +378,8 @@ Status RunReplayCommand(const ReplayArgs& a) {
     std::fwrite(plan.data(), 1, plan.size(), stdout);
     return Status::OK();
   }
-  const bool tty = isatty(2) && !a.quiet && !a.json;
-  const bool lines = !isatty(2) && !a.quiet;
+  const bool tty = isatty(2) && !a.log.quiet && !a.json;
+  const bool lines = !isatty(2) && !a.log.quiet;
   o.estimate_progress_total = tty;
   double next_line = a.progress_interval;
   auto progress = [&](const replay::Progress& p) {
@@ -413,7 +414,7 @@ Status RunReplayCommand(const ReplayArgs& a) {
     j["next_offsets"] = next;
     if (sum.verify) j["verify"] = VerifyJson(*sum.verify);
     std::printf("%s\n", j.dump().c_str());
-  } else {  // the summary line is printed even with --quiet (which only hides progress)
+  } else {  // the summary line is printed even with --quiet (which hides progress and info lines, not results)
     if (sum.already_complete) {
       std::printf("job %s is already complete (snapshot %lld); nothing to do\n", o.job.c_str(),
                   static_cast<long long>(sum.snapshot_id));
@@ -491,15 +492,16 @@ void RegisterReplay(CLI::App* app, int* exit_code) {
   cmd->add_option("--poll-interval", a->poll_interval, "Seconds between checks for new snapshots (--follow)");
   cmd->add_option("--parallelism", a->parallelism, "Decode threads running ahead of the producer (default 1)");
   cmd->add_option("--rate", a->rate, "Limit to this many MB/s");
-  cmd->add_option("--link-headers", a->link_headers, "on|off: add thaw.source.* headers");
+  cmd->add_flag("--link-headers", a->link_headers,
+                "Add thaw.source.* headers linking each record to its source (default on; --link-headers=false "
+                "to leave them out)");
   cmd->add_flag("--dry-run", a->dry_run, "Print the plan and exit");
-  cmd->add_flag("--quiet", a->quiet, "No progress (bar on a terminal, else a line every --progress-interval)");
+  a->log.Register(cmd, "no progress (bar on a terminal, else a line every --progress-interval)");
   cmd->add_option("--progress-interval", a->progress_interval,
                   "Seconds between progress lines when stderr is not a terminal (default 10)");
   cmd->add_flag("--allow-empty", a->allow_empty,
                 "A range that selects no records (or partitions the table lacks) is a warning and exit 0, not an "
                 "error");
-  cmd->add_flag("--verbose", a->verbose, "Debug logging, including librdkafka's own log lines");
   cmd->add_flag("--json", a->json, "JSON summary");
   AddOpsOptions(cmd, &a->ops);
   cmd->callback([a, exit_code]() {

@@ -12,6 +12,7 @@
 #include <tuple>
 
 #include "thaw/cli/kafka_args.h"
+#include "thaw/cli/log_args.h"
 #include "thaw/cli/table_args.h"
 #include "thaw/common/log.h"
 #include "thaw/common/units.h"
@@ -36,7 +37,7 @@ struct ServeArgs {
   std::string layout;
   std::vector<std::string> columns;
   std::string compression = "none";
-  std::string listen = "127.0.0.1:9092";
+  std::string listen = "127.0.0.1:9192";
   std::string advertise;
   std::vector<std::string> upstream;  // HOST:PORT[,HOST:PORT...], repeatable
   std::string broker_ports;
@@ -52,7 +53,7 @@ struct ServeArgs {
   std::string cache_size = "1GiB";
   std::string memory_budget;
   std::string spill_dir;
-  std::string log_level = "info";
+  LogArgs log;
   std::string initial_rebalance_delay = "3s";
   int threads = 4;
   std::string value_format;  // default of every topic: json (empty) or avro
@@ -173,11 +174,7 @@ Status AddSaslUser(const ServeArgs& a) {
 
 Status RunServeCommand(ServeArgs& a) {
   if (!a.add_user.empty()) return AddSaslUser(a);
-  log::Level level;
-  if (!log::ParseLevel(a.log_level, &level)) {
-    return Status::Invalid("--log-level '{}': use debug, info, warn or error", a.log_level);
-  }
-  log::SetLevel(level);
+  RETURN_NOT_OK(a.log.Apply("serve"));
   ASSIGN_OR_RAISE(auto metrics_endpoint, StartOps(a.ops, "serve"));
   serve::ServeConfig config;
   if (!a.catalog.given()) {
@@ -335,7 +332,7 @@ void RegisterServe(CLI::App* app, int* exit_code) {
   AddRegistryOptions(cmd, &args->registry);
   cmd->add_option("--compression", args->compression,
                   "Default batch compression of every topic: none, gzip, snappy, lz4, zstd (default none)");
-  cmd->add_option("--listen", args->listen, "HOST:PORT to listen on (default 127.0.0.1:9092, loopback only)");
+  cmd->add_option("--listen", args->listen, "HOST:PORT to listen on (default 127.0.0.1:9192, loopback only: not a local broker's 9092)");
   cmd->add_option("--advertise", args->advertise,
                   "HOST:PORT clients are told to connect to (default: the --listen address)");
   cmd->add_option("--upstream", args->upstream,
@@ -400,14 +397,13 @@ void RegisterServe(CLI::App* app, int* exit_code) {
                   "Directory for sorting files not in offset order (default $TMPDIR or /tmp; private "
                   "subdirectories, removed when done)")
       ->type_name("DIR");
-  cmd->add_option("--log-level", args->log_level, "debug, info, warn or error (default info)");
+  args->log.Register(cmd);
   AddOpsOptions(cmd, &args->ops);
   cmd->add_option("--group-initial-rebalance-delay", args->initial_rebalance_delay,
                   "How long a new group waits for more members before its first rebalance (Kafka's "
                   "group.initial.rebalance.delay.ms; default 3s)");
   cmd->add_option("--threads", args->threads, "Threads reading tables (default 4)");
   cmd->callback([args, exit_code]() {
-    log::Init("serve", false);
     ReportError("serve", RunServeCommand(*args), exit_code);
   });
 }

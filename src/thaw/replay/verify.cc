@@ -69,7 +69,7 @@ Result<VerifyResult> VerifyReplay(std::shared_ptr<const iceberg::Table> table, c
   }));
   if (linked == 0 && unlinked > 0) {
     return Status::Invalid("topic '{}' holds {} records but none has thaw.source.* link headers: --verify needs a "
-                           "replay with --link-headers on", o.topic, unlinked);
+                           "replay with the link headers (the default; not --link-headers=false)", o.topic, unlinked);
   }
   std::set<std::pair<int32_t, int64_t>> duplicated;
   for (auto& [p, offs] : arrived) {
