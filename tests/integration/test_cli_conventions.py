@@ -514,3 +514,44 @@ def test_version_names_the_commit_and_the_libraries(thaw):
     assert re.match(r"OpenSSL \d+\.\d+\.\d+", lines[3]), out
     pinned = re.search(r'^version="([^"]+)"', (root / "scripts/deps/install-kafka-specs.sh").read_text(), re.M)
     assert lines[4].endswith(f"message specs of kafka-clients {pinned.group(1)}"), out
+
+
+@pytest.mark.parametrize("command, option", [
+    ("replay", "--progress-interval"), ("replay", "--poll-interval"), ("replay", "--checkpoint-interval"),
+    ("serve", "--refresh"), ("serve", "--metrics-sample-interval"),
+    ("archive", "--commit-interval"), ("archive", "--timeout"),
+    ("maintain", "--expire-snapshots-older-than"), ("maintain", "--orphan-older-than"),
+])
+def test_durations_take_units_everywhere_and_a_bare_number_is_refused(thaw, table, command, option, tmp_path):
+    """Issue 24: replay's intervals were float seconds that refused `5s`; elsewhere a bare number was seconds."""
+    args = reaching_log_setup(command, table, tmp_path)
+    if command == "maintain":
+        args = [*tbl(table), "--dry-run"] + (["--remove-orphans"] if option == "--orphan-older-than" else [])
+    if option == "--metrics-sample-interval":
+        args = [*args, "--metrics", "127.0.0.1:0"]
+    usage_error(thaw(command, *args, option, "30", timeout=60), f"{option} '30' has no unit", "30s for seconds")
+    usage_error(thaw(command, *args, option, "30y", timeout=60), "unknown unit 'y'", "ms, s, m, h, d or w")
+    out = thaw(command, "--help").stdout.decode()
+    assert f"{option} DURATION" in out, (option, out)
+
+
+def test_a_kafka_millisecond_option_takes_a_bare_number_as_milliseconds(thaw, table, tmp_path):
+    """--group-initial-rebalance-delay is Kafka's group.initial.rebalance.delay.ms: 3000 waited 50 minutes."""
+    from serve_harness import free_port
+    port = free_port()
+    joined = {}
+
+    def join():
+        from confluent_kafka import Consumer
+        c = Consumer({"bootstrap.servers": f"127.0.0.1:{port}", "group.id": "g-delay", "auto.offset.reset": "earliest"})
+        start = time.monotonic()
+        c.subscribe(["t"])
+        while not c.assignment() and time.monotonic() - start < 60:
+            c.poll(0.1)
+        joined["seconds"] = time.monotonic() - start
+        c.close()
+
+    serve_log(thaw, table, port, "--listen", f"127.0.0.1:{port}", "--state", str(tmp_path / "state"),
+              "--group-initial-rebalance-delay", "1500", then=join)
+    # 1.5 s of delay (plus the client's own join): not 1500 seconds, and not nothing.
+    assert 1.4 < joined["seconds"] < 20, joined

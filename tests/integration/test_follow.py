@@ -46,7 +46,7 @@ class Follower:
         kafka.create_topic(self.topic, partitions, config={"retention.ms": "-1"})
         self.proc = subprocess.Popen(
             [str(thaw.binary), "replay", *table_args, "--brokers", kafka.bootstrap, "--topic", self.topic,
-             "--job", self.job, "--follow", "--poll-interval", "0.3", "--quiet", "--exactly-once", *extra],
+             "--job", self.job, "--follow", "--poll-interval", "300ms", "--quiet", "--exactly-once", *extra],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         self.err = b""
 

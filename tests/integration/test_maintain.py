@@ -787,7 +787,7 @@ def test_expiry_keeps_what_a_following_replay_job_still_needs(thaw, kafka, tmp_p
     tag = f"thaw-replay/{job}"
     kafka.create_topic(topic, 2)
     follow = [str(thaw.binary), "replay", "--catalog", uri, "--table", name, "--brokers", kafka.bootstrap,
-              "--topic", topic, "--job", job, "--follow", "--poll-interval", "0.3", "--quiet"]
+              "--topic", topic, "--job", job, "--follow", "--poll-interval", "300ms", "--quiet"]
 
     def wait_records(n: int, timeout: float = 60) -> int:
         deadline = time.monotonic() + timeout

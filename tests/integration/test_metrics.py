@@ -151,7 +151,7 @@ def test_prometheus_scrapes_serve_archive_and_replay(thaw_serve, thaw_bin, kafka
             # replay --follow keeps running (and serving /metrics) after the range.
             replay = start(thaw_bin, ["replay", "--catalog", uri, "--table", "ns.metrics", "--brokers",
                                       kafka.bootstrap, "--topic", target, "--job", f"j-{target}", "--follow",
-                                      "--poll-interval", "1", "--metrics", str(replay_port)],
+                                      "--poll-interval", "1s", "--metrics", str(replay_port)],
                            tmp_path / "replay.stderr")
             procs.append(replay)
             archive_uri = archive_cli.new_catalog(str(tmp_path / "archive-wh"))

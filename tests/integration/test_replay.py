@@ -317,7 +317,7 @@ def test_follow_picks_up_appends(thaw, kafka, tmp_path):
     topic, job = topic_name(), f"follow-{uuid.uuid4().hex[:8]}"
     kafka.create_topic(topic, 2)
     proc = subprocess.Popen([str(thaw.binary), "replay", "--catalog", uri, "--table", "ns.live", "--brokers",
-                             kafka.bootstrap, "--topic", topic, "--job", job, "--follow", "--poll-interval", "0.3",
+                             kafka.bootstrap, "--topic", topic, "--job", job, "--follow", "--poll-interval", "300ms",
                              "--quiet", "--exactly-once"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     try:
         def wait_for(n, timeout=60):

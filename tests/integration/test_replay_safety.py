@@ -69,14 +69,14 @@ def test_eos_timeout_error_explains_itself(thaw, kafka, tmp_path):
     uri = make_table(tmp_path, "ns.slow", records)
     topic = topic_name()
     p = run(thaw, uri, "ns.slow", kafka, topic, "--create-topic", "--exactly-once", "--job", topic, "--rate", "0.2",
-            "--checkpoint-interval", "30", "--checkpoint-bytes", "100000000", "-X", "transaction.timeout.ms=3000",
+            "--checkpoint-interval", "30s", "--checkpoint-bytes", "100000000", "-X", "transaction.timeout.ms=3000",
             timeout=240)
     err = p.stderr.decode()
     assert p.returncode == 1, err
     assert "transaction.timeout.ms (3000 ms)" in err, err
     assert "safe to rerun" in err, err
     p = run(thaw, uri, "ns.slow", kafka, topic, "--create-topic", "--exactly-once", "--job", topic, "--rate", "0.2",
-            "--checkpoint-interval", "30", "--checkpoint-bytes", "100000000", "-X", "transaction.timeout.ms=3000",
+            "--checkpoint-interval", "30s", "--checkpoint-bytes", "100000000", "-X", "transaction.timeout.ms=3000",
             "--checkpoint-every", "5", "--verify")
     assert p.returncode == 0, p.stderr.decode()
     assert "verify: ok: 40 records" in p.stdout.decode()

@@ -186,7 +186,7 @@ def test_ctrl_c_while_a_commit_waits_on_a_frozen_broker(thaw, warehouse, kafka):
     topic, job = topic_name(), f"job-{os.getpid()}-{time.monotonic_ns()}"
     kafka.create_topic(topic, 3)
     cmd = [str(thaw.binary), *replay_args(warehouse, kafka.bootstrap, topic, "--job", job, "--exactly-once",
-                                          "--rate", "0.1", "--checkpoint-interval", "0.5")]
+                                          "--rate", "0.1", "--checkpoint-interval", "500ms")]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     try:
         time.sleep(4)
@@ -243,7 +243,7 @@ def test_progress_lines_when_stderr_is_not_a_terminal(thaw, warehouse, kafka):
     topic = topic_name()
     kafka.create_topic(topic, 3)
     args = [a for a in replay_args(warehouse, kafka.bootstrap, topic) if a != "--quiet"]
-    p = thaw(*args, "--rate", "0.4", "--progress-interval", "0.5", timeout=300)
+    p = thaw(*args, "--rate", "0.4", "--progress-interval", "500ms", timeout=300)
     assert p.returncode == 0, p.stderr.decode()
     lines = [line for line in p.stderr.decode().splitlines() if line.startswith("thaw replay: progress: ")]
     assert len(lines) >= 2, p.stderr.decode()
@@ -254,7 +254,7 @@ def test_progress_lines_when_stderr_is_not_a_terminal(thaw, warehouse, kafka):
     assert "\r" not in p.stderr.decode()  # no terminal bar
     # --quiet: none.
     p = thaw(*replay_args(warehouse, kafka.bootstrap, topic_name(), "--create-topic", "--rate", "0.4",
-                          "--progress-interval", "0.5"), timeout=300)
+                          "--progress-interval", "500ms"), timeout=300)
     assert p.returncode == 0 and "progress:" not in p.stderr.decode()
 
 

@@ -11,7 +11,8 @@ void AddOpsOptions(CLI::App* cmd, OpsArgs* a) {
                   "Serve Prometheus metrics, /healthz, /readyz and a status page on HOST:PORT (or PORT on loopback, "
                   "e.g. 9404); off by default. See docs/metrics.md");
   cmd->add_option("--metrics-sample-interval", a->sample_interval,
-                  "How often the status page samples its charts (default 10s: 360 points = one hour)");
+                  "How often the status page samples its charts (default 10s: 360 points = one hour)")
+      ->type_name("DURATION");
   cmd->add_option("--log-format", a->log_format, "text (default) or json: one JSON object per line on stderr");
 }
 

@@ -44,15 +44,15 @@ struct ReplayArgs {
   bool follow = false, force = false, verify = false, allow_empty = false;
   bool link_headers = true;
   LogArgs log;
-  double progress_interval = 10;
+  std::string progress_interval = "10s";
   OpsArgs ops;
   std::vector<std::string> topic_configs;
   std::string timestamps = "original";
-  double checkpoint_interval = 0;
+  std::string checkpoint_interval = "0";  // 0: the default (a quarter of transaction.timeout.ms, at most 10s)
   std::string checkpoint_bytes = "64MiB";
   std::optional<int32_t> target_partitions;
   int parallelism = 1;
-  double poll_interval = 2.0;
+  std::string poll_interval = "2s";
   double rate = 0;
   int64_t checkpoint_every = 50000;
   std::string value_format;  // empty/json: decoded value columns as JSON; avro: through the registry
@@ -186,7 +186,8 @@ Status RunReplayCommand(const ReplayArgs& a) {
   o.kafka.brokers = a.brokers;
   o.kafka.stop = &g_stop;
   o.allow_empty = a.allow_empty;
-  if (!(a.progress_interval > 0)) return Status::Invalid("--progress-interval must be a positive number of seconds");
+  ASSIGN_OR_RAISE(const int64_t progress_ms, ParseDurationMs(a.progress_interval, "--progress-interval"));
+  if (progress_ms <= 0) return Status::Invalid("--progress-interval '{}' must be positive", a.progress_interval);
   for (const auto& p : a.props) RETURN_NOT_OK(replay::ParseProperty(p, &o.kafka.properties));
   o.checkpoint_topic = a.checkpoint_topic;
   o.job = a.job;
@@ -229,7 +230,10 @@ Status RunReplayCommand(const ReplayArgs& a) {
     return Status::OK();
   }
   if (a.parallelism < 1 || a.parallelism > 64) return Status::Invalid("--parallelism must be between 1 and 64");
-  if (a.poll_interval <= 0) return Status::Invalid("--poll-interval must be positive");
+  ASSIGN_OR_RAISE(const int64_t poll_ms, ParseDurationMs(a.poll_interval, "--poll-interval"));
+  if (poll_ms <= 0 || poll_ms > std::numeric_limits<int>::max()) {
+    return Status::Invalid("--poll-interval '{}' must be positive (and under 24 days)", a.poll_interval);
+  }
   if (a.follow && !a.table.metadata.empty()) {
     return Status::Invalid(
         "--follow with --metadata: a metadata file never changes, so there is nothing to follow; "
@@ -258,8 +262,7 @@ Status RunReplayCommand(const ReplayArgs& a) {
   o.rate_mb_per_s = a.rate;
   if (a.checkpoint_every <= 0) return Status::Invalid("--checkpoint-every must be positive");
   o.checkpoint_every = a.checkpoint_every;
-  if (a.checkpoint_interval < 0) return Status::Invalid("--checkpoint-interval must not be negative");
-  o.checkpoint_interval_ms = static_cast<int64_t>(a.checkpoint_interval * 1000);
+  ASSIGN_OR_RAISE(o.checkpoint_interval_ms, ParseDurationMs(a.checkpoint_interval, "--checkpoint-interval"));
   ASSIGN_OR_RAISE(o.checkpoint_bytes, ParseByteSize(a.checkpoint_bytes, "--checkpoint-bytes"));
   if (o.checkpoint_bytes <= 0) return Status::Invalid("--checkpoint-bytes must be positive");
   for (const auto& c : a.topic_configs) {
@@ -326,7 +329,7 @@ Status RunReplayCommand(const ReplayArgs& a) {
   // partitions) are decoded ahead of the producer on N threads.
   o.read.read_ahead = static_cast<size_t>(a.parallelism) + 1;
   o.follow = a.follow;
-  o.poll_interval_ms = static_cast<int>(a.poll_interval * 1000);
+  o.poll_interval_ms = static_cast<int>(poll_ms);
   o.reload = [&a]() { return a.table.Load(); };
   o.stop = &g_stop;
   o.report = [](const std::string& msg) {
@@ -381,13 +384,14 @@ Status RunReplayCommand(const ReplayArgs& a) {
   const bool tty = isatty(2) && !a.log.quiet && !a.json;
   const bool lines = !isatty(2) && !a.log.quiet;
   o.estimate_progress_total = tty;
-  double next_line = a.progress_interval;
+  const double progress_s = static_cast<double>(progress_ms) / 1000;
+  double next_line = progress_s;
   auto progress = [&](const replay::Progress& p) {
     if (tty) {
       DrawBar(p);
     } else if (lines && p.seconds >= next_line) {
       PrintProgressLine(p);
-      while (next_line <= p.seconds) next_line += a.progress_interval;
+      while (next_line <= p.seconds) next_line += progress_s;
     }
   };
   ASSIGN_OR_RAISE(auto sum, replay::RunReplay(table, o, progress));
@@ -479,7 +483,8 @@ void RegisterReplay(CLI::App* app, int* exit_code) {
                 "After the job, read the topic back (read_committed) and check every source offset arrived once, "
                 "in order; with --job on a finished job, only verify");
   cmd->add_option("--checkpoint-interval", a->checkpoint_interval,
-                  "Seconds between checkpoints/commits (default: a quarter of transaction.timeout.ms, at most 10)");
+                  "Time between checkpoints/commits (default: a quarter of transaction.timeout.ms, at most 10s)")
+      ->type_name("DURATION");
   cmd->add_option("--checkpoint-bytes", a->checkpoint_bytes,
                   "Bytes per checkpoint / transaction: SIZE (64MiB, 1GB; a bare number is bytes; default 64MiB)")
       ->type_name("SIZE");
@@ -489,7 +494,8 @@ void RegisterReplay(CLI::App* app, int* exit_code) {
   cmd->add_flag("--status", a->status, "Show the job's checkpoint and exit");
   cmd->add_flag("--exactly-once", a->exactly_once, "Transactional producer; checkpoint in the same transaction");
   cmd->add_flag("--follow", a->follow, "After the range, keep replaying records appended by new snapshots");
-  cmd->add_option("--poll-interval", a->poll_interval, "Seconds between checks for new snapshots (--follow)");
+  cmd->add_option("--poll-interval", a->poll_interval, "Time between checks for new snapshots (--follow; default 2s)")
+      ->type_name("DURATION");
   cmd->add_option("--parallelism", a->parallelism, "Decode threads running ahead of the producer (default 1)");
   cmd->add_option("--rate", a->rate, "Limit to this many MB/s");
   cmd->add_flag("--link-headers", a->link_headers,
@@ -498,7 +504,8 @@ void RegisterReplay(CLI::App* app, int* exit_code) {
   cmd->add_flag("--dry-run", a->dry_run, "Print the plan and exit");
   a->log.Register(cmd, "no progress (bar on a terminal, else a line every --progress-interval)");
   cmd->add_option("--progress-interval", a->progress_interval,
-                  "Seconds between progress lines when stderr is not a terminal (default 10)");
+                  "Time between progress lines when stderr is not a terminal (default 10s)")
+      ->type_name("DURATION");
   cmd->add_flag("--allow-empty", a->allow_empty,
                 "A range that selects no records (or partitions the table lacks) is a warning and exit 0, not an "
                 "error");

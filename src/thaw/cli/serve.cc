@@ -303,7 +303,8 @@ Status RunServeCommand(ServeArgs& a) {
     ASSIGN_OR_RAISE(config.serve.memory_budget, ParseMemoryBudget(a.memory_budget));
   }
   config.serve.spill_dir = a.spill_dir;
-  ASSIGN_OR_RAISE(int64_t delay_ms, ParseDurationMs(a.initial_rebalance_delay, "--group-initial-rebalance-delay"));
+  ASSIGN_OR_RAISE(int64_t delay_ms, ParseDurationMs(a.initial_rebalance_delay, "--group-initial-rebalance-delay",
+                                                          BareNumber::kMilliseconds));
   config.initial_rebalance_delay = std::chrono::milliseconds(delay_ms);
   if (a.threads < 1 || a.threads > 256) return Status::Invalid("--threads must be 1..256");
   config.threads = a.threads;
@@ -381,7 +382,8 @@ void RegisterServe(CLI::App* app, int* exit_code) {
                   "Directory of the server's state: committed group offsets, leader epochs, cluster id (default "
                   "$XDG_STATE_HOME/thaw/serve-PORT, or ~/.local/state/thaw/serve-PORT; PORT is --listen's)")
       ->type_name("DIR");
-  cmd->add_option("--refresh", args->refresh, "How often tables are checked for new snapshots (default 5s)");
+  cmd->add_option("--refresh", args->refresh, "How often tables are checked for new snapshots (default 5s)")
+      ->type_name("DURATION");
   cmd->add_option(
          "--cache-size", args->cache_size,
          "Memory for encoded record batches: SIZE (256MiB, 2GiB; a bare number is MiB; default 1GiB; at least the "
@@ -401,7 +403,8 @@ void RegisterServe(CLI::App* app, int* exit_code) {
   AddOpsOptions(cmd, &args->ops);
   cmd->add_option("--group-initial-rebalance-delay", args->initial_rebalance_delay,
                   "How long a new group waits for more members before its first rebalance (Kafka's "
-                  "group.initial.rebalance.delay.ms; default 3s)");
+                  "group.initial.rebalance.delay.ms: a bare number is milliseconds, as there; default 3s)")
+      ->type_name("DURATION");
   cmd->add_option("--threads", args->threads, "Threads reading tables (default 4)");
   cmd->callback([args, exit_code]() {
     ReportError("serve", RunServeCommand(*args), exit_code);

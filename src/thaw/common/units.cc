@@ -22,14 +22,20 @@ bool SplitNumber(std::string_view text, double* value, std::string_view* unit) {
 
 }  // namespace
 
-Result<int64_t> ParseDurationMs(std::string_view text, std::string_view flag) {
+Result<int64_t> ParseDurationMs(std::string_view text, std::string_view flag, BareNumber bare) {
   double v = 0;
   std::string_view unit;
   if (!SplitNumber(text, &v, &unit)) {
-    return Status::Invalid("{} '{}' is not a duration: write e.g. 500ms, 5s, 2m, 1h or 7d", flag, text);
+    return Status::Invalid("{} '{}' is not a duration: write e.g. 500ms, 5s, 10m, 2h, 7d or 1w", flag, text);
   }
   double ms_per = 0;
-  if (unit.empty() || unit == "s") {
+  if (unit.empty() && (v == 0 || bare == BareNumber::kMilliseconds)) {
+    ms_per = 1;
+  } else if (unit.empty()) {
+    return Status::Invalid("{} '{}' has no unit: write {}s for seconds, {}ms for milliseconds (units: ms, s, m, h, "
+                           "d, w)",
+                           flag, text, text, text);
+  } else if (unit == "s") {
     ms_per = 1000;
   } else if (unit == "ms") {
     ms_per = 1;
@@ -39,8 +45,10 @@ Result<int64_t> ParseDurationMs(std::string_view text, std::string_view flag) {
     ms_per = 3600e3;
   } else if (unit == "d") {
     ms_per = 86400e3;
+  } else if (unit == "w") {
+    ms_per = 7 * 86400e3;
   } else {
-    return Status::Invalid("{} '{}': unknown unit '{}' (use ms, s, m, h or d)", flag, text, unit);
+    return Status::Invalid("{} '{}': unknown unit '{}' (use ms, s, m, h, d or w)", flag, text, unit);
   }
   const double ms = v * ms_per;
   if (ms > 1e15) return Status::Invalid("{} '{}' is too long", flag, text);
