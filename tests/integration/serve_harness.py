@@ -138,7 +138,7 @@ class ThawServer:
                 if t.serve_layout:
                     lines.append(f"layout = {toml_str(t.serve_layout)}")
                 if t.source_topic:
-                    lines.append(f"source_topic = {toml_str(t.source_topic)}")
+                    lines.append(f"source-topic = {toml_str(t.source_topic)}")
                 lines.append("")
             cfg.write_text("\n".join(lines))
             a += ["--config", str(cfg)]

@@ -141,9 +141,9 @@ def test_serve_with_source_topic_serves_each_topic_offset_for_offset(kafka, thaw
     state = ["--listen", "127.0.0.1:0", "--state", str(tmp_path / "state")]
     p = thaw("serve", *src(uri)[:2], "--topic", f"x={TABLE}", *state, timeout=60)
     no_selection_error(p, a, b)
-    assert f"source_topic (--topic x={TABLE}:source_topic=TOPIC" in p.stderr.decode()
+    assert f"source-topic (--topic x={TABLE}:source-topic=TOPIC" in p.stderr.decode()
     # --table-prefix passes over it, saying how to serve it.
     p = thaw("serve", *src(uri)[:2], "--table-prefix", "ns", *state, timeout=60)
     err = p.stderr.decode()
     assert p.returncode == 1 and "no Kafka-shaped table to serve" in err, err
-    assert f"not served: {TABLE}: table {TABLE} holds topics" in err and f"--topic NAME={TABLE}:source_topic" in err
+    assert f"not served: {TABLE}: table {TABLE} holds topics" in err and f"--topic NAME={TABLE}:source-topic" in err

@@ -418,10 +418,10 @@ def test_every_command_takes_the_same_logging_options(thaw, table, command, tmp_
                 "debug, info, warn or error")
 
 
-def serve_log(thaw, table, port: int, *args: str, then=None) -> str:
+def serve_log(thaw, table, port: int, *args: str, then=None, topic: str = f"t={NAME}") -> str:
     """Starts serve, waits until it listens, runs then(), stops it; its stderr."""
     from serve_harness import wait_port
-    p = subprocess.Popen([str(thaw.binary), "serve", "--catalog", table, "--topic", f"t={NAME}", *args],
+    p = subprocess.Popen([str(thaw.binary), "serve", "--catalog", table, "--topic", topic, *args],
                          stderr=subprocess.PIPE, stdout=subprocess.DEVNULL)
     try:
         wait_port(port, p, 60, "thaw serve")
@@ -555,3 +555,47 @@ def test_a_kafka_millisecond_option_takes_a_bare_number_as_milliseconds(thaw, ta
               "--group-initial-rebalance-delay", "1500", then=join)
     # 1.5 s of delay (plus the client's own join): not 1500 seconds, and not nothing.
     assert 1.4 < joined["seconds"] < 20, joined
+
+
+def test_create_topic_takes_a_replication_factor(thaw, table, kafka):
+    """Issue 24: --create-topic made topics with the broker's default replication only."""
+    topic = topic_name()
+    base = ["replay", *tbl(table), "--brokers", kafka.bootstrap, "--topic", topic, "--partitions", "0",
+            "--to-offset", "3"]
+    usage_error(thaw(*base, "--replication-factor", "1", timeout=60), "--replication-factor applies to a topic made "
+                "by --create-topic")
+    usage_error(thaw(*base, "--create-topic", "--replication-factor", "0", timeout=60), "between 1 and 32767")
+    # The test cluster has one broker: three replicas cannot be placed. The broker's refusal is the error (so the
+    # value reached it), and no topic is left behind.
+    p = thaw(*base, "--create-topic", "--replication-factor", "3", timeout=120)
+    err = p.stderr.decode()
+    assert p.returncode == 1 and "replication factor" in err.lower(), err
+    assert topic not in kafka.admin().list_topics(timeout=10).topics
+    p = thaw(*base, "--create-topic", "--replication-factor", "1", timeout=120)
+    assert p.returncode == 0, p.stderr.decode()
+    md = kafka.admin().list_topics(topic, timeout=10).topics[topic]
+    assert [len(pm.replicas) for pm in md.partitions.values()] == [1]
+    assert len(kafka.consume_all(topic)) == 3
+
+
+def test_serve_topic_settings_are_written_with_dashes_like_every_option(thaw, table, tmp_path):
+    """Issue 24: `source_topic` was the one underscore among dashes. The dashed names are the documented ones;
+    the first spellings still read the same."""
+    from serve_harness import free_port
+    p = thaw("serve", "--catalog", table, "--topic", f"t={NAME}:bogus_key=1", "--listen", "127.0.0.1:0",
+             "--state", str(tmp_path / "state"), timeout=60)
+    usage_error(p, "unknown setting 'bogus_key'", "source-topic, prefer, cold-suffix, value-format")
+    for spelling in ("source-topic", "source_topic"):
+        port = free_port()
+        got = {}
+
+        def metadata():
+            from confluent_kafka.admin import AdminClient
+            md = AdminClient({"bootstrap.servers": f"127.0.0.1:{port}"}).list_topics(timeout=20)
+            got["partitions"] = len(md.topics["t"].partitions)
+
+        serve_log(thaw, table, port, "--listen", f"127.0.0.1:{port}", "--state", str(tmp_path / spelling),
+                  topic=f"t={NAME}:{spelling}=src", then=metadata)
+        assert got == {"partitions": 3}, (spelling, got)
+    help_text = thaw("serve", "--help").stdout.decode()
+    assert ":source-topic=T" in help_text and "source_topic" not in help_text

@@ -51,6 +51,7 @@ struct ReplayArgs {
   std::string checkpoint_interval = "0";  // 0: the default (a quarter of transaction.timeout.ms, at most 10s)
   std::string checkpoint_bytes = "64MiB";
   std::optional<int32_t> target_partitions;
+  std::optional<int32_t> replication_factor;
   int parallelism = 1;
   std::string poll_interval = "2s";
   double rate = 0;
@@ -272,6 +273,17 @@ Status RunReplayCommand(const ReplayArgs& a) {
     }
     o.topic_configs[c.substr(0, eq)] = c.substr(eq + 1);
   }
+  if (a.replication_factor) {
+    if (!a.create_topic) {
+      return Status::Invalid("--replication-factor applies to a topic made by --create-topic; an existing topic's "
+                             "replicas are changed with kafka-reassign-partitions");
+    }
+    if (*a.replication_factor < 1 || *a.replication_factor > 32767) {
+      return Status::Invalid("--replication-factor must be between 1 and 32767 (omit it for the broker's "
+                             "default.replication.factor)");
+    }
+    o.replication_factor = *a.replication_factor;
+  }
   if (!o.topic_configs.empty() && !a.create_topic) {
     return Status::Invalid(
         "--topic-config applies to a topic made by --create-topic; change an existing topic's "
@@ -466,7 +478,10 @@ void RegisterReplay(CLI::App* app, int* exit_code) {
   cmd->add_option("--exclude-offsets", a->exclude_file, "File of PARTITION:OFFSET lines never to replay");
   cmd->add_option("--partitioner", a->partitioner, "same (p -> p), key (Java client's murmur2), random");
   cmd->add_flag("--create-topic", a->create_topic, "Create the target topic if missing");
-  cmd->add_option("--target-partitions", a->target_partitions, "Partitions for --create-topic");
+  cmd->add_option("--target-partitions", a->target_partitions,
+                  "Partitions for --create-topic (default: the highest source partition replayed + 1)");
+  cmd->add_option("--replication-factor", a->replication_factor,
+                  "Replicas of each partition for --create-topic (default: the broker's default.replication.factor)");
   cmd->add_option("--topic-config", a->topic_configs,
                   "Config of the topic --create-topic makes, key=value (repeatable; default retention.ms=-1 "
                   "retention.bytes=-1: keep everything)");

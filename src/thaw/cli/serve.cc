@@ -77,7 +77,9 @@ Status AddUpstream(const std::string& list, const char* what, std::vector<merged
   return Status::OK();
 }
 
-// NAME=NS.TABLE[:key=value...], keys layout, column (FIELD=COLUMN, repeatable), compression, source_topic.
+// NAME=NS.TABLE[:key=value...], keys layout, column (FIELD=COLUMN, repeatable), compression, source-topic,
+// prefer, cold-suffix, value-format; written with dashes like every option (source_topic, cold_suffix and
+// value_format, their first spellings, are still read).
 Status ParseTopic(const std::string& text, const ServeArgs& a, serve::TopicConfig* out) {
   const size_t eq = text.find('=');
   if (eq == std::string::npos || eq == 0) {
@@ -99,7 +101,9 @@ Status ParseTopic(const std::string& text, const ServeArgs& a, serve::TopicConfi
   out->cold_suffix = a.cold_suffix;
   for (size_t i = 1; i < parts.size(); ++i) {
     const size_t e = parts[i].find('=');
-    const std::string key = parts[i].substr(0, e), value = e == std::string::npos ? "" : parts[i].substr(e + 1);
+    std::string key = parts[i].substr(0, e);
+    const std::string value = e == std::string::npos ? "" : parts[i].substr(e + 1);
+    std::replace(key.begin(), key.end(), '_', '-');
     if (key == "layout") {
       layout = value;
     } else if (key == "compression") {
@@ -111,17 +115,17 @@ Status ParseTopic(const std::string& text, const ServeArgs& a, serve::TopicConfi
         return Status::Invalid("--topic '{}': prefer is upstream or table, not '{}'", text, value);
       }
       out->prefer_table = value == "table";
-    } else if (key == "cold_suffix") {
+    } else if (key == "cold-suffix") {
       out->cold_suffix = value;  // empty: no view for this topic (overrides --cold-suffix)
-    } else if (key == "value_format") {
+    } else if (key == "value-format") {
       value_format = value;
-    } else if (key == "source_topic") {
-      if (value.empty()) return Status::Invalid("--topic '{}': source_topic needs a topic name", text);
+    } else if (key == "source-topic") {
+      if (value.empty()) return Status::Invalid("--topic '{}': source-topic needs a topic name", text);
       out->source_topic = value;
     } else {
-      return Status::Invalid("--topic '{}': unknown setting '{}' (settings: layout, column, compression, source_topic, prefer, "
-                             "cold_suffix, value_format)",
-                             text, key);
+      return Status::Invalid("--topic '{}': unknown setting '{}' (settings: layout, column, compression, source-topic, prefer, "
+                             "cold-suffix, value-format)",
+                             text, parts[i].substr(0, e));
     }
   }
   if (!layout.empty()) {
@@ -319,8 +323,8 @@ void RegisterServe(CLI::App* app, int* exit_code) {
   args->catalog.Register(cmd);
   cmd->add_option("--topic", args->topics,
                   "Serve a table as a topic: NAME=NAMESPACE.TABLE[:layout=L][:compression=C][:column=FIELD=COL]"
-                  "[:source_topic=T][:prefer=upstream|table][:cold_suffix=S][:value_format=json|avro]; repeatable (in --config: [[topic]] tables with name, table, layout, "
-                  "compression, column, source_topic). source_topic picks one topic of a table that holds several")
+                  "[:source-topic=T][:prefer=upstream|table][:cold-suffix=S][:value-format=json|avro]; repeatable (in --config: [[topic]] tables with name, table, layout, "
+                  "compression, column, source-topic, ...). source-topic picks one topic of a table that holds several")
       ->type_name("NAME=NS.TABLE");
   cmd->add_option("--table-prefix", args->table_prefix,
                   "Also serve every Kafka-shaped table of this namespace, each as a topic named like the table");

@@ -474,8 +474,8 @@ Result<ReplaySummary> RunReplayImpl(std::shared_ptr<const iceberg::Table> table,
       Status st = CheckTopic(o.topic, planned_limits, planned, o.timestamps, o.force, NowMs(), &ignored);
       if (!st.ok()) return st.WithContext(fmt::format("--topic-config (topic '{}' was not created)", o.topic));
     }
-    RETURN_NOT_OK(producer->CreateTopic(o.topic, create_parts, -1, CreatedTopicConfigs(o.topic_configs),
-                                        o.timeout_ms));
+    RETURN_NOT_OK(producer->CreateTopic(o.topic, create_parts, o.replication_factor,
+                                        CreatedTopicConfigs(o.topic_configs), o.timeout_ms));
     created = true;
     for (int i = 0; i < 50 && !stopping_early(); ++i) {  // metadata propagates asynchronously
       topic = producer->DescribeTopic(o.topic, o.timeout_ms);

@@ -34,6 +34,9 @@ struct ReplayOptions {
   Partitioner partitioner = Partitioner::kSame;
   bool create_topic = false;
   std::optional<int32_t> target_partitions;
+  // --replication-factor for --create-topic; -1: the broker's
+  // default.replication.factor.
+  int32_t replication_factor = -1;
   // --topic-config for --create-topic; created topics keep everything
   // (retention.ms=-1, retention.bytes=-1) unless overridden here.
   std::map<std::string, std::string> topic_configs;

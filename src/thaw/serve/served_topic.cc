@@ -305,7 +305,7 @@ Result<std::shared_ptr<ServedTopic::State>> MakeState(const TopicConfig& config,
   auto plan = records::ReadPlan::Make(table, ro);
   if (!plan.ok()) return plan.status();
   RETURN_NOT_OK((*plan)->RequireOneTopic(
-      fmt::format("source_topic (--topic {}={}:source_topic=TOPIC, or source_topic = \"TOPIC\" in its [[topic]])",
+      fmt::format("source-topic (--topic {}={}:source-topic=TOPIC, or source-topic = \"TOPIC\" in its [[topic]])",
                   config.name, config.table)));
   st->plan = std::move(*plan);
   st->table = std::move(table);

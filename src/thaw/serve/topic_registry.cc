@@ -66,7 +66,7 @@ Result<std::vector<TopicConfig>> TopicRegistry::DiscoverTopics(catalog::Catalog&
         ro.layout = defaults.layout;
         ASSIGN_OR_RAISE(auto plan,
                         records::ReadPlan::Make(std::make_shared<const iceberg::Table>(std::move(table)), ro));
-        RETURN_NOT_OK(plan->RequireOneTopic(fmt::format("--topic NAME={}:source_topic=TOPIC", id.ToString())));
+        RETURN_NOT_OK(plan->RequireOneTopic(fmt::format("--topic NAME={}:source-topic=TOPIC", id.ToString())));
       }
       return Status::OK();
     }();
