@@ -599,3 +599,78 @@ def test_serve_topic_settings_are_written_with_dashes_like_every_option(thaw, ta
         assert got == {"partitions": 3}, (spelling, got)
     help_text = thaw("serve", "--help").stdout.decode()
     assert ":source-topic=T" in help_text and "source_topic" not in help_text
+
+
+def docs_config_example() -> str:
+    """The TOML example of docs/cli.md's `--config FILE` section, as printed there."""
+    from pathlib import Path
+    text = (Path(__file__).resolve().parents[2] / "docs" / "cli.md").read_text()
+    section = text[text.index("### `--config FILE`"):]
+    return section[section.index("```toml\n") + 8:section.index("\n```", section.index("```toml"))]
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_one_config_file_serves_every_command(thaw, command, tmp_path):
+    """Issue 24: `thaw inspect --config` on docs/cli.md's own example failed ("has no option -X"). Keys of any
+    command are taken by the commands that have them and passed over by the others; a key no command has is
+    still an error with the file and line."""
+    shared = tmp_path / "thaw.toml"
+    shared.write_text(docs_config_example() + "\n" + "\n".join([
+        "[serve]", 'refresh = "5s"', "[maintain]", 'orphan-older-than = "3d"', "",
+    ]))
+    extra = tmp_path / "more.toml"
+    extra.write_text("\n".join([
+        'commit-interval = "10s"',            # archive's
+        'refresh = "5s"',                     # serve's
+        'orphan-older-than = "3d"',           # maintain's
+        "records = true" if command == "inspect" else 'log-format = "text"',
+        "[upstream]", 'bootstrap = "kafka:9092"',  # serve's
+        "[[topic]]", 'name = "orders"', 'table = "archive.orders"',  # serve's
+        "",
+    ]))
+    # The files are read; the command then stops at a bad --log-level given on the command line (exit 2), so
+    # nothing is contacted: a config error would have been reported first.
+    p = thaw(command, "--config", str(shared), "--config", str(extra), "--log-level", "loud", timeout=60)
+    err = p.stderr.decode()
+    assert p.returncode == 2 and "--log-level 'loud'" in err and "--config" not in err, err
+    bad = tmp_path / "bad.toml"
+    bad.write_text('catalog = "sqlite:///x.db"\nlimt = 10\n')
+    usage_error(thaw(command, "--config", str(bad), timeout=60), f"--config {bad} line 2 key 'limt'",
+                f"`thaw {command}` has no option --limt")
+
+
+def test_default_config_file_and_thaw_environment_variables(thaw, table, tmp_path):
+    """Issue 24: a default config location ($THAW_CONFIG, else ~/.config/thaw/thaw.toml) and THAW_* variables for
+    every option, so that secrets stay out of the process list. Order: command line, environment, file."""
+    home = tmp_path / "home"
+    (home / ".config" / "thaw").mkdir(parents=True)
+    (home / ".config" / "thaw" / "thaw.toml").write_text(f'catalog = "{table}"\ntable = "{NAME}"\n'
+                                                         "[inspect]\nlimit = 5\n")
+    base_env = {k: v for k, v in os.environ.items() if not k.startswith(("THAW_", "XDG_CONFIG"))}
+    base_env["HOME"] = str(home)
+    base_env["THAW_BIN"] = os.environ.get("THAW_BIN", "")
+
+    def records(*args, **env):
+        p = subprocess.run([str(thaw.binary), "inspect", "--records", *args], capture_output=True, timeout=60,
+                           env={**base_env, **env})
+        assert p.returncode == 0, p.stderr.decode()
+        return len(p.stdout.decode().splitlines())
+
+    assert records() == 5                               # ~/.config/thaw/thaw.toml
+    assert records(THAW_LIMIT="3") == 3                 # the environment over the file
+    assert records("--limit", "1", THAW_LIMIT="3") == 1  # the command line over both
+    other = tmp_path / "other.toml"
+    other.write_text(f'catalog = "{table}"\ntable = "{NAME}"\nlimit = 2\n')
+    assert records(THAW_CONFIG=str(other)) == 2         # $THAW_CONFIG instead of the default
+    # THAW_CONFIG= turns the default file off: no table then.
+    p = subprocess.run([str(thaw.binary), "inspect"], capture_output=True, timeout=60,
+                       env={**base_env, "THAW_CONFIG": ""})
+    assert p.returncode == 2 and "--table" in p.stderr.decode(), p.stderr.decode()
+    # A bad value names the variable it came from.
+    p = subprocess.run([str(thaw.binary), "inspect", "--records"], capture_output=True, timeout=60,
+                       env={**base_env, "THAW_LIMIT": "many"})
+    assert p.returncode == 2 and "set by environment variable THAW_LIMIT" in p.stderr.decode(), p.stderr.decode()
+    # A missing $THAW_CONFIG file is an error naming it, not silently nothing.
+    p = subprocess.run([str(thaw.binary), "inspect"], capture_output=True, timeout=60,
+                       env={**base_env, "THAW_CONFIG": str(tmp_path / "missing.toml")})
+    assert p.returncode == 2 and "missing.toml" in p.stderr.decode(), p.stderr.decode()

@@ -1,5 +1,7 @@
 #include "thaw/cli/config_file.h"
 
+#include <unistd.h>
+
 #include <toml++/toml.h>
 
 #include <algorithm>
@@ -188,6 +190,25 @@ struct Expander {
     return Status::OK();
   }
 
+  // A top-level key this command has no use for but another command has
+  // (one file serves every command; each takes the keys it knows). An
+  // array of tables ([[topic]]) belongs to a command whose option repeats.
+  bool ForAnotherCommand(const std::string& key, const toml::node& v) const {
+    if (key == "config" || key == "help") return false;
+    const std::string flag = key.size() == 1 ? "-" + key : "--" + key;
+    const auto* arr = v.as_array();
+    const bool tables = arr && !arr->empty() && arr->is_array_of_tables();
+    const bool upstream_table = key == "upstream" && v.is_table();
+    const CLI::Option* mine = command.get_option_no_throw(flag);
+    if (mine && (!tables || Repeatable(*mine))) return false;
+    for (const CLI::App* c : command.get_parent()->get_subcommands([](const CLI::App*) { return true; })) {
+      if (c == &command) continue;
+      const CLI::Option* theirs = c->get_option_no_throw(flag);
+      if (theirs && (!tables || Repeatable(*theirs)) && (!upstream_table || !mine)) return true;
+    }
+    return false;
+  }
+
   Status Table(const toml::table& t, bool top) {
     // Keys first, then the command's own [section], which wins over them.
     const toml::table* section = nullptr;
@@ -203,6 +224,7 @@ struct Expander {
           continue;
         }
       }
+      if (top && ForAnotherCommand(key, v)) continue;
       RETURN_NOT_OK(Setting(key, v, k.source()));
     }
     if (section) RETURN_NOT_OK(Table(*section, false));
@@ -314,13 +336,16 @@ Result<ExpandedArgs> ExpandConfigFiles(const std::vector<std::string>& args, con
       rest.push_back(args[i]);
     }
   }
-  if (files.empty()) {
-    out.args = std::move(rest);
-    return out;
-  }
   size_t at = 0;
   const CLI::App* command = FindCommand(rest, app, &at);
-  if (!command) return Status::Invalid("--config applies to a command: thaw replay --config FILE ...");
+  if (!command) {
+    if (!files.empty()) return Status::Invalid("--config applies to a command: thaw replay --config FILE ...");
+    out.args = std::move(rest);  // no command (thaw --help, --version): nothing to apply
+    return out;
+  }
+  if (files.empty()) {
+    ASSIGN_OR_RAISE(files, DefaultConfigFiles());
+  }
   ExpandedArgs from_files;
   std::vector<int> settings;
   int next_setting = 0;
@@ -343,8 +368,56 @@ Result<ExpandedArgs> ExpandConfigFiles(const std::vector<std::string>& args, con
     out.args.push_back(std::move(from_files.args[i]));
     out.origins.push_back(std::move(from_files.origins[i]));
   }
+  // THAW_<OPTION> environment variables: over the files, under the command
+  // line (secrets such as THAW_CATALOG_TOKEN stay out of the process list).
+  for (const CLI::Option* opt : command->get_options()) {
+    if (opt->get_lnames().empty() || on_line.count(opt)) continue;
+    const std::string& name = opt->get_lnames().front();
+    if (name == "config" || name == "help") continue;
+    const std::string var = EnvName(name);
+    const char* value = std::getenv(var.c_str());
+    if (!value) continue;
+    const std::string flag = "--" + name;
+    if (!Keyed(*opt)) {  // the environment replaces the files' setting; name=value options merge
+      // out.args: argv up to the command (no origins), then one arg per origin.
+      for (size_t j = 0; j < out.origins.size();) {
+        if (command->get_option_no_throw(out.origins[j].first) == opt) {
+          out.args.erase(out.args.begin() + static_cast<std::ptrdiff_t>(at + j));
+          out.origins.erase(out.origins.begin() + static_cast<std::ptrdiff_t>(j));
+        } else {
+          ++j;
+        }
+      }
+    }
+    out.args.push_back(flag + "=" + value);
+    out.origins.emplace_back(flag, "environment variable " + var);
+  }
   out.args.insert(out.args.end(), rest.begin() + static_cast<std::ptrdiff_t>(at), rest.end());
   return out;
+}
+
+std::string EnvName(std::string_view long_name) {
+  std::string out = "THAW_";
+  for (char c : long_name) out += c == '-' ? '_' : static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return out;
+}
+
+Result<std::vector<std::string>> DefaultConfigFiles() {
+  if (const char* path = std::getenv("THAW_CONFIG")) {
+    if (*path == '\0') return std::vector<std::string>{};  // THAW_CONFIG= : no file
+    return std::vector<std::string>{path};  // must exist: ReadFile says so if not
+  }
+  std::string dir;
+  if (const char* xdg = std::getenv("XDG_CONFIG_HOME"); xdg && *xdg == '/') {
+    dir = xdg;
+  } else if (const char* home = std::getenv("HOME"); home && *home) {
+    dir = std::string(home) + "/.config";
+  } else {
+    return std::vector<std::string>{};
+  }
+  const std::string path = dir + "/thaw/thaw.toml";
+  if (::access(path.c_str(), F_OK) != 0) return std::vector<std::string>{};
+  return std::vector<std::string>{path};
 }
 
 Status CheckRepeatedOptions(const std::vector<std::string>& args, const CLI::App& app, std::string* command_name) {

@@ -61,6 +61,13 @@ struct ExpandedArgs {
 // file, TOML syntax, unknown key, wrong kind of value) name the file, line
 // and key, and are kInvalidArgument.
 Result<ExpandedArgs> ExpandConfigFiles(const std::vector<std::string>& args, const CLI::App& app);
+// Without --config: $THAW_CONFIG (empty: none), else
+// $XDG_CONFIG_HOME/thaw/thaw.toml or ~/.config/thaw/thaw.toml when it
+// exists. Whatever the files, an option's THAW_<OPTION> environment
+// variable (EnvName: --catalog-token -> THAW_CATALOG_TOKEN) wins over them,
+// and the command line over both.
+Result<std::vector<std::string>> DefaultConfigFiles();
+std::string EnvName(std::string_view long_name);
 
 // A usage error naming the first option that `args` (expanded) give more
 // than once although it takes one value: only repeatable options (vectors,
