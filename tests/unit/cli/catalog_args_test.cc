@@ -71,8 +71,15 @@ TEST_F(CatalogArgsTest, ErrorsNameFileLineAndKey) {
   ASSERT_EQ(e.status().code(), StatusCode::kInvalidArgument);
   EXPECT_NE(e.status().message().find("--config " + f + " line 3 key 'catalog.s3.endpoint'"), std::string::npos)
       << e.status().message();
+  // At the top level, a [catalog] table is for the commands that read one: one file serves every command,
+  // and one without a catalog passes over it ...
   auto g = Write("[catalog]\nuri = \"http://x\"\n");
-  auto v = ExpandConfigFiles({"thaw", "version", "--config", g}, app);
+  auto top = ExpandConfigFiles({"thaw", "version", "--config", g}, app);
+  ASSERT_TRUE(top.ok()) << top.status().ToString();
+  EXPECT_EQ(top->args, (std::vector<std::string>{"thaw", "version"}));
+  // ... but in the command's own table it is a mistake.
+  auto h = Write("[version.catalog]\nuri = \"http://x\"\n");
+  auto v = ExpandConfigFiles({"thaw", "version", "--config", h}, app);
   ASSERT_EQ(v.status().code(), StatusCode::kInvalidArgument);
   EXPECT_NE(v.status().message().find("reads no catalog"), std::string::npos) << v.status().message();
 }
