@@ -202,7 +202,8 @@ TEST(ConfigUpstream, UpstreamTableBecomesTheTieredProxysOptions) {
   EXPECT_EQ(ports, "19000-19099");
   EXPECT_EQ(props, (std::vector<std::string>{"request.timeout.ms=60000"}));
 
-  // An unknown key names itself; replay has no upstream.
+  // An unknown key names itself. Replay has no upstream: at the top level the table is serve's and replay
+  // passes over it (one file for every command); in [replay] it is a mistake.
   f = write("[upstream]\nbootstrap = \"k:1\"\nlisten = \"x\"\n");
   e = ExpandConfigFiles({"thaw", "serve", "--config", f}, app);
   ASSERT_FALSE(e.ok());
@@ -210,6 +211,10 @@ TEST(ConfigUpstream, UpstreamTableBecomesTheTieredProxysOptions) {
             std::string::npos)
       << e.status().message();
   f = write("[upstream]\nbootstrap = \"k:1\"\n");
+  e = ExpandConfigFiles({"thaw", "replay", "--config", f}, app);
+  ASSERT_TRUE(e.ok()) << e.status().message();
+  EXPECT_EQ(e->args, (std::vector<std::string>{"thaw", "replay"}));
+  f = write("[replay.upstream]\nbootstrap = \"k:1\"\n");
   e = ExpandConfigFiles({"thaw", "replay", "--config", f}, app);
   ASSERT_FALSE(e.ok());
   EXPECT_NE(e.status().message().find("`thaw replay` has no upstream"), std::string::npos) << e.status().message();
