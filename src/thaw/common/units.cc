@@ -1,6 +1,8 @@
 #include "thaw/common/units.h"
 
+#include <cctype>
 #include <charconv>
+#include <string>
 #include <limits>
 
 namespace thaw {
@@ -64,13 +66,20 @@ Result<int64_t> ParseByteSize(std::string_view text, std::string_view flag, int6
   double per = 0;
   if (unit.empty()) {
     per = static_cast<double>(bare_unit);
+  } else if (unit.size() == 1 && std::string_view("kKmMgG").find(unit[0]) != std::string_view::npos) {
+    // 'm' is minutes in a duration; in a size a lone letter would have to
+    // guess between binary and decimal.
+    const char u = static_cast<char>(std::toupper(static_cast<unsigned char>(unit[0])));
+    const std::string number(text.substr(0, text.size() - 1));
+    return Status::Invalid("{} '{}': a size's unit is {}iB (binary) or {}B (decimal), not '{}': write {}{}iB or {}{}B",
+                           flag, text, u, u == 'K' ? 'K' : u, unit, number, u, number, u == 'K' ? 'K' : u);
   } else if (unit == "B" || unit == "b") {
     per = 1;
-  } else if (unit == "KiB" || unit == "k" || unit == "K") {
+  } else if (unit == "KiB") {
     per = 1024.0;
-  } else if (unit == "MiB" || unit == "m" || unit == "M") {
+  } else if (unit == "MiB") {
     per = 1024.0 * 1024;
-  } else if (unit == "GiB" || unit == "g" || unit == "G") {
+  } else if (unit == "GiB") {
     per = 1024.0 * 1024 * 1024;
   } else if (unit == "KB" || unit == "kB") {
     per = 1e3;

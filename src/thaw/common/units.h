@@ -5,8 +5,9 @@
 //              A bare number is refused with a hint (is 3000 seconds or
 //              milliseconds?), except 0 and, for options documented as a
 //              Kafka *.ms setting (BareNumber::kMilliseconds), milliseconds
-//   sizes      4096, 64KiB, 256MiB, 1GiB (also KB/MB/GB as powers of ten,
-//              and k/m/g as binary units); a bare number is `bare_unit` bytes
+//   sizes      4096, 64KiB, 256MiB, 1GiB (binary), 64KB, 1GB (powers of
+//              ten); a lone k/m/g is refused (m is minutes in a duration).
+//              A bare number is `bare_unit` bytes
 // `flag` names the option in errors.
 #pragma once
 

@@ -59,3 +59,19 @@ TEST(ByteSizeTest, BinaryAndDecimalUnits) {
 
 }  // namespace
 }  // namespace thaw
+
+namespace thaw {
+namespace {
+
+TEST(ByteSizeTest, ALoneLetterIsNotAUnit) {
+  auto r = ParseByteSize("512m", "--memory-budget", int64_t{1} << 20);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("--memory-budget '512m': a size's unit is MiB (binary) or MB (decimal), not "
+                                      "'m': write 512MiB or 512MB"),
+            std::string::npos)
+      << r.status().message();
+  for (const char* t : {"1k", "1K", "2g", "2G", "3M"}) EXPECT_FALSE(ParseByteSize(t, "--s").ok()) << t;
+}
+
+}  // namespace
+}  // namespace thaw
