@@ -256,7 +256,7 @@ def test_bad_option_combinations(kafka, thaw, schema_registry, tmp_path):
     cases = [
         (["--value-format", "registry"], "give --schema-registry URL"),
         (["--layout", "thaw", "--value-format", "registry", "--schema-registry", schema_registry.url],
-         "it needs --layout row"),
+         "it needs --layout thaw-row"),
         (["--layout", "row", "--schema-registry", schema_registry.url], "--schema-registry is for --value-format"),
         (["--layout", "row", "--value-format", "protobuf"], "use json, avro or registry"),
         (["--layout", "row", "--value-format", "registry", "--schema-registry", schema_registry.url,

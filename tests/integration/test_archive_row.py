@@ -61,7 +61,7 @@ def row_archived(kafka, thaw, tmp_path_factory):
     topic = archive_topics.topic_name("rowjson")
     kafka.create_topic(topic, 2)
     _produce(kafka, topic, [(*r, False) for r in EXACT] + OTHERS)
-    p = thaw(*archive_args(kafka, uri, "ns.rows", topic, "--layout", "row"), timeout=120)
+    p = thaw(*archive_args(kafka, uri, "ns.rows", topic, "--layout", "thaw-row"), timeout=120)
     assert p.returncode == 0, p.stderr.decode(errors="replace")[-4000:]
     # A second run appends to the table with the table's schema.
     _produce(kafka, topic, SECOND_RUN)
@@ -173,7 +173,7 @@ def test_layout_mismatch_is_refused(kafka, thaw, row_archived):
     uri, table, topic, _want = row_archived
     p = thaw(*archive_args(kafka, uri, table, topic), timeout=60)
     assert p.returncode != 0
-    assert "--layout row" in p.stderr.decode(errors="replace"), p.stderr
+    assert "--layout thaw-row" in p.stderr.decode(errors="replace"), p.stderr
 
 
 def test_sigint_before_any_value_exits_0_and_creates_nothing(kafka, thaw_bin, tmp_path):

@@ -674,3 +674,18 @@ def test_default_config_file_and_thaw_environment_variables(thaw, table, tmp_pat
     p = subprocess.run([str(thaw.binary), "inspect"], capture_output=True, timeout=60,
                        env={**base_env, "THAW_CONFIG": str(tmp_path / "missing.toml")})
     assert p.returncode == 2 and "missing.toml" in p.stderr.decode(), p.stderr.decode()
+
+
+def test_layout_names_are_the_same_for_the_writer_and_the_readers(thaw, table, tmp_path):
+    """Issue 24: archive called its row layout `row`, the readers `thaw-row`; `auto` was the readers' unlisted
+    default."""
+    for command in ("inspect", "replay"):
+        out = thaw(command, "--help").stdout.decode()
+        assert "auto (default" in out and "thaw-row" in out, out
+    assert "thaw-row" in thaw("archive", "--help").stdout.decode()
+    p = thaw("inspect", *tbl(table), "--layout", "auto", "--json", timeout=60)
+    assert p.returncode == 0 and json.loads(p.stdout)["layout"] == "thaw", p.stderr.decode()
+    usage_error(thaw("inspect", *tbl(table), "--layout", "rows", timeout=60),
+                "unknown --layout 'rows': valid layouts are auto (the default), thaw,", "thaw-row")
+    usage_error(thaw("archive", "--brokers", "127.0.0.1:1", "--topic", "t", "--catalog", table, "--table", "ns.a",
+                     "--layout", "rows", timeout=60), "--layout 'rows': use thaw (the default) or thaw-row")

@@ -357,3 +357,20 @@ def test_java_delete_then_compaction_between_polls(thaw, kafka, tmp_path, follow
     got = f.settle(13)
     assert_each_once_in_order(got, java_want({0: [o for o in range(15) if o not in (7, 12)]}))
     assert f.stop() == 0, f.err.decode()
+
+
+def test_a_rollback_stops_follow_with_an_error_not_bad_usage(thaw, kafka, tmp_path, followers):
+    """Issue 24: a rollback seen by --follow exited 2, the code for a mistyped command line."""
+    t, args = py_table(tmp_path, "ns.rolled", {})
+    fixtures.append_rows(t, py_rows(0, 0, 2))
+    first = t.refresh().current_snapshot().snapshot_id
+    fixtures.append_rows(t.refresh(), py_rows(0, 2, 4))
+    f = Follower(thaw, kafka, args)
+    followers.append(f)
+    f.settle(4)
+    with f.paused():
+        t.refresh().manage_snapshots().rollback_to_snapshot(first).commit()
+        fixtures.append_rows(t.refresh(), py_rows(0, 2, 3, tag="w"))  # history goes on from the rolled-back state
+    _, err = f.proc.communicate(timeout=60)
+    assert f.proc.returncode == 1, err.decode()
+    assert b"is no longer an ancestor" in err and b"start a new --job" in err, err.decode()

@@ -261,12 +261,12 @@ class Archiver {
     if (o_.memory_bytes < (4 << 20)) return Status::Invalid("the buffer limit must be at least 4MiB");
     if (o_.value_registry && o_.layout != Layout::kRow) {
       return Status::Invalid(
-          "--value-format registry decodes values into the columns of a row table: it needs --layout row (the "
+          "--value-format registry decodes values into the columns of a row table: it needs --layout thaw-row (the "
           "canonical layout keeps every value's bytes as they are)");
     }
     if (!o_.value_avro_schema.empty() || o_.value_avro_schema_id) {
       if (o_.layout != Layout::kRow) {
-        return Status::Invalid("--value-schema describes the values of a row table: it needs --layout row");
+        return Status::Invalid("--value-schema describes the values of a row table: it needs --layout thaw-row");
       }
       if (o_.value_avro_schema.empty()) return Status::Invalid("--value-schema-id needs --value-schema FILE.avsc");
       if (o_.value_registry) {
@@ -344,7 +344,7 @@ class Archiver {
         return Status::Invalid(
             "table '{}' has Thaw's {} layout (docs/layouts.md): archive into it with --layout {}, or give a new "
             "table name with --create",
-            name, layout_name == "thaw" ? "canonical" : "row", layout_name == "thaw" ? "thaw" : "row");
+            name, layout_name == "thaw" ? "canonical" : "row", layout_name);
       }
       return Status::Invalid(
           "table '{}' has the '{}' layout (docs/layouts.md), not Thaw's {} one: archive "
@@ -519,7 +519,7 @@ class Archiver {
     auto type = InferJsonValueType(samples);
     if (!type.ok()) {
       return Status(type.status().code(),
-                    fmt::format("table '{}' (--layout row): {}", o_.table.ToString(), type.status().message()));
+                    fmt::format("table '{}' (--layout thaw-row): {}", o_.table.ToString(), type.status().message()));
     }
     log::Info("table {}: value columns inferred from {} records: {}", o_.table.ToString(), samples.size(),
               (*type)->ToString());
@@ -550,7 +550,7 @@ class Archiver {
       last = t.status();
     }
     return Status::NotFound(
-        "table '{}' (--layout row --value-format registry): none of the first {} values is {}; archive this topic "
+        "table '{}' (--layout thaw-row --value-format registry): none of the first {} values is {}; archive this topic "
         "with --layout thaw (values kept as they are) or --value-format json",
         o_.table.ToString(), samples.size(),
         last.ok() ? "framed for a schema registry (magic byte 0 and a 4-byte schema id)"

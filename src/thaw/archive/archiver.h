@@ -50,12 +50,12 @@ struct ArchiveOptions {
   std::vector<int32_t> partitions;
   FromOffset from;
   Layout layout = Layout::kThaw;
-  // --layout row: the values' Avro writer schema, as JSON text (--value-schema
+  // --layout thaw-row: the values' Avro writer schema, as JSON text (--value-schema
   // FILE.avsc); empty: JSON values. With value_avro_schema_id, the values
   // carry the Confluent header with that schema registry id.
   std::string value_avro_schema;
   std::optional<int32_t> value_avro_schema_id;
-  // --layout row --value-format registry: values framed for this schema
+  // --layout thaw-row --value-format registry: values framed for this schema
   // registry (row_registry.h), decoded by the id in each record.
   std::shared_ptr<registry::SchemaRegistry> value_registry;
   std::string group_id;  // consumer group for monitoring commits; empty = none

@@ -1,4 +1,4 @@
-// Avro values for the row layout (`thaw archive --layout row --value-schema
+// Avro values for the row layout (`thaw archive --layout thaw-row --value-schema
 // FILE.avsc`, docs/layouts.md "thaw-row"): records/avro_value.h as a
 // ValueCodec (row_value.h). The table records the writer schema and, for
 // Confluent-framed values, the schema registry id in its properties, so the

@@ -1,5 +1,5 @@
 // Values framed for a Confluent-compatible schema registry in the row
-// layout (`thaw archive --layout row --value-format registry`,
+// layout (`thaw archive --layout thaw-row --value-format registry`,
 // docs/schema-registry.md): each value's schema id is read from its framing,
 // its writer schema fetched once from the registry and resolved against the
 // table's `value` struct by field name, the value decoded into that struct,

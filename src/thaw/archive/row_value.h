@@ -1,4 +1,4 @@
-// The row layout's values (`thaw archive --layout row`, docs/layouts.md
+// The row layout's values (`thaw archive --layout thaw-row`, docs/layouts.md
 // "thaw-row"): each record's value decoded into the table's `value` struct
 // (field id 12), and `value_raw` (field id 6) kept only where the reader,
 // re-encoding that struct, would not give the original bytes back.

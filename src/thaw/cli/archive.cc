@@ -114,10 +114,12 @@ Status RunArchiveCommand(const ArchiveArgs& a, const kafka::rdkafka::KafkaConfig
   ASSIGN_OR_RAISE(o.from, archive::FromOffset::Parse(a.from_offset));
   if (a.layout == "thaw") {
     o.layout = archive::Layout::kThaw;
-  } else if (a.layout == "row") {
+  } else if (a.layout == "thaw-row" || a.layout == "row") {  // row: its first name
     o.layout = archive::Layout::kRow;
   } else {
-    return Status::Invalid("--layout '{}': use thaw (the default) or row", a.layout);
+    return Status::Invalid("--layout '{}': use thaw (the default) or thaw-row, the names inspect and serve read them "
+                           "by",
+                           a.layout);
   }
   if (!a.value_schema.empty()) {
     std::ifstream in(a.value_schema, std::ios::binary);
@@ -234,15 +236,16 @@ void RegisterArchive(CLI::App* app, int* exit_code) {
   cmd->add_option("--from-offset", a->from_offset,
                   "Where a partition the table has no offset for starts: earliest (default), latest or N");
   cmd->add_option("--layout", a->layout,
-                  "thaw (canonical, default) or row (JSON values also as typed columns; docs/layouts.md)");
+                  "thaw (canonical, default) or thaw-row (values also as typed columns; docs/layouts.md). The "
+                  "names inspect, replay and serve read these layouts by");
   cmd->add_option("--value-schema", a->value_schema,
-                  "With --layout row: the values are Avro datums of this writer schema (default: JSON values)")
+                  "With --layout thaw-row: the values are Avro datums of this writer schema (default: JSON values)")
       ->type_name("FILE.avsc");
   cmd->add_option("--value-schema-id", a->value_schema_id,
                   "With --value-schema: the values carry the Confluent header with this schema registry id")
       ->type_name("ID");
   cmd->add_option("--value-format", a->value_format,
-                  "With --layout row: json (default), avro (--value-schema FILE.avsc) or registry (each value framed "
+                  "With --layout thaw-row: json (default), avro (--value-schema FILE.avsc) or registry (each value framed "
                   "with a schema registry id: magic byte 0 + id; --schema-registry URL)")
       ->type_name("FORMAT");
   AddRegistryOptions(cmd, &a->registry);

@@ -488,7 +488,7 @@ void RegisterReplay(CLI::App* app, int* exit_code) {
   cmd->add_flag("--force", a->force,
                 "Replay even where the target topic's retention would delete, or LogAppendTime rewrite, what is sent");
   cmd->add_option("--value-format", a->value_format,
-                  "Decoded value columns (row tables of other writers, --layout row) as json (default) or avro: "
+                  "Decoded value columns (row tables of other writers, --layout thaw-row) as json (default) or avro: "
                   "Avro framed with a schema registry id (--schema-registry; docs/schema-registry.md)")
       ->type_name("FORMAT");
   AddRegistryOptions(cmd, &a->registry);

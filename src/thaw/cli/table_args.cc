@@ -73,7 +73,8 @@ void TableArgs::Register(CLI::App* app) {
       ->check(TimeValidator())
       ->type_name("TIME");
   app->add_option("--layout", layout,
-                  "Force a layout: thaw, redpanda, bufstream, aiven, automq, kafka-connect, plain, thaw-row");
+                  "auto (default: recognised from the table), or force one: thaw, redpanda, bufstream, aiven, "
+                  "automq, kafka-connect, plain, thaw-row");
   app->add_option("--column", columns, "Override a column: FIELD=COLUMN (e.g. offset=kafka.offset); repeatable");
   app->add_option("--source-topic", source_topic,
                   "Read only the records of this source topic, for a table that holds several (a kafka_topic or "
@@ -125,12 +126,12 @@ Status TableArgs::Apply(records::ReadOptions* o) const {
   if (!as_of.empty()) {
     ASSIGN_OR_RAISE(o->snapshot.as_of_ms, ParseTimeMs(as_of, "--as-of"));
   }
-  if (!layout.empty()) {
+  if (!layout.empty() && layout != "auto") {
     const auto& names = records::LayoutNames();
     if (std::find(names.begin(), names.end(), layout) == names.end()) {
       std::string all;
       for (const auto& n : names) all += (all.empty() ? "" : ", ") + n;
-      return Status::Invalid("unknown --layout '{}': valid layouts are {}", layout, all);
+      return Status::Invalid("unknown --layout '{}': valid layouts are auto (the default), {}", layout, all);
     }
     o->layout.forced = layout;
   }

@@ -89,7 +89,7 @@ std::string DetectName(const iceberg::TableMetadata& md, const Schema& s) {
   if (prop.rfind("thaw-row/", 0) == 0) return "thaw-row";
   if (prop.rfind("thaw", 0) == 0) return "thaw";
   if (Find(s, "kafka_partition") && Find(s, "kafka_offset")) {
-    // `thaw archive --layout row`: the decoded value struct beside value_raw.
+    // `thaw archive --layout thaw-row`: the decoded value struct beside value_raw.
     auto value = Find(s, "value");
     if (value && value->type->id == TypeId::kStruct && Find(s, "value_raw")) return "thaw-row";
     return "thaw";

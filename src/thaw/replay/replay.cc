@@ -840,7 +840,7 @@ Result<ReplaySummary> RunReplayImpl(std::shared_ptr<const iceberg::Table> table,
       // v1 tables have no sequence numbers to tell.
       if (!s->parent_snapshot_id && state.snapshot_id == 0 && latest->metadata.format_version == 1) break;
       if (s->sequence_number <= last_seq) {
-        return Status::Invalid("table {}: snapshot {} (last replayed) is no longer an ancestor of snapshot {} "
+        return Status::NotFound("table {}: snapshot {} (last replayed) is no longer an ancestor of snapshot {} "
                                "(history rolled back or rewritten): --follow stops; start a new --job to replay the "
                                "table as it is now", table->name, state.snapshot_id, current->snapshot_id);
       }
