@@ -689,3 +689,21 @@ def test_layout_names_are_the_same_for_the_writer_and_the_readers(thaw, table, t
                 "unknown --layout 'rows': valid layouts are auto (the default), thaw,", "thaw-row")
     usage_error(thaw("archive", "--brokers", "127.0.0.1:1", "--topic", "t", "--catalog", table, "--table", "ns.a",
                      "--layout", "rows", timeout=60), "--layout 'rows': use thaw (the default) or thaw-row")
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_every_option_in_help_is_documented(thaw, command):
+    """Each option `thaw COMMAND --help` lists is written up in the command's page (inspect: docs/cli.md) or in a
+    page of the options several commands share (cli.md's conventions, catalogs.md, schema-registry.md), so a new
+    option cannot ship undocumented."""
+    import re
+    from pathlib import Path
+    docs = Path(__file__).resolve().parents[2] / "docs"
+    page = docs / f"{command}.md"
+    text = "".join(p.read_text() for p in (page if page.exists() else docs / "cli.md", docs / "cli.md",
+                                           docs / "catalogs.md", docs / "schema-registry.md"))
+    help_text = thaw(command, "--help").stdout.decode()
+    options = sorted(set(re.findall(r"^\s+(?:-\w,)?(--[a-z][a-z0-9-]+)", help_text, re.M)) - {"--help"})
+    assert len(options) > 5, help_text
+    undocumented = [o for o in options if not re.search(re.escape(o) + r"(?![a-z0-9-])", text)]
+    assert not undocumented, f"thaw {command}: options in --help that no page documents: {undocumented}"
