@@ -937,3 +937,23 @@ def test_compression_level_comes_from_the_table_property(thaw, kafka, wh):
     assert "write.parquet.compression-level" in line and "'fast'" in line and "ns.level_fast" in line, line
     snap = fixtures.open_catalog(wh).load_table("ns.level_fast").current_snapshot()
     assert snap is None or snap.summary.get("total-records", "0") == "0"
+
+
+def test_off_a_terminal_archive_says_what_each_commit_did(thaw, kafka, wh):
+    """Issue 24: off a terminal (containers, CI, 2>log) archive printed nothing until it ended."""
+    import re
+    topic = topic_name()
+    kafka.create_topic(topic, 2)
+    produce(kafka, topic, 30, partitions=2)
+    uri = fixtures.catalog_uri(wh)
+    p = archive(thaw, kafka, uri, "ns.told", topic, "--create", "--warehouse", wh, "--json")
+    assert p.returncode == 0, p.stderr.decode()
+    err = p.stderr.decode()
+    snapshot = json.loads(p.stdout)["snapshot_id"]
+    m = re.search(r"^thaw archive: info: commit 1: snapshot (\d+), 60 records in 2 data files \(([\d.]+) MB of Parquet\); "
+                  r"next offsets (.*); [\d.]+ ms", err, re.M)
+    assert m and int(m.group(1)) == snapshot, err
+    assert f"{topic} 0:30 1:30" in m.group(3) or ("0:30" in m.group(3) and "1:30" in m.group(3)), err
+    produce(kafka, topic, 5, start=30, partitions=2)
+    quiet = archive(thaw, kafka, uri, "ns.told", topic, "-q")
+    assert quiet.returncode == 0 and "commit" not in quiet.stderr.decode(), quiet.stderr.decode()

@@ -1350,8 +1350,23 @@ class Archiver {
     times_.commit += commit_time;
     committed_ = next;
     ++summary_.commits;
-    log::Debug("commit {}: snapshot {}, {} data files, {:.1f} ms (manifests and catalog)", summary_.commits,
-               snapshot_id, files.size(), std::chrono::duration<double, std::milli>(commit_time).count());
+    {
+      int64_t records = 0, parquet_bytes = 0;
+      for (const auto& f : files) {
+        records += f.record_count;
+        parquet_bytes += f.file_size;
+      }
+      const std::string line =
+          fmt::format("commit {}: snapshot {}, {} records in {} data files ({} of Parquet); next offsets {}; {:.1f} ms "
+                      "(manifests and catalog)",
+                      summary_.commits, snapshot_id, records, files.size(), Mb(parquet_bytes), DescribeOffsets(next),
+                      std::chrono::duration<double, std::milli>(commit_time).count());
+      if (o_.log_commits) {
+        log::Info("{}", line);
+      } else {
+        log::Debug("{}", line);
+      }
+    }
     summary_.data_files += static_cast<int64_t>(files.size());
     summary_.snapshot_id = snapshot_id;
     if (metrics_) metrics_->Committed(committed_, snapshot_id, files.size());

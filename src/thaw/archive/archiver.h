@@ -63,6 +63,9 @@ struct ArchiveOptions {
   const std::atomic<bool>* stop = nullptr;  // SIGINT/SIGTERM: commit what is buffered, then return
   // Progress callback (terminal line), called about once a second.
   std::function<void(const std::string&)> progress;
+  // A line per commit at info level (records, Parquet bytes, next offsets,
+  // time) rather than debug: for stderr that is not a terminal.
+  bool log_commits = false;
 };
 
 struct ArchiveSummary {

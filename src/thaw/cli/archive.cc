@@ -8,6 +8,8 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
+#include <memory>
 #include <csignal>
 #include <cstdio>
 #include <filesystem>
@@ -157,7 +159,20 @@ Status RunArchiveCommand(const ArchiveArgs& a, const kafka::rdkafka::KafkaConfig
   o.group_id = a.group;
   o.stop = &g_stop;
   const bool tty = isatty(2) && !a.log.quiet && !a.json;
-  if (tty) o.progress = [](const std::string& line) { std::fprintf(stderr, "\r\033[K%s", line.c_str()); };
+  if (tty) {
+    o.progress = [](const std::string& line) { std::fprintf(stderr, "\r\033[K%s", line.c_str()); };
+  } else if (!a.log.quiet) {
+    // Off a terminal (containers, CI, 2>log): a line per commit, and the
+    // progress line every 10 s, as replay prints it.
+    o.log_commits = true;
+    auto last = std::make_shared<std::chrono::steady_clock::time_point>(std::chrono::steady_clock::now());
+    o.progress = [last](const std::string& line) {
+      const auto now = std::chrono::steady_clock::now();
+      if (now - *last < std::chrono::seconds(10)) return;
+      *last = now;
+      log::Info("progress: {}", line);
+    };
+  }
 
   ASSIGN_OR_RAISE(auto config, a.catalog.Resolve());
   ASSIGN_OR_RAISE(auto cat, catalog::OpenCatalog(config));
