@@ -8,6 +8,8 @@ Each test here failed before the change it covers."""
 from __future__ import annotations
 
 import base64
+import re
+import uuid
 import json
 import os
 import signal
@@ -707,3 +709,51 @@ def test_every_option_in_help_is_documented(thaw, command):
     assert len(options) > 5, help_text
     undocumented = [o for o in options if not re.search(re.escape(o) + r"(?![a-z0-9-])", text)]
     assert not undocumented, f"thaw {command}: options in --help that no page documents: {undocumented}"
+
+
+def test_serve_says_at_info_level_what_changes(thaw, tmp_path):
+    """Issue 24: serve logs snapshot refreshes, group rebalances and the cache's hit rate at info level, briefly."""
+    from serve_harness import free_port
+    from confluent_kafka import Consumer
+    (tmp_path / "wh").mkdir()
+    wh = str(tmp_path / "wh")
+    cat = fixtures.open_catalog(wh)
+    cat.create_namespace_if_not_exists("ns")
+    t = fixtures.create(cat, wh, "ns.told", fixtures.canonical_schema(), spec=fixtures.CANONICAL_SPEC,
+                        properties=fixtures.thaw_props("src"))
+    fixtures.append_rows(t, [fixtures.canonical_row(fixtures.rec(0, o, T0 + o, b"k", b"v" * 100)) for o in range(50)])
+    first = t.refresh().current_snapshot().snapshot_id
+    port = free_port()
+
+    def consume_in_a_group_then_grow_the_table():
+        c = Consumer({"bootstrap.servers": f"127.0.0.1:{port}", "group.id": "g-told", "auto.offset.reset": "earliest",
+                      "enable.partition.eof": True})
+        c.subscribe(["told"])
+        got, deadline = 0, time.monotonic() + 60
+        while got < 50 and time.monotonic() < deadline:
+            m = c.poll(0.2)
+            if m is not None and not m.error():
+                got += 1
+        c.close()
+        assert got == 50
+        fixtures.append_rows(t.refresh(), [fixtures.canonical_row(fixtures.rec(0, o, T0 + o, b"k", b"v"))
+                                           for o in range(50, 60)])
+        for _ in range(2):  # read again from the cache
+            c = Consumer({"bootstrap.servers": f"127.0.0.1:{port}", "group.id": f"g-{uuid.uuid4().hex[:6]}",
+                          "auto.offset.reset": "earliest"})
+            c.subscribe(["told"])
+            n, deadline = 0, time.monotonic() + 60
+            while n < 50 and time.monotonic() < deadline:
+                m = c.poll(0.2)
+                if m is not None and not m.error():
+                    n += 1
+            c.close()
+        time.sleep(12)  # the cache's line comes every ten refresh intervals at most (10 s here)
+
+    log = serve_log(thaw, fixtures.catalog_uri(wh), port, "--listen", f"127.0.0.1:{port}", "--state",
+                    str(tmp_path / "state"), "--refresh", "1s", "--group-initial-rebalance-delay", "0",
+                    topic="told=ns.told", then=consume_in_a_group_then_grow_the_table)
+    now = t.refresh().current_snapshot().snapshot_id
+    assert f"thaw serve: info: topic 'told' (table ns.told): serving snapshot {now} (was {first})" in log, log
+    assert "thaw serve: info: group 'g-told': generation 1 with 1 members" in log, log
+    assert re.search(r"thaw serve: info: batch cache: \d+ segments, .* of 1024 MiB; \d+% of \d+ segment lookups", log), log

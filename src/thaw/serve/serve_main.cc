@@ -51,8 +51,39 @@ std::string WildcardHostName(const std::string& host) {
   return "127.0.0.1";
 }
 
+// A brief account of the batch cache at info level, every ten refresh
+// intervals at most (50 s by default) and only after Fetches used it: how
+// full, and how often it answered.
+class CacheReport {
+ public:
+  CacheReport(const BatchCache& cache, std::chrono::milliseconds every)
+      : cache_(cache), every_(every), last_(cache.stats()) {}
+  void MaybeLog() {
+    const auto now = std::chrono::steady_clock::now();
+    if (now - at_ < every_) return;
+    const BatchCache::Stats s = cache_.stats();
+    const int64_t hits = s.hits - last_.hits, misses = s.misses - last_.misses + (s.waits - last_.waits);
+    if (hits + misses == 0) return;
+    log::Info("batch cache: {} segments, {:.0f} of {:.0f} MiB; {:.0f}% of {} segment lookups in the last {:.0f} s were hits, "
+              "{} segments read, {} evicted",
+              s.entries, s.bytes / 1048576.0, cache_.capacity() / 1048576.0, 100.0 * hits / (hits + misses),
+              hits + misses, std::chrono::duration<double>(now - at_).count(), s.loads - last_.loads,
+              s.evictions - last_.evictions);
+    last_ = s;
+    at_ = now;
+  }
+
+ private:
+  const BatchCache& cache_;
+  const std::chrono::milliseconds every_;
+  BatchCache::Stats last_;
+  std::chrono::steady_clock::time_point at_ = std::chrono::steady_clock::now();
+};
+
 asio::awaitable<void> RefreshLoop(Broker& broker, asio::steady_timer& timer, std::chrono::milliseconds every,
-                                  ReadyState& ready) {
+                                  ReadyState& ready, const BatchCache* cache) {
+  std::optional<CacheReport> report;
+  if (cache) report.emplace(*cache, std::max<std::chrono::milliseconds>(10 * every, std::chrono::seconds(10)));
   for (;;) {
     timer.expires_after(every);
     asio::error_code ec;
@@ -61,6 +92,7 @@ asio::awaitable<void> RefreshLoop(Broker& broker, asio::steady_timer& timer, std
     Status st = co_await RunBlocking(*broker.blocking, [&broker]() { return broker.topics->RefreshAll(); });
     ready.Set("catalog", st);
     if (!st.ok()) log::Warn("refreshing the served tables: {} (the previous snapshot stays served)", st.message());
+    if (report) report->MaybeLog();
   }
 }
 
@@ -219,7 +251,8 @@ Status RunServe(const ServeConfig& config) {
     });
   }
   asio::steady_timer refresh_timer(io);
-  asio::co_spawn(io, RefreshLoop(broker, refresh_timer, config.serve.refresh, *ready), asio::detached);
+  asio::co_spawn(io, RefreshLoop(broker, refresh_timer, config.serve.refresh, *ready, registry->cache().get()),
+                 asio::detached);
 
   asio::signal_set signals(io, SIGINT, SIGTERM);
   signals.async_wait([&](const asio::error_code& ec, int signo) {

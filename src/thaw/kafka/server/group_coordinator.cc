@@ -484,8 +484,10 @@ void GroupCoordinator::Impl::CompleteJoin(Group& g) {
       if (auto self = weak.lock()) self->OnSyncTimer(group_id, epoch);
     });
   }
-  log::Debug("group '{}': generation {} with {} members, protocol {}, leader {}", g.id, g.generation, g.members.size(),
-             g.protocol_name.value_or(""), g.leader);
+  // Info, as Kafka's coordinator logs a group stabilized: rebalances are
+  // what an operator of consumers looks for first.
+  log::Info("group '{}': generation {} with {} members, protocol {}, leader {}", g.id, g.generation, g.members.size(),
+            g.protocol_name.value_or(""), g.leader);
   for (auto& m : g.members) {
     if (m->awaiting_join) {
       m->awaiting_join->Complete(CurrentGenerationResult(g, m->member_id, m->member_id == g.leader));
