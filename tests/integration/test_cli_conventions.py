@@ -757,3 +757,18 @@ def test_serve_says_at_info_level_what_changes(thaw, tmp_path):
     assert f"thaw serve: info: topic 'told' (table ns.told): serving snapshot {now} (was {first})" in log, log
     assert "thaw serve: info: group 'g-told': generation 1 with 1 members" in log, log
     assert re.search(r"thaw serve: info: batch cache: \d+ segments, .* of 1024 MiB; \d+% of \d+ segment lookups", log), log
+
+
+def test_replay_json_fields_are_the_documented_ones(thaw, table, kafka):
+    """Issue 24: `replay --json` documented field by field (docs/replay.md, "The `--json` summary")."""
+    from pathlib import Path
+    text = (Path(__file__).resolve().parents[2] / "docs" / "replay.md").read_text()
+    section = text[text.index("## The `--json` summary"):]
+    section = section[:section.index("\n## ", 5)]
+    documented = re.findall(r"^\| `([a-z_]+)` \|", section, re.M)
+    p = thaw("replay", *tbl(table), "--brokers", kafka.bootstrap, "--topic", topic_name(), "--create-topic",
+             "--partitions", "1", "--to-offset", "4", "--json", "--verify", timeout=120)
+    assert p.returncode == 0, p.stderr.decode()
+    got = json.loads(p.stdout.decode().splitlines()[-1])
+    assert list(got) == documented, (list(got), documented)
+    assert got["records"] == 4 and got["next_offsets"] == {"1": 4} and got["verify"]["ok"] is True
