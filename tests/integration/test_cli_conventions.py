@@ -772,3 +772,27 @@ def test_replay_json_fields_are_the_documented_ones(thaw, table, kafka):
     got = json.loads(p.stdout.decode().splitlines()[-1])
     assert list(got) == documented, (list(got), documented)
     assert got["records"] == 4 and got["next_offsets"] == {"1": 4} and got["verify"]["ok"] is True
+
+
+def test_from_offset_reads_as_kcats_o(thaw, table, kafka):
+    """Issue 24: --from-offset means the same on inspect, replay and archive (earliest, latest, N), and on inspect
+    kcat's relative -N from the end."""
+    def offsets(*args):
+        p = thaw("inspect", *tbl(table), "--records", "--format", r"%p:%o\n", *args, timeout=60)
+        assert p.returncode == 0, p.stderr.decode()
+        return p.stdout.decode().split()
+
+    assert offsets("--from-offset", "-2") == ["0:1198", "0:1199", "1:1198", "1:1199", "2:1198", "2:1199"]
+    assert offsets("--from-offset=-1", "--partitions", "1") == ["1:1199"]
+    assert offsets("--from-offset", "-5000", "--partitions", "2", "--limit", "1") == ["2:0"]  # more than there is
+    assert offsets("--from-offset", "latest") == []
+    assert offsets("--from-offset", "earliest", "--limit", "1") == ["0:0"]
+    assert offsets("--from-offset", "1198", "--partitions", "0") == ["0:1198", "0:1199"]
+    usage_error(thaw("inspect", *tbl(table), "--from-offset", "-x", timeout=60), "--from-offset -N: N 'x'")
+    # replay takes earliest as from the start, and says what to do instead of latest.
+    usage_error(thaw("replay", *tbl(table), "--brokers", "127.0.0.1:1", "--topic", "t", "--from-offset", "latest",
+                     timeout=60), "--from-offset latest is not taken by replay yet")
+    topic = topic_name()
+    p = thaw("replay", *tbl(table), "--brokers", kafka.bootstrap, "--topic", topic, "--create-topic", "--partitions",
+             "0", "--from-offset", "earliest", "--to-offset", "3", "--json", timeout=120)
+    assert p.returncode == 0 and json.loads(p.stdout.decode().splitlines()[-1])["records"] == 3, p.stderr.decode()

@@ -30,7 +30,8 @@ struct InspectArgs {
   bool json = false;
   bool records = false;
   std::set<int32_t> partitions;
-  std::optional<int64_t> from_offset, to_offset, limit;
+  std::optional<std::string> from_offset;  // N, earliest, latest, or -N: N before each partition's end
+  std::optional<int64_t> to_offset, limit;
   std::string from_time, to_time;
   std::string format = "text";
   std::optional<std::string> where;  // set but empty is an error, like blanks
@@ -152,8 +153,28 @@ Status RunInspect(const InspectArgs& a) {
   records::ReadOptions opt;
   RETURN_NOT_OK(a.table.Apply(&opt));
   if (!a.partitions.empty()) opt.partitions = std::set<int32_t>(a.partitions.begin(), a.partitions.end());
-  opt.from_offset = a.from_offset;
+  // --from-offset as kcat's -o: an offset, earliest, latest (each
+  // partition's end), or -N (N records before each partition's end).
+  std::optional<int64_t> from_end;
+  if (a.from_offset && *a.from_offset != "earliest") {
+    const std::string& f = *a.from_offset;
+    if (f == "latest") {
+      from_end = 0;
+    } else if (f.size() > 1 && f[0] == '-') {
+      ASSIGN_OR_RAISE(from_end, ParseOffset(f.substr(1), "--from-offset -N: N"));
+    } else {
+      ASSIGN_OR_RAISE(opt.from_offset, ParseOffset(f, "--from-offset"));
+    }
+  }
   if (a.to_offset) opt.to_offset = *a.to_offset;
+  if (from_end) {
+    // Each partition's end from the plan's statistics (the log end offset).
+    ASSIGN_OR_RAISE(auto plan, records::ReadPlan::Make(table, opt));
+    for (int32_t p : plan->partitions()) {
+      ASSIGN_OR_RAISE(auto bounds, plan->Watermarks(p));
+      if (bounds) opt.start_offsets[p] = std::max(bounds->low, bounds->high - *from_end);
+    }
+  }
   if (!a.from_time.empty()) {
     ASSIGN_OR_RAISE(opt.from_time_ms, ParseTimeMs(a.from_time, "--from-time"));
   }
@@ -346,7 +367,11 @@ void RegisterInspect(CLI::App* app, int* exit_code) {
   cmd->add_flag("--json", args->json, "Machine-readable summary (documented in docs/cli.md)");
   cmd->add_flag("--records", args->records, "Print records instead of the summary");
   AddPartitionsOption(cmd, "--partitions,--partition", &args->partitions, "Only these partitions, e.g. 0,3-5");
-  cmd->add_option("--from-offset", args->from_offset, "First offset (inclusive)");
+  cmd->add_option("--from-offset", args->from_offset,
+                  "First offset (inclusive): N, earliest, latest (each partition's end), or -N: the last N of each "
+                  "partition, as kcat's -o")
+      ->type_name("OFFSET")
+      ->allow_extra_args(false);
   cmd->add_option("--to-offset", args->to_offset, "End offset (exclusive)");
   cmd->add_option("--from-time", args->from_time, "Records with timestamp >= this (ISO-8601 or epoch ms)")
       ->check(TimeValidator())

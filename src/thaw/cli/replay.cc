@@ -60,16 +60,6 @@ struct ReplayArgs {
   RegistryArgs registry;
 };
 
-Result<int64_t> ParseOffset(const std::string& text, const char* flag) {
-  try {
-    size_t used = 0;
-    long long v = std::stoll(text, &used);
-    if (used == text.size() && v >= 0) return static_cast<int64_t>(v);
-  } catch (const std::exception&) {
-  }
-  return Status::Invalid("{} '{}' is not an offset (a non-negative integer)", flag, text);
-}
-
 Result<std::set<std::pair<int32_t, int64_t>>> ReadExclusions(const std::string& path) {
   std::ifstream in(path);
   if (!in) return Status::NotFound("--exclude-offsets file '{}' cannot be read", path);
@@ -309,7 +299,12 @@ Status RunReplayCommand(const ReplayArgs& a) {
   if (!a.from_offset.empty() && !a.from_time.empty())
     return Status::Invalid("give --from-offset or --from-time, not both");
   if (!a.to_offset.empty() && !a.to_time.empty()) return Status::Invalid("give --to-offset or --to-time, not both");
-  if (!a.from_offset.empty()) {
+  if (a.from_offset == "latest") {
+    return Status::Invalid(
+        "--from-offset latest is not taken by replay yet: give the offset (thaw inspect --json shows each partition's "
+        "end), or earliest");
+  }
+  if (!a.from_offset.empty() && a.from_offset != "earliest") {  // earliest: from the start, as if not given
     ASSIGN_OR_RAISE(o.read.from_offset, ParseOffset(a.from_offset, "--from-offset"));
   }
   if (!a.to_offset.empty()) {
@@ -468,7 +463,7 @@ void RegisterReplay(CLI::App* app, int* exit_code) {
   a->kafka.Register(cmd);
   cmd->add_option("--topic", a->topic, "Target topic");
   AddPartitionsOption(cmd, "--partitions", &a->partitions, "Source partitions, e.g. 0,3-5; repeatable");
-  cmd->add_option("--from-offset", a->from_offset, "First source offset (inclusive)");
+  cmd->add_option("--from-offset", a->from_offset, "First source offset (inclusive): N or earliest");
   cmd->add_option("--to-offset", a->to_offset, "End source offset (exclusive)");
   cmd->add_option("--from-time", a->from_time, "Records with timestamp >= T (ISO-8601 or epoch ms)")
       ->check(TimeValidator())

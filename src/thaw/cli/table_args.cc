@@ -234,4 +234,16 @@ void ReportError(const char* command, const Status& status, int* exit_code) {
   *exit_code = status.code() == StatusCode::kInvalidArgument ? 2 : 1;
 }
 
+Result<int64_t> ParseOffset(const std::string& text, const char* flag) {
+  try {
+    size_t used = 0;
+    long long v = std::stoll(text, &used);
+    if (used == text.size() && v >= 0 && !text.empty() && text[0] != '+' && text[0] != ' ') {
+      return static_cast<int64_t>(v);
+    }
+  } catch (const std::exception&) {
+  }
+  return Status::Invalid("{} '{}' is not an offset (a non-negative integer)", flag, text);
+}
+
 }  // namespace thaw::cli

@@ -62,6 +62,8 @@ struct TableArgs {
 Result<int64_t> ParseMemoryBudget(const std::string& text);
 
 Result<std::set<int32_t>> ParsePartitions(const std::string& text, std::string_view flag = "--partitions");
+// An offset option's value: a non-negative integer.
+Result<int64_t> ParseOffset(const std::string& text, const char* flag);
 
 // Adds `names` (e.g. "--partitions,--partition") as a repeatable option in
 // that syntax; each occurrence adds to *out. A malformed list is a CLI11
