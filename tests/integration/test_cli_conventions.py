@@ -725,29 +725,23 @@ def test_serve_says_at_info_level_what_changes(thaw, tmp_path):
     first = t.refresh().current_snapshot().snapshot_id
     port = free_port()
 
-    def consume_in_a_group_then_grow_the_table():
-        c = Consumer({"bootstrap.servers": f"127.0.0.1:{port}", "group.id": "g-told", "auto.offset.reset": "earliest",
-                      "enable.partition.eof": True})
+    def read_in_group(group: str, want: int = 50) -> int:
+        c = Consumer({"bootstrap.servers": f"127.0.0.1:{port}", "group.id": group, "auto.offset.reset": "earliest"})
         c.subscribe(["told"])
         got, deadline = 0, time.monotonic() + 60
-        while got < 50 and time.monotonic() < deadline:
+        while got < want and time.monotonic() < deadline:
             m = c.poll(0.2)
             if m is not None and not m.error():
                 got += 1
         c.close()
-        assert got == 50
+        return got
+
+    def consume_in_a_group_then_grow_the_table():
+        assert read_in_group("g-told") == 50
         fixtures.append_rows(t.refresh(), [fixtures.canonical_row(fixtures.rec(0, o, T0 + o, b"k", b"v"))
                                            for o in range(50, 60)])
         for _ in range(2):  # read again from the cache
-            c = Consumer({"bootstrap.servers": f"127.0.0.1:{port}", "group.id": f"g-{uuid.uuid4().hex[:6]}",
-                          "auto.offset.reset": "earliest"})
-            c.subscribe(["told"])
-            n, deadline = 0, time.monotonic() + 60
-            while n < 50 and time.monotonic() < deadline:
-                m = c.poll(0.2)
-                if m is not None and not m.error():
-                    n += 1
-            c.close()
+            read_in_group(f"g-{uuid.uuid4().hex[:6]}")
         time.sleep(12)  # the cache's line comes every ten refresh intervals at most (10 s here)
 
     log = serve_log(thaw, fixtures.catalog_uri(wh), port, "--listen", f"127.0.0.1:{port}", "--state",
