@@ -9,11 +9,11 @@
 
 #include <atomic>
 #include <chrono>
-#include <memory>
 #include <csignal>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <set>

@@ -198,13 +198,12 @@ struct Expander {
     const std::string flag = key.size() == 1 ? "-" + key : "--" + key;
     const auto* arr = v.as_array();
     const bool tables = arr && !arr->empty() && arr->is_array_of_tables();
-    const bool upstream_table = key == "upstream" && v.is_table();
     const CLI::Option* mine = command.get_option_no_throw(flag);
     if (mine && (!tables || Repeatable(*mine))) return false;
     for (const CLI::App* c : command.get_parent()->get_subcommands([](const CLI::App*) { return true; })) {
       if (c == &command) continue;
       const CLI::Option* theirs = c->get_option_no_throw(flag);
-      if (theirs && (!tables || Repeatable(*theirs)) && (!upstream_table || !mine)) return true;
+      if (theirs && (!tables || Repeatable(*theirs))) return true;
     }
     return false;
   }

@@ -370,8 +370,7 @@ void RegisterInspect(CLI::App* app, int* exit_code) {
   cmd->add_option("--from-offset", args->from_offset,
                   "First offset (inclusive): N, earliest, latest (each partition's end), or -N: the last N of each "
                   "partition, as kcat's -o")
-      ->type_name("OFFSET")
-      ->allow_extra_args(false);
+      ->type_name("OFFSET");
   cmd->add_option("--to-offset", args->to_offset, "End offset (exclusive)");
   cmd->add_option("--from-time", args->from_time, "Records with timestamp >= this (ISO-8601 or epoch ms)")
       ->check(TimeValidator())

@@ -1,5 +1,6 @@
 #include "thaw/cli/table_args.h"
 
+#include <cctype>
 #include <charconv>
 #include <cstdio>
 
@@ -238,9 +239,8 @@ Result<int64_t> ParseOffset(const std::string& text, const char* flag) {
   try {
     size_t used = 0;
     long long v = std::stoll(text, &used);
-    if (used == text.size() && v >= 0 && !text.empty() && text[0] != '+' && text[0] != ' ') {
-      return static_cast<int64_t>(v);
-    }
+    // Digits only: stoll would also take leading blanks and a sign.
+    if (used == text.size() && std::isdigit(static_cast<unsigned char>(text[0]))) return static_cast<int64_t>(v);
   } catch (const std::exception&) {
   }
   return Status::Invalid("{} '{}' is not an offset (a non-negative integer)", flag, text);

@@ -2,8 +2,8 @@
 
 #include <cctype>
 #include <charconv>
-#include <string>
 #include <limits>
+#include <string>
 
 namespace thaw {
 
@@ -72,7 +72,7 @@ Result<int64_t> ParseByteSize(std::string_view text, std::string_view flag, int6
     const char u = static_cast<char>(std::toupper(static_cast<unsigned char>(unit[0])));
     const std::string number(text.substr(0, text.size() - 1));
     return Status::Invalid("{} '{}': a size's unit is {}iB (binary) or {}B (decimal), not '{}': write {}{}iB or {}{}B",
-                           flag, text, u, u == 'K' ? 'K' : u, unit, number, u, number, u == 'K' ? 'K' : u);
+                           flag, text, u, u, unit, number, u, number, u);
   } else if (unit == "B" || unit == "b") {
     per = 1;
   } else if (unit == "KiB") {

@@ -916,7 +916,6 @@ Status ServedTopic::RefreshIfChanged() {
   const auto started = std::chrono::steady_clock::now();
   const std::string where = fmt::format("refreshing topic '{}' (table {})", config_.name, config_.table);
   auto current = state();
-  std::optional<std::optional<int64_t>> now_serving;  // set when a new snapshot is installed
   Status status = [&]() -> Status {
     Result<iceberg::Table> table = Status::Internal("unset");
     {
@@ -940,12 +939,12 @@ Status ServedTopic::RefreshIfChanged() {
     partition_count_ = std::max(partition_count_, state_->max_partition + 1);
     ++counters_->refreshes;
     streams_->Retain(state_->plan.get());
-    now_serving = state_->snapshot_id;
     return Status::OK();
   }();
-  if (now_serving) {
+  // Refreshes are serialized (refresh_mu_): a new state is this one's.
+  if (auto now = state(); now != current) {
     auto name = [](const std::optional<int64_t>& id) { return id ? std::to_string(*id) : std::string("(none)"); };
-    log::Info("topic '{}' (table {}): serving snapshot {} (was {})", config_.name, config_.table, name(*now_serving),
+    log::Info("topic '{}' (table {}): serving snapshot {} (was {})", config_.name, config_.table, name(now->snapshot_id),
               name(current->snapshot_id));
   }
   if (status.ok()) status = epochs_->Save(state()->snapshot_id).WithContext(where);
