@@ -489,3 +489,91 @@ def test_protobuf_values_round_trip(kafka, thaw, schema_registry, tmp_path):
         i = int(g["key"].decode()[1:])
         assert _pb_dict(des(g["value"], SerializationContext(target, MessageField.VALUE))) == \
             _pb_dict(_order(Order2, i, i >= 30))
+
+
+JSON_V1 = {
+    "$schema": "http://json-schema.org/draft-07/schema#", "title": "Order", "type": "object",
+    "properties": {
+        "id": {"type": "integer"},
+        "item": {"type": "string"},
+        "price": {"type": "number"},
+        "tags": {"type": "array", "items": {"type": "string"}},
+        "customer": {"$ref": "#/definitions/Customer"},
+    },
+    "required": ["id", "item"],
+    "definitions": {"Customer": {"type": "object", "properties": {
+        "name": {"type": "string"}, "gold": {"type": "boolean"}}}},
+}
+JSON_V2 = json.loads(json.dumps(JSON_V1))
+JSON_V2["properties"]["note"] = {"oneOf": [{"type": "null"}, {"type": "string"}]}
+JSON_V2["definitions"]["Customer"]["properties"]["email"] = {"type": ["string", "null"]}
+
+
+def _json_order(i: int, v2: bool) -> dict:
+    d = {"id": i, "item": f"js-{i}", "price": i / 4, "tags": [f"t{k}" for k in range(i % 3)],
+         "customer": {"name": f"c{i % 5}", "gold": i % 2 == 1}}
+    if v2:
+        d["note"] = None if i % 4 == 0 else f"note {i}"
+        d["customer"]["email"] = f"c{i}@example.com"
+    return d
+
+
+def test_json_schema_values_round_trip(kafka, thaw, schema_registry, tmp_path):
+    """JSON Schema values (confluent-kafka's JSONSerializer) are decoded by the id in each record into typed
+    columns, the table evolving with the schema; values written compactly (what that serializer, Jackson and
+    kafkajs write) re-encode exactly (no value_raw); a producer writing json.dumps' spaced JSON keeps its bytes in
+    value_raw. Replay gives every value back byte for byte, and the JSONDeserializer reads them."""
+    from confluent_kafka.schema_registry.json_schema import JSONDeserializer, JSONSerializer
+    from confluent_kafka.serialization import MessageField, SerializationContext
+    uri = new_catalog(str(tmp_path / "wh"))
+    topic = archive_topics.topic_name("regjson")
+    kafka.create_topic(topic, 2)
+    ctx = SerializationContext(topic, MessageField.VALUE)
+    client = schema_registry.client()
+    values = []
+    s1 = JSONSerializer(json.dumps(JSON_V1), client, conf={"auto.register.schemas": True})
+    values += [(i % 2, f"k{i}".encode(), s1(_json_order(i, False), ctx)) for i in range(0, 30)]
+    spaced = JSONSerializer(json.dumps(JSON_V1), client, conf={"auto.register.schemas": True}, json_encode=json.dumps)
+    values += [(0, b"spaced", spaced(_json_order(99, False), ctx))]
+    client.set_compatibility(f"{topic}-value", "NONE")
+    client = schema_registry.client()  # a new client: the serializer caches the latest version
+    s2 = JSONSerializer(json.dumps(JSON_V2), client, conf={"auto.register.schemas": True})
+    values += [(i % 2, f"k{i}".encode(), s2(_json_order(i, True), ctx)) for i in range(30, 60)]
+    values += [(1, b"garbage", b"\x00" + values[0][2][1:5] + b"{not json")]
+    _produce(kafka, topic, values)
+    p = thaw(*archive_args(kafka, uri, "ns.js", topic, *_registry_args(schema_registry)), timeout=120)
+    log = p.stderr.decode(errors="replace")
+    assert p.returncode == 0, log[-3000:]
+    assert "value columns evolved for schema id" in log, log[-3000:]
+
+    tbl = readers.load_table(uri, "ns.js")
+    assert tbl.properties["thaw.row.value-format"] == "json-schema"
+    names = [f.name for f in tbl.schema().find_field("value").field_type.fields]
+    assert names == ["id", "item", "price", "tags", "customer", "note"], names
+    assert tbl.schema().find_field("value.customer.email") is not None
+    rows = {r["key"]: r for r in tbl.scan().to_arrow().to_pylist()}
+    for i in range(60):
+        r = rows[f"k{i}".encode()]
+        assert r["value_raw"] is None, (i, "compact JSON re-encodes exactly")
+        v = r["value"]
+        assert (v["id"], v["item"], v["price"], v["tags"]) == (i, f"js-{i}", i / 4, [f"t{k}" for k in range(i % 3)])
+        assert v["customer"]["gold"] == (i % 2 == 1)
+        assert v["note"] == (None if i < 30 or i % 4 == 0 else f"note {i}")
+        assert v["customer"]["email"] == (None if i < 30 else f"c{i}@example.com")
+    assert rows[b"spaced"]["value"]["id"] == 99 and rows[b"spaced"]["value_raw"] is not None
+    assert rows[b"garbage"]["value"] is None and rows[b"garbage"]["value_raw"] is not None
+    ids = {r["value_schema_id"] for k, r in rows.items() if k.startswith(b"k")}
+    assert len(ids) == 2, ids
+
+    target = archive_topics.topic_name("regjsonreplayed")
+    p = thaw("replay", "--catalog", uri, "--table", "ns.js", "--brokers", kafka.bootstrap, "--topic", target,
+             "--create-topic", "--quiet", timeout=120)
+    assert p.returncode == 0, p.stderr.decode(errors="replace")[-3000:]
+    got = kafka.consume_all(target)
+    assert sorted((g["key"], g["value"]) for g in got) == sorted((k, v) for _p, k, v in values)
+    des = JSONDeserializer(json.dumps(JSON_V2), schema_registry_client=schema_registry.client())
+    for g in got:
+        if g["key"] in (b"garbage",):
+            continue
+        i = 99 if g["key"] == b"spaced" else int(g["key"].decode()[1:])
+        assert des(g["value"], SerializationContext(target, MessageField.VALUE)) == _json_order(i, 30 <= i < 60)

@@ -7,6 +7,7 @@
 
 #include "thaw/common/log.h"
 #include "thaw/records/avro_value.h"
+#include "thaw/records/json_schema_value.h"
 #include "thaw/records/protobuf_value.h"
 #include "thaw/registry/client.h"
 
@@ -27,6 +28,7 @@ RegistrySchemas::RegistrySchemas(std::shared_ptr<registry::SchemaRegistry> regis
 
 Result<iceberg::TypePtr> RegistrySchemas::EvolveText(const std::string& text, int32_t* next_id) const {
   if (format_ == "protobuf") return records::ProtobufValueSchema::Evolve(value_type_, text, message_name_, next_id);
+  if (format_ == "json-schema") return records::JsonSchemaValue::Evolve(value_type_, text, next_id);
   return records::AvroValueSchema::Evolve(value_type_, text, next_id);
 }
 
@@ -49,7 +51,7 @@ Status RegistrySchemas::Load(const std::map<std::string, std::string>& table_pro
 namespace {
 
 // The schema of `id` when the registry has it and Thaw can decode it; an
-// empty text with *why when not (unknown id, JSON Schema, references).
+// empty text with *why when not (unknown id, references).
 Result<registry::Schema> Fetch(registry::SchemaRegistry& registry, int32_t id, std::string* why) {
   auto schema = registry.SchemaById(id);
   if (!schema.ok()) {
@@ -59,13 +61,6 @@ Result<registry::Schema> Fetch(registry::SchemaRegistry& registry, int32_t id, s
     }
     return schema.status().WithContext(fmt::format("fetching schema id {} from the schema registry", id));
   }
-  if (schema->type == registry::SchemaType::kJson) {
-    *why = fmt::format(
-        "schema id {} is JSON Schema: archive decodes Avro and Protobuf values through the registry so far (JSON "
-        "Schema values are kept as bytes)",
-        id);
-    return registry::Schema{};
-  }
   if (!schema->references.empty()) {
     *why = fmt::format("schema id {} refers to {} other schema(s) ('{}'…): references are not resolved yet", id,
                        schema->references.size(), schema->references.front().subject);
@@ -74,7 +69,13 @@ Result<registry::Schema> Fetch(registry::SchemaRegistry& registry, int32_t id, s
   return *schema;
 }
 
-std::string FormatOf(registry::SchemaType t) { return t == registry::SchemaType::kProtobuf ? "protobuf" : "avro"; }
+std::string FormatOf(registry::SchemaType t) {
+  switch (t) {
+    case registry::SchemaType::kProtobuf: return "protobuf";
+    case registry::SchemaType::kJson: return "json-schema";
+    default: return "avro";
+  }
+}
 
 }  // namespace
 
@@ -92,6 +93,12 @@ Result<RegistryValueType> RegistrySchemas::NewTableType(registry::SchemaRegistry
     if (!s.ok()) return Status::Unsupported("schema id {}: {}", id, s.status().message());
     out.type = (*s)->iceberg_type();
     out.message_name = (*s)->message_name();
+    return out;
+  }
+  if (schema.type == registry::SchemaType::kJson) {
+    auto s = records::JsonSchemaValue::Make(schema.text, first_field_id);
+    if (!s.ok()) return Status::Unsupported("schema id {}: {}", id, s.status().message());
+    out.type = (*s)->iceberg_type();
     return out;
   }
   auto s = records::AvroValueSchema::Make(schema.text, first_field_id);

@@ -168,51 +168,6 @@ Status CheckJsonType(const Type& t, const std::string& where) {
   }
 }
 
-// Appends `v` (nullptr: absent) to `b` of type `t`; what does not fit is null.
-Status AppendJson(const Type& t, const Json* v, arrow::ArrayBuilder* b) {
-  if (!v || v->is_null()) return FromArrow(b->AppendNull());
-  switch (t.id) {
-    case TypeId::kBoolean:
-      if (!v->is_boolean()) return FromArrow(b->AppendNull());
-      return FromArrow(static_cast<arrow::BooleanBuilder*>(b)->Append(v->get<bool>()));
-    case TypeId::kLong:
-      if (v->is_number_integer() &&
-          (!v->is_number_unsigned() ||
-           v->get<uint64_t>() <= static_cast<uint64_t>(std::numeric_limits<int64_t>::max()))) {
-        return FromArrow(static_cast<arrow::Int64Builder*>(b)->Append(v->get<int64_t>()));
-      }
-      return FromArrow(b->AppendNull());
-    case TypeId::kDouble:
-      if (!v->is_number()) return FromArrow(b->AppendNull());
-      return FromArrow(static_cast<arrow::DoubleBuilder*>(b)->Append(v->get<double>()));
-    case TypeId::kString: {
-      auto* sb = static_cast<arrow::StringBuilder*>(b);
-      if (v->is_string()) return FromArrow(sb->Append(v->get_ref<const std::string&>()));
-      return FromArrow(sb->Append(v->dump()));  // the JSON text of a conflicting value
-    }
-    case TypeId::kStruct: {
-      if (!v->is_object()) return FromArrow(b->AppendNull());
-      auto* sb = static_cast<arrow::StructBuilder*>(b);
-      RETURN_NOT_OK(FromArrow(sb->Append()));
-      for (size_t k = 0; k < t.fields.size(); ++k) {
-        auto it = v->find(t.fields[k].name);
-        RETURN_NOT_OK(
-            AppendJson(*t.fields[k].type, it == v->end() ? nullptr : &*it, sb->field_builder(static_cast<int>(k))));
-      }
-      return Status::OK();
-    }
-    case TypeId::kList: {
-      if (!v->is_array()) return FromArrow(b->AppendNull());
-      auto* lb = static_cast<arrow::ListBuilder*>(b);
-      RETURN_NOT_OK(FromArrow(lb->Append()));
-      for (const auto& item : *v) RETURN_NOT_OK(AppendJson(*t.fields[0].type, &item, lb->value_builder()));
-      return Status::OK();
-    }
-    default:
-      return Status::Internal("JSON value of type {}", t.ToString());  // refused by CheckJsonType
-  }
-}
-
 class JsonValueCodec : public ValueCodec {
  public:
   explicit JsonValueCodec(TypePtr type) : type_(std::move(type)) {
@@ -230,10 +185,9 @@ class JsonValueCodec : public ValueCodec {
   const TypePtr& value_type() const override { return type_; }
 
   Result<bool> Decode(std::string_view bytes, arrow::StructBuilder* builder) override {
-    Json v = Json::parse(bytes.begin(), bytes.end(), nullptr, /*allow_exceptions=*/false);
-    if (v.is_discarded() || !v.is_object()) return false;
-    RETURN_NOT_OK(AppendJson(*type_, &v, builder));
-    return true;
+    bool appended = false;
+    RETURN_NOT_OK(records::AppendJsonObject(*type_, bytes, builder, &appended));
+    return appended;
   }
 
   Status BindEncoder(const std::shared_ptr<arrow::Array>& values,

@@ -3,12 +3,15 @@
 #include <charconv>
 
 #include "thaw/records/avro_value.h"
+#include "thaw/records/json_schema_value.h"
 #include "thaw/records/protobuf_value.h"
 
 namespace thaw::records {
 
 std::string_view SchemaPropertyPrefix(std::string_view format) {
-  return format == "protobuf" ? "thaw.row.proto-schema." : "thaw.row.avro-schema.";
+  if (format == "protobuf") return "thaw.row.proto-schema.";
+  if (format == "json-schema") return "thaw.row.json-schema.";
+  return "thaw.row.avro-schema.";
 }
 
 Result<std::map<int32_t, std::string>> SchemaTextsById(const std::map<std::string, std::string>& properties,
@@ -33,6 +36,10 @@ Result<std::shared_ptr<const FramedValueCodec>> ResolveFramed(std::string_view f
                                                               const iceberg::TypePtr& value_type) {
   if (format == "protobuf") {
     ASSIGN_OR_RAISE(auto s, ProtobufValueSchema::Resolve(text, message_name, value_type));
+    return std::shared_ptr<const FramedValueCodec>(std::move(s));
+  }
+  if (format == "json-schema") {
+    ASSIGN_OR_RAISE(auto s, JsonSchemaValue::Resolve(text, value_type));
     return std::shared_ptr<const FramedValueCodec>(std::move(s));
   }
   ASSIGN_OR_RAISE(auto s, AvroValueSchema::Resolve(text, value_type));

@@ -26,7 +26,7 @@ namespace thaw::records {
 class FramedValueCodec {
  public:
   virtual ~FramedValueCodec() = default;
-  // "avro" or "protobuf".
+  // "avro", "protobuf" or "json-schema".
   virtual std::string_view format() const = 0;
   // The registry's schema text.
   virtual const std::string& schema_text() const = 0;
@@ -42,7 +42,8 @@ class FramedValueCodec {
 
 // The table properties of a row table read through a registry that hold
 // its writer schemas: this prefix + the schema id ("thaw.row.avro-schema."
-// for format "avro", "thaw.row.proto-schema." for "protobuf").
+// for format "avro", "thaw.row.proto-schema." for "protobuf",
+// "thaw.row.json-schema." for "json-schema").
 std::string_view SchemaPropertyPrefix(std::string_view format);
 
 // The writer schemas among `properties` (keys SchemaPropertyPrefix(format)

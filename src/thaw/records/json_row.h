@@ -1,6 +1,7 @@
-// Serialises Arrow values as JSON for layouts that keep no raw value bytes
-// (Kafka Connect sink, plain row tables, decoded structs). The type mapping
-// is documented in docs/layouts.md ("Rows as JSON").
+// A row's value as JSON for layouts that keep no raw value bytes (Kafka
+// Connect sink, plain row tables, decoded structs), from the table schema;
+// Iceberg's initial-defaults. The type mapping is documented in
+// docs/layouts.md ("Rows as JSON"); single values are json_value.h.
 #pragma once
 
 #include <cstdint>
@@ -12,9 +13,9 @@
 
 #include "thaw/common/status.h"
 #include "thaw/iceberg/schema.h"
+#include "thaw/records/json_value.h"
 
 namespace arrow {
-class Array;
 class RecordBatch;
 }  // namespace arrow
 
@@ -22,20 +23,6 @@ namespace thaw::records {
 
 struct Layout;
 struct ColumnPath;
-
-void AppendJsonValue(const arrow::Array& array, int64_t row, std::string* out);
-void AppendJsonString(std::string_view s, std::string* out);
-// Doubles and floats as Java's Double.toString / Float.toString write them
-// (what Kafka Connect's JsonConverter emits through Jackson): shortest
-// round-trip digits, always with a decimal point or an exponent ("4541.0",
-// "1.0E20", "1.0E-5"); NaN and ±Infinity as the strings "NaN", "Infinity",
-// "-Infinity".
-void AppendJsonDouble(double v, std::string* out);
-void AppendJsonFloat(float v, std::string* out);
-std::string Base64Encode(std::string_view bytes);
-// Formats days / microseconds since the epoch as ISO-8601 (UTC).
-std::string FormatDate(int64_t days);
-std::string FormatTimestampMicros(int64_t micros);
 
 // An Iceberg single-value JSON default (`initial-default`, spec Appendix D)
 // in Thaw's JSON mapping for `type` (structs keyed by field id become

@@ -278,9 +278,9 @@ static Status BindRegistryValues(const iceberg::TableMetadata& md, const Schema&
         "column value_schema_id: its values cannot be re-encoded");
   }
   const std::string format = md.Property("thaw.row.value-format");
-  if (format != "avro" && format != "protobuf") {
+  if (format != "avro" && format != "protobuf" && format != "json-schema") {
     return Status::Unsupported("the row table holds {} values through a schema registry (thaw.row.value-format): "
-                               "Thaw reads avro and protobuf",
+                               "Thaw reads avro, protobuf and json-schema",
                                format);
   }
   const std::string message = md.Property("thaw.row.proto-message");
