@@ -42,6 +42,7 @@ timings.
 
 from __future__ import annotations
 
+import base64
 import datetime as dt
 import json
 import os
@@ -174,6 +175,27 @@ def expected_view(records: list[dict]) -> list[dict]:
     out = [{k: r[k] for k in ("partition", "offset", "timestamp", "timestamp_type", "key", "value", "headers")}
            for r in records]
     return sorted(out, key=lambda r: (r["partition"], r["offset"]))
+
+
+def json_bytes(obj: dict, field: str = "value", encoding_field: str | None = None) -> bytes | None:
+    """The bytes of `obj[field]` in a JSON record line of `thaw inspect --records --format json`
+    (kcat -J style, docs/inspect.md): None for null, the text as UTF-8 when the encoding field says
+    "utf8", the decoded base64 when it says "base64". The encoding field is `encoding_field`, by
+    default f"{field}_encoding" ("key_encoding", "value_encoding"); pass "encoding" for a header
+    ({"key", "value", "encoding"}). Any other encoding, a missing one included, fails the test."""
+    enc_field = encoding_field if encoding_field is not None else f"{field}_encoding"
+    v = obj[field]
+    assert enc_field in obj, f"{field} without {enc_field}: {str(obj)[:300]}"
+    enc = obj[enc_field]
+    if v is None:
+        assert enc is None, f"null {field} with {enc_field}={enc!r}: {str(obj)[:300]}"
+        return None
+    assert isinstance(v, str), f"{field} is not a string: {v!r}"
+    if enc == "base64":
+        return base64.b64decode(v, validate=True)
+    if enc == "utf8":
+        return v.encode("utf-8")
+    raise AssertionError(f"{enc_field}={enc!r} (want 'utf8' or 'base64'): {str(obj)[:300]}")
 
 
 NON_ASCII_HEADERS = [("ключ", "значение".encode()), ("键", b"\x00\xff\xfe"), ("clé-é", b"")]

@@ -20,7 +20,8 @@ null header list). The readers:
 * read_java(metadata_location): Iceberg Java's generic reader
   (tests/fixtures/java `run.sh oracle --metadata`, built by
   scripts/deps/install-java.sh).
-* read_thaw(thaw, catalog_uri, ident): `thaw inspect --records --format json`.
+* read_thaw(thaw, catalog_uri, ident): `thaw inspect --records --format json`
+  (bytes decoded by their encoding fields: fixtures.json_bytes).
 
 `metadata_location(catalog_uri, ident)` gives the table's current metadata
 file (a local path) for the engines that take one. `assert_same_records(got,
@@ -44,6 +45,8 @@ import subprocess
 import tempfile
 from pathlib import Path
 from typing import Iterable
+
+import fixtures
 
 REPO = Path(__file__).resolve().parents[2]
 JAVA_RUN = REPO / "tests" / "fixtures" / "java" / "run.sh"
@@ -208,14 +211,20 @@ def read_duckdb(location: str) -> list[dict]:
 
 
 # --------------------------------------------------------------------------
-# Iceberg Java and Thaw (JSON lines with base64 bytes)
+# Iceberg Java and Thaw (JSON lines: Java's bytes are base64; Thaw's are kcat -J style, the text when
+# it is UTF-8 else base64, with an encoding field each: fixtures.json_bytes)
 
 
 def _b64(s):
     return None if s is None else base64.b64decode(s)
 
 
-def _from_json_lines(text: str) -> list[dict]:
+def _java_bytes(obj: dict, field: str, encoding_field: str | None = None) -> bytes | None:
+    return _b64(obj[field])
+
+
+def _from_json_lines(text: str, thaw: bool = False) -> list[dict]:
+    b = fixtures.json_bytes if thaw else _java_bytes
     out = []
     for line in text.splitlines():
         if not line.strip():
@@ -223,8 +232,8 @@ def _from_json_lines(text: str) -> list[dict]:
         r = json.loads(line)
         out.append({
             "partition": r["partition"], "offset": r["offset"], "timestamp": r["timestamp"],
-            "timestamp_type": r["timestamp_type"], "key": _b64(r["key"]), "value": _b64(r["value"]),
-            "headers": [(h["key"], _b64(h["value"])) for h in (r["headers"] or [])],
+            "timestamp_type": r["timestamp_type"], "key": b(r, "key"), "value": b(r, "value"),
+            "headers": [(h["key"], b(h, "value", "encoding")) for h in (r["headers"] or [])],
         })
     return _sorted(out)
 
@@ -261,7 +270,7 @@ def read_java_many(locations: list[str], timeout: float = 300) -> dict[str, list
 def read_thaw(thaw, catalog_uri: str, ident: str) -> list[dict]:
     """`thaw inspect --records --format json` of the table (Thaw's own view)."""
     p = thaw.ok("inspect", "--catalog", catalog_uri, "--table", ident, "--records", "--format", "json")
-    return _from_json_lines(p.stdout.decode())
+    return _from_json_lines(p.stdout.decode(), thaw=True)
 
 
 # --------------------------------------------------------------------------

@@ -184,7 +184,7 @@ class ThawServer:
                 p.wait()
                 pytest.fail(f"thaw serve did not exit within {timeout} s of SIGTERM\nstderr:\n{self.stderr()}",
                             pytrace=False)
-        assert p.returncode == 0, f"thaw serve exited {p.returncode} (after SIGTERM)\nstderr:\n{self.stderr()}"
+        assert p.returncode == 128 + signal.SIGTERM, f"thaw serve exited {p.returncode} (after SIGTERM)\nstderr:\n{self.stderr()}"
         return self.stderr()
 
     def kill(self) -> None:

@@ -9,7 +9,6 @@ through replay and serve) are in the archive scenario tests."""
 
 from __future__ import annotations
 
-import base64
 import json
 import os
 import signal
@@ -61,12 +60,12 @@ def start_follow(thaw, kafka, uri, table, topic, wh, *extra):
 def inspect_records(thaw, uri, table):
     p = thaw.ok("inspect", "--catalog", uri, "--table", table, "--records", "--format", "json")
     out = []
-    b = lambda v: None if v is None else base64.b64decode(v)
+    b = fixtures.json_bytes
     for line in p.stdout.decode().splitlines():
         r = json.loads(line)
         out.append({"partition": r["partition"], "offset": r["offset"], "timestamp": r["timestamp"],
-                    "key": b(r["key"]), "value": b(r["value"]),
-                    "headers": [(h["key"], b(h["value"])) for h in r["headers"]]})
+                    "key": b(r, "key"), "value": b(r, "value"),
+                    "headers": [(h["key"], b(h, "value", "encoding")) for h in r["headers"]]})
     out.sort(key=lambda r: (r["partition"], r["offset"]))
     return out
 
@@ -231,7 +230,7 @@ def test_sigint_during_follow_commits_buffered_records_and_exits_0(thaw, kafka, 
     finally:
         if proc.poll() is None:
             proc.kill()
-    assert proc.returncode == 0, "".join(lines)
+    assert proc.returncode == 128 + signal.SIGINT, "".join(lines)
     s = json.loads(out)
     assert s["interrupted"] is True and s["records"] == 90 and s["commits"] == 1
     assert inspect_records(thaw, uri, "ns.follow") == want
@@ -261,7 +260,7 @@ def test_follow_commits_at_each_interval(thaw, kafka, wh):
     finally:
         if proc.poll() is None:
             proc.kill()
-    assert proc.returncode == 0, "".join(lines)
+    assert proc.returncode == 128 + signal.SIGTERM, "".join(lines)
     assert json.loads(out)["commits"] >= 3
 
 
@@ -401,8 +400,9 @@ def test_two_archivers_on_one_table_one_fails_each_offset_once(thaw, kafka, wh):
             if pr.poll() is None:
                 pr.kill()
     codes = [pr.returncode for pr in procs]
-    errors = [r[1].decode() for r, c in zip(results, codes) if c != 0]
-    assert sorted(codes)[0] == 0 and len(errors) == 1, (codes, errors)
+    errors = [r[1].decode() for r, c in zip(results, codes) if c == 1]
+    # One stopped by the SIGINT (exit 130), the other by the conflict (exit 1).
+    assert sorted(codes) == [1, 128 + signal.SIGINT] and len(errors) == 1, (codes, errors)
     assert "another writer" in errors[0] and "run one archiver per table" in errors[0], errors[0]
     # A last run catches up; the table holds every offset exactly once.
     p = archive(thaw, kafka, uri, "ns.two", topic)
@@ -604,7 +604,7 @@ def test_commit_conflict_with_another_writer_is_reapplied(thaw, kafka, wh):
     finally:
         if proc.poll() is None:
             proc.kill()
-    assert proc.returncode == 0, "".join(lines)
+    assert proc.returncode == 128 + signal.SIGINT, "".join(lines)
     s = json.loads(out)
     assert s["conflicts_retried"] >= 1, s
     t = fixtures.open_catalog(wh).load_table("ns.conflict")
@@ -719,7 +719,7 @@ def test_follow_archives_partitions_added_while_it_runs(thaw, kafka, wh):
     finally:
         if proc.poll() is None:
             proc.kill()
-    assert proc.returncode == 0
+    assert proc.returncode == 128 + signal.SIGTERM
 
 
 def test_resumes_after_another_engine_compacted_and_expired_every_archive_snapshot(thaw, kafka, wh):
@@ -884,7 +884,7 @@ def test_follow_merges_manifests_beside_the_commits(thaw, kafka, wh):
     finally:
         if proc.poll() is None:
             proc.kill()
-    assert proc.returncode == 0, err.decode()
+    assert proc.returncode == 128 + signal.SIGTERM, err.decode()
     assert existing > 0, f"no snapshot listed a merged manifest: {counts}"
     assert json.loads(out)["manifest_merges"] >= 1, counts
     # min-count 3: a merge starts when a commit finds 3 and is taken by a later commit.

@@ -191,6 +191,6 @@ def test_sigint_before_any_value_exits_0_and_creates_nothing(kafka, thaw_bin, tm
     finally:
         if proc.poll() is None:
             proc.kill()
-    assert proc.returncode == 0, err.read_text()
+    assert proc.returncode == 128 + signal.SIGINT, err.read_text()
     assert json.loads(out)["interrupted"] is True
     assert metadata_location(uri, "ns.empty") is None, "no value columns known: no table yet"

@@ -11,7 +11,6 @@ lists both topics apart; reading records without a selection is exit 2.
 
 from __future__ import annotations
 
-import base64
 import json
 
 import pytest
@@ -19,6 +18,7 @@ import pytest
 import archive_topics
 import iceberg_readers as readers
 from archive_cli import archive_args, new_catalog
+from fixtures import json_bytes
 from kafka_broker import KafkaBroker
 from serve_harness import Topic, thaw_serve  # noqa: F401  (fixture)
 
@@ -53,13 +53,12 @@ def src(uri):
 
 def inspect_records(thaw, uri, *extra) -> list[dict]:
     p = thaw.ok("inspect", *src(uri), "--records", "--format", "json", *extra)
-    b64 = lambda v: None if v is None else base64.b64decode(v)  # noqa: E731
     out = []
     for line in p.stdout.decode().splitlines():
         r = json.loads(line)
-        out.append({"partition": r["partition"], "offset": r["offset"], "timestamp": r["timestamp"],
-                    "key": b64(r["key"]), "value": b64(r["value"]),
-                    "headers": [(h["key"], b64(h["value"])) for h in r["headers"]]})
+        out.append({"topic": r["topic"], "partition": r["partition"], "offset": r["offset"],
+                    "timestamp": r["timestamp"], "key": json_bytes(r, "key"), "value": json_bytes(r, "value"),
+                    "headers": [(h["key"], json_bytes(h, "value", "encoding")) for h in r["headers"]]})
     return out
 
 
@@ -98,6 +97,7 @@ def test_summary_lists_each_topic_and_records_of_one_equal_it(thaw, two_topics, 
         got = sorted(inspect_records(thaw, uri, "--source-topic", topic), key=lambda r: (r["partition"], r["offset"]))
         readers.assert_same_records(got, want[topic], f"inspect --source-topic {topic}",
                                     fields=("partition", "offset", "timestamp", "key", "value", "headers"))
+        assert {r["topic"] for r in got} == {topic}, "each record names its own topic"
     no_selection_error(thaw("inspect", *src(uri), "--records"), a, b)
 
 

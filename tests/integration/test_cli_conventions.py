@@ -7,7 +7,6 @@ Each test here failed before the change it covers."""
 
 from __future__ import annotations
 
-import base64
 import re
 import uuid
 import json
@@ -129,6 +128,36 @@ def test_interrupted_inspect_exits_130(thaw, table, tmp_path):
     assert p.returncode == 130, p.returncode
 
 
+@pytest.mark.parametrize("command,signo", [
+    ("inspect", signal.SIGTERM), ("serve", signal.SIGINT), ("serve", signal.SIGTERM),
+    ("archive", signal.SIGINT), ("archive", signal.SIGTERM), ("replay", signal.SIGTERM),
+])
+def test_a_stop_by_signal_exits_128_plus_its_number_on_every_command(thaw, table, kafka, tmp_path, command, signo):
+    """One rule (docs/cli.md#exit-codes): whatever the command was doing (a one-shot read, serving, following a
+    topic), the first SIGINT or SIGTERM stops it cleanly and it exits 128 + N: 130 or 143."""
+    topic = topic_name()
+    if command in ("archive", "replay"):
+        kafka.create_topic(topic, 3)
+    args = {
+        "inspect": ["inspect", *tbl(table), "--records"],  # stdout is a pipe nobody reads: it blocks writing
+        "serve": ["serve", "--catalog", table, "--topic", f"t={NAME}", "--listen", "127.0.0.1:0",
+                  "--state", str(tmp_path / "state")],
+        "archive": ["archive", "--brokers", kafka.bootstrap, "--topic", topic, "--catalog", table,
+                    "--table", f"ns.sig{os.getpid()}{signo}", "--create", "--warehouse", str(tmp_path), "--follow"],
+        "replay": ["replay", *tbl(table), "--brokers", kafka.bootstrap, "--topic", topic, "--follow"],
+    }[command]
+    p = subprocess.Popen([str(thaw.binary), *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        time.sleep(4)
+        assert p.poll() is None, p.communicate()
+        p.send_signal(signo)
+        p.wait(timeout=60)
+    finally:
+        if p.poll() is None:
+            p.kill()
+    assert p.returncode == 128 + signo, (p.returncode, p.stderr.read().decode()[-3000:])
+
+
 # --------------------------------------------------------------------------- --config
 
 def test_config_is_real_toml_and_the_command_line_wins(thaw, table, tmp_path):
@@ -228,7 +257,8 @@ def test_records_json_is_one_object_per_record(thaw, table):
     assert a == b
     got = json_records(a)
     assert [(r["partition"], r["offset"]) for r in got] == [(2, 0), (2, 1), (2, 2)]
-    assert base64.b64decode(got[0]["value"]) == b"C" * 200
+    assert got[0]["topic"] == "src" and got[0]["value_encoding"] == "utf8"
+    assert fixtures.json_bytes(got[0]) == b"C" * 200
 
 
 # --------------------------------------------------------------------------- Kafka options
@@ -432,7 +462,7 @@ def serve_log(thaw, table, port: int, *args: str, then=None, topic: str = f"t={N
     finally:
         p.send_signal(signal.SIGTERM)
         err = p.communicate(timeout=60)[1].decode()
-    assert p.returncode == 0, err
+    assert p.returncode == 128 + signal.SIGTERM, err
     return err
 
 
@@ -695,20 +725,49 @@ def test_layout_names_are_the_same_for_the_writer_and_the_readers(thaw, table, t
 
 @pytest.mark.parametrize("command", COMMANDS)
 def test_every_option_in_help_is_documented(thaw, command):
-    """Each option `thaw COMMAND --help` lists is written up in the command's page (inspect: docs/cli.md) or in a
-    page of the options several commands share (cli.md's conventions, catalogs.md, schema-registry.md), so a new
-    option cannot ship undocumented."""
+    """Each option `thaw COMMAND --help` lists is written up in the command's page (docs/COMMAND.md) or in a page
+    of the options several commands share (cli.md's conventions, catalogs.md, schema-registry.md), so a new option
+    cannot ship undocumented. The page's generated options table (its --help in Markdown) does not count."""
     import re
     from pathlib import Path
     docs = Path(__file__).resolve().parents[2] / "docs"
-    page = docs / f"{command}.md"
-    text = "".join(p.read_text() for p in (page if page.exists() else docs / "cli.md", docs / "cli.md",
-                                           docs / "catalogs.md", docs / "schema-registry.md"))
+    text = "".join(re.sub(r"<!-- options:begin .*?<!-- options:end -->", "", p.read_text(), flags=re.S)
+                   for p in (docs / f"{command}.md", docs / "cli.md", docs / "catalogs.md",
+                             docs / "schema-registry.md"))
     help_text = thaw(command, "--help").stdout.decode()
     options = sorted(set(re.findall(r"^\s+(?:-\w,)?(--[a-z][a-z0-9-]+)", help_text, re.M)) - {"--help"})
     assert len(options) > 5, help_text
     undocumented = [o for o in options if not re.search(re.escape(o) + r"(?![a-z0-9-])", text)]
     assert not undocumented, f"thaw {command}: options in --help that no page documents: {undocumented}"
+
+
+def test_options_tables_are_the_ones_help_prints(thaw):
+    """Each command's page has a table of its options generated from its --help (scripts/gen-options-tables.py):
+    an option added, renamed or described anew without the tables regenerated fails here, with the diff."""
+    import sys
+    from pathlib import Path
+    script = Path(__file__).resolve().parents[2] / "scripts" / "gen-options-tables.py"
+    p = subprocess.run([sys.executable, str(script), "--check", str(thaw.binary)], capture_output=True, text=True,
+                       timeout=300)
+    assert p.returncode == 0, (f"{p.stderr}{p.stdout[-6000:]}\nregenerate the tables: "
+                               f"scripts/gen-options-tables.py {thaw.binary}")
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_each_command_page_opens_with_its_synopsis_and_options(command):
+    """docs/COMMAND.md: the title and a few words of prose, then "## Synopsis" (a ```text block of the command line)
+    and "## Options" (the generated table), before any other section, example or table."""
+    from pathlib import Path
+    page = Path(__file__).resolve().parents[2] / "docs" / f"{command}.md"
+    text = page.read_text()
+    assert text.startswith(f"# `thaw {command}`"), text[:200]
+    intro, _, rest = text.split("\n", 1)[1].partition("\n## ")
+    assert "```" not in intro and not re.search(r"^\|", intro, re.M), f"{page}: a block before the synopsis"
+    assert rest.startswith("Synopsis\n\n```text\nthaw " + command), rest[:200]
+    synopsis, _, rest = rest.partition("\n## ")
+    assert synopsis.rstrip().endswith("```"), synopsis
+    assert rest.startswith("Options\n\n<!-- options:begin (generated by scripts/gen-options-tables.py; do not "
+                           "edit) -->\n| option | value | default | description |\n"), rest[:300]
 
 
 def test_serve_says_at_info_level_what_changes(thaw, tmp_path):
@@ -768,6 +827,62 @@ def test_replay_json_fields_are_the_documented_ones(thaw, table, kafka):
     assert got["records"] == 4 and got["next_offsets"] == {"1": 4} and got["verify"]["ok"] is True
 
 
+def documented_fields(page: str, heading: str) -> list[str]:
+    """The `| `field` | ... |` rows of one section of a docs page."""
+    from pathlib import Path
+    text = (Path(__file__).resolve().parents[2] / "docs" / page).read_text()
+    section = text[text.index(heading):]
+    section = section[:section.index("\n## ", 5)] if "\n## " in section[5:] else section
+    return re.findall(r"^\| `([a-z_]+)` \|", section, re.M)
+
+
+def test_replay_dry_run_json_fields_are_the_documented_ones(thaw, table):
+    """`replay --dry-run --json`: one object whose fields are docs/replay.md's table, in its order; no broker is
+    contacted (port 1 listens to nothing)."""
+    documented = documented_fields("replay.md", "## The `--dry-run --json` plan")
+    p = thaw("replay", *tbl(table), "--brokers", "127.0.0.1:1", "--topic", "t", "--partitions", "1", "--from-offset",
+             "5", "--dry-run", "--json", timeout=60)
+    assert p.returncode == 0, p.stderr.decode()
+    got = json.loads(p.stdout.decode())
+    assert list(got) == documented, (list(got), documented)
+    assert got["dry_run"] is True and got["partitions"] == [1] and got["range"] == "partitions=1 from-offset=5"
+    assert got["records_at_most"] >= 1195 and got["topic"] == "t" and got["warnings"] == []
+
+
+def test_archive_dry_run_plans_and_writes_nothing(thaw, table, kafka, tmp_path):
+    """`archive --dry-run`: each partition's start (the table's offset, else --from-offset) and end; no table is
+    created, nothing is committed; `--json` fields are docs/archive.md's table."""
+    topic = topic_name()
+    kafka.create_topic(topic, 2)
+    def produce(records):
+        pr = kafka.producer()
+        for key, value, part in records:
+            pr.produce(topic, key=key, value=value, partition=part)
+        assert pr.flush(30) == 0
+
+    produce([(f"k{i}".encode(), f"v{i}".encode(), i % 2) for i in range(10)])
+    base = ["archive", "--brokers", kafka.bootstrap, "--topic", topic, "--catalog", table, "--table", f"ns.dry{os.getpid()}"]
+    create = ["--create", "--warehouse", str(tmp_path)]
+    p = thaw(*base, *create, "--dry-run", "--json", timeout=120)
+    assert p.returncode == 0, p.stderr.decode()
+    got = json.loads(p.stdout.decode())
+    assert list(got) == documented_fields("archive.md", "## Dry run"), got
+    assert got["table_exists"] is False and got["offsets_at_most"] == 10
+    assert [(e["partition"], e["from_offset"], e["to_offset"], e["from"]) for e in got["partitions"]] == \
+        [(0, 0, 5, "from-offset"), (1, 0, 5, "from-offset")]
+    assert not list(tmp_path.iterdir()), "a dry run wrote files"
+    text = thaw(*base, "--dry-run", timeout=120)
+    assert text.returncode == 1 and "--create" in text.stderr.decode(), text.stderr.decode()
+    # After a real run, a dry run starts where the table ends.
+    assert thaw(*base, *create, timeout=120).returncode == 0
+    produce([(b"k", b"later", 0)])
+    p = thaw(*base, "--dry-run", timeout=120)
+    assert p.returncode == 0, p.stderr.decode()
+    out = p.stdout.decode()
+    assert f"partition   {topic}/0: from 5 (the table's next offset) to 6 (1 offsets)" in out, out
+    assert "offsets     at most 1 " in out, out
+
+
 def test_from_offset_reads_as_kcats_o(thaw, table, kafka):
     """Issue 24: --from-offset means the same on inspect, replay and archive (earliest, latest, N), and on inspect
     kcat's relative -N from the end."""
@@ -783,9 +898,9 @@ def test_from_offset_reads_as_kcats_o(thaw, table, kafka):
     assert offsets("--from-offset", "earliest", "--limit", "1") == ["0:0"]
     assert offsets("--from-offset", "1198", "--partitions", "0") == ["0:1198", "0:1199"]
     usage_error(thaw("inspect", *tbl(table), "--from-offset", "-x", timeout=60), "--from-offset -N: N 'x'")
-    # replay takes earliest as from the start, and says what to do instead of latest.
+    # replay takes earliest as from the start, and latest only with --follow (test_follow.py has the run).
     usage_error(thaw("replay", *tbl(table), "--brokers", "127.0.0.1:1", "--topic", "t", "--from-offset", "latest",
-                     timeout=60), "--from-offset latest is not taken by replay yet")
+                     timeout=60), "without --follow it selects nothing: add --follow")
     topic = topic_name()
     p = thaw("replay", *tbl(table), "--brokers", kafka.bootstrap, "--topic", topic, "--create-topic", "--partitions",
              "0", "--from-offset", "earliest", "--to-offset", "3", "--json", timeout=120)

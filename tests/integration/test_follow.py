@@ -173,7 +173,7 @@ def test_pyiceberg_merged_manifests_several_appends_in_one_poll(thaw, kafka, tmp
     got = f.settle(63)
     want[1] += [(o, f"v-1-{o}".encode()) for o in range(30, 33)]
     assert_each_once_in_order(got, want)
-    assert f.stop() == 0, f.err.decode()
+    assert f.stop() == 128 + signal.SIGTERM, f.err.decode()
 
 
 def test_follows_the_selected_branch_not_main(thaw, kafka, tmp_path, followers):
@@ -194,7 +194,7 @@ def test_follows_the_selected_branch_not_main(thaw, kafka, tmp_path, followers):
     assert_each_once_in_order(got, want)
     snaps = {int(link(g)["thaw.source.snapshot"]) for g in got[5:]}
     assert snaps == {t.refresh().metadata.refs["mybranch"].snapshot_id}
-    assert f.stop() == 0, f.err.decode()
+    assert f.stop() == 128 + signal.SIGTERM, f.err.decode()
 
 
 def arrow_schema(table):
@@ -258,7 +258,7 @@ def test_expired_last_replayed_snapshot_is_no_gap(thaw, kafka, tmp_path, followe
     fixtures.append_rows(t.refresh(), py_rows(0, 6, 8))
     got = f.settle(8)
     assert_each_once_in_order(got, {0: [(o, f"v-0-{o}".encode()) for o in range(8)]})
-    assert f.stop() == 0, f.err.decode()
+    assert f.stop() == 128 + signal.SIGTERM, f.err.decode()
 
 
 def test_metadata_with_follow_is_refused(thaw, kafka, tmp_path):
@@ -316,7 +316,7 @@ def test_java_merge_appends(thaw, kafka, tmp_path, followers):
         assert commits[-1]["existing_files"] >= 4 and commits[-1]["data_manifests"] == 1, commits
     got = f.settle(35)
     assert_each_once_in_order(got, java_want({0: range(20), 1: range(15)}))
-    assert f.stop() == 0, f.err.decode()
+    assert f.stop() == 128 + signal.SIGTERM, f.err.decode()
 
 
 def test_java_compaction_between_polls(thaw, kafka, tmp_path, followers):
@@ -337,7 +337,7 @@ def test_java_compaction_between_polls(thaw, kafka, tmp_path, followers):
     got = f.settle(25)
     assert_each_once_in_order(got, java_want({0: range(13), 1: range(12)}))
     err = f.stop()
-    assert err == 0, f.err.decode()
+    assert err == 128 + signal.SIGTERM, f.err.decode()
 
 
 def test_java_delete_then_compaction_between_polls(thaw, kafka, tmp_path, followers):
@@ -356,7 +356,7 @@ def test_java_delete_then_compaction_between_polls(thaw, kafka, tmp_path, follow
         assert head["delete_files"] == 0 and head["records"] == 13, head
     got = f.settle(13)
     assert_each_once_in_order(got, java_want({0: [o for o in range(15) if o not in (7, 12)]}))
-    assert f.stop() == 0, f.err.decode()
+    assert f.stop() == 128 + signal.SIGTERM, f.err.decode()
 
 
 def test_a_rollback_stops_follow_with_an_error_not_bad_usage(thaw, kafka, tmp_path, followers):
@@ -374,3 +374,37 @@ def test_a_rollback_stops_follow_with_an_error_not_bad_usage(thaw, kafka, tmp_pa
     _, err = f.proc.communicate(timeout=60)
     assert f.proc.returncode == 1, err.decode()
     assert b"is no longer an ancestor" in err and b"start a new --job" in err, err.decode()
+
+
+def test_from_offset_latest_replays_only_what_is_appended(thaw, kafka, tmp_path, followers):
+    """`--follow --from-offset latest` (kcat's -o end): each partition starts at its end when the job starts;
+    a partition the table does not hold yet starts at its beginning. A rerun resumes from the job's checkpoint,
+    not from the ends of that later moment."""
+    t, args = py_table(tmp_path, "ns.latest", {})
+    fixtures.append_rows(t, py_rows(0, 0, 5) + py_rows(1, 0, 3))
+    f = Follower(thaw, kafka, args + ["--from-offset", "latest"], 3)
+    followers.append(f)
+    time.sleep(3)  # the job started at the ends: nothing is sent
+    assert f.records() == []
+    fixtures.append_rows(t.refresh(), py_rows(0, 5, 8) + py_rows(2, 0, 2))
+    got = f.settle(5)
+    want = {0: [(o, f"v-0-{o}".encode()) for o in range(5, 8)], 2: [(o, f"v-2-{o}".encode()) for o in range(2)]}
+    assert_each_once_in_order(got, want)
+    assert f.stop() == 128 + signal.SIGTERM, f.err.decode()
+    # Appended while it was stopped, then the same command again: the job goes on from its checkpoint.
+    fixtures.append_rows(t.refresh(), py_rows(1, 3, 4))
+    again = Follower.__new__(Follower)
+    again.kafka, again.topic, again.job, again.err = kafka, f.topic, f.job, b""
+    again.proc = subprocess.Popen(f.proc.args, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    followers.append(again)
+    got = again.settle(6)
+    want[1] = [(3, b"v-1-3")]
+    assert_each_once_in_order(got, want)
+    assert again.stop() == 128 + signal.SIGTERM, again.err.decode()
+
+
+def test_from_offset_latest_needs_follow(thaw, tmp_path):
+    t, args = py_table(tmp_path, "ns.latest2", {})
+    fixtures.append_rows(t, py_rows(0, 0, 5))
+    p = thaw("replay", *args, "--brokers", "127.0.0.1:1", "--topic", "x", "--from-offset", "latest", timeout=60)
+    assert p.returncode == 2 and b"add --follow" in p.stderr, p.stderr.decode()

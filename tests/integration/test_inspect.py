@@ -10,9 +10,11 @@ mapping and the JSON value mapping):
 * without --json: a human-readable table (exit 0, names the layout and every
   partition number).
 * `--records [--partition P] [--from-offset N] [--limit K] --format json` ->
-  JSON lines {partition, offset, timestamp, timestamp_type, key (base64|null),
-  value (base64|null), headers: [{key, value (base64|null)}]} in (partition,
-  offset) order.
+  JSON lines (kcat -J style) {topic, partition, offset, timestamp,
+  timestamp_type, key, key_encoding, value, value_encoding,
+  headers: [{key, value, encoding}]} in (partition, offset) order. Key, value
+  and header values are the text when the bytes are valid UTF-8 (encoding
+  "utf8"), else base64 (encoding "base64"); null has a null encoding.
 * `--layout NAME`, `--column FIELD=COLUMN`, `--metadata PATH`, `--snapshot ID`,
   `--ref NAME`, `--as-of TIME`.
 
@@ -23,13 +25,13 @@ catalog into an S3-compatible store ("rest-s3", lakehouse.py).
 
 from __future__ import annotations
 
-import base64
 import datetime as dt
 import json
 import re
 
 import pytest
 
+import fixtures
 import oracle
 
 # table -> (oracle layout, column overrides, extra CLI args)
@@ -53,7 +55,9 @@ CASES: dict[str, tuple[str, dict[str, str], list[str]]] = {
     "ns.v3_defaults": ("plain", {}, []),
 }
 TABLES = list(CASES)
-RECORD_KEYS = {"partition", "offset", "timestamp", "timestamp_type", "key", "value", "headers"}
+RECORD_KEYS = {"topic", "partition", "offset", "timestamp", "timestamp_type", "key", "key_encoding", "value",
+               "value_encoding", "headers"}
+HEADER_KEYS = {"key", "value", "encoding"}
 
 
 # ---------------------------------------------------------------------------
@@ -73,8 +77,17 @@ def expected(warehouse, name, snapshot_id=None, columns=None):
                                    snapshot_id=snapshot_id)
 
 
-def b64(v):
-    return None if v is None else base64.b64decode(v, validate=True)
+def json_bytes(obj: dict, field: str, encoding_field: str | None = None) -> bytes | None:
+    """fixtures.json_bytes, and base64 only for bytes that are not valid UTF-8 (kcat -J)."""
+    b = fixtures.json_bytes(obj, field, encoding_field)
+    if b is not None and obj[encoding_field or f"{field}_encoding"] == "base64":
+        try:
+            b.decode("utf-8")
+        except UnicodeDecodeError:
+            pass
+        else:
+            raise AssertionError(f"{field} is valid UTF-8 but shown as base64: {str(obj)[:300]}")
+    return b
 
 
 def parse_records(stdout: bytes, layout: str) -> list[dict]:
@@ -89,14 +102,16 @@ def parse_records(stdout: bytes, layout: str) -> list[dict]:
             raise AssertionError(f"line {n + 1} is not JSON: {line[:200]!r}") from e
         missing = RECORD_KEYS - set(o)
         assert not missing, f"line {n + 1} lacks {sorted(missing)}: {line[:300]}"
-        value = b64(o["value"])
+        assert isinstance(o["topic"], str), f"line {n + 1}: topic {o['topic']!r}"
+        value = json_bytes(o, "value")
         if layout in oracle.JSON_VALUE_LAYOUTS and value is not None:
             value = json.loads(value)
-        headers = [(h["key"], b64(h["value"])) for h in o["headers"]]
+        assert all(set(h) == HEADER_KEYS for h in o["headers"]), f"line {n + 1} headers: {line[:300]}"
+        headers = [(h["key"], json_bytes(h, "value", "encoding")) for h in o["headers"]]
         if layout == "automq":  # a map: entry order is not significant
             headers.sort(key=lambda kv: (kv[0], kv[1] is None, kv[1] or b""))
         out.append({"partition": o["partition"], "offset": o["offset"], "timestamp": o["timestamp"],
-                    "timestamp_type": o["timestamp_type"], "key": b64(o["key"]), "value": value,
+                    "timestamp_type": o["timestamp_type"], "key": json_bytes(o, "key"), "value": value,
                     "headers": headers})
     return out
 
@@ -288,6 +303,59 @@ def test_records_from_offset_beyond_max(thaw, warehouse, from_offset):
 def test_records_unknown_partition_is_empty(thaw, warehouse):
     p = thaw.ok("inspect", *src(warehouse, "ns.canonical_v2"), "--records", "--format", "json", "--partition", "7")
     assert p.stdout.strip() == b""
+
+
+BINARY = b"\xff\x00\xfe"  # not UTF-8
+
+
+def test_records_json_shows_text_as_text_and_other_bytes_as_base64(thaw, tmp_path):
+    """kcat -J style: UTF-8 key / value / header value as the text itself ("utf8"), any other bytes as
+    base64 ("base64"), null as null with a null encoding; every record names its topic."""
+    recs = [
+        fixtures.rec(0, 0, fixtures.BASE_TS_MS, "clé-✓".encode(), '{"name":"été"}'.encode(),
+                     [("h", "värde".encode()), ("bin", BINARY), ("null", None)]),
+        fixtures.rec(0, 1, fixtures.BASE_TS_MS + 1, BINARY, BINARY + b"value", [("h", BINARY)]),
+        fixtures.rec(0, 2, fixtures.BASE_TS_MS + 2, None, None, [("h", None)]),
+        # Empty and NUL-holding bytes are UTF-8; a surrogate and an overlong NUL are not.
+        fixtures.rec(0, 3, fixtures.BASE_TS_MS + 3, b"", b"nul\x00inside", [("e", b"")]),
+        fixtures.rec(0, 4, fixtures.BASE_TS_MS + 4, b"\xed\xa0\x80", b"\xc0\x80", None),
+    ]
+    wh = str(tmp_path)
+    cat = fixtures.open_catalog(wh)
+    cat.create_namespace_if_not_exists("ns")
+    t = fixtures.create(cat, wh, "ns.encodings", fixtures.canonical_schema(), spec=fixtures.CANONICAL_SPEC,
+                        properties=fixtures.thaw_props("orders"))
+    fixtures.append_rows(t, [fixtures.canonical_row(r) for r in recs])
+    p = thaw.ok("inspect", "--catalog", fixtures.catalog_uri(wh), "--table", "ns.encodings", "--records",
+                "--format", "json")
+    lines = [json.loads(line) for line in p.stdout.decode("utf-8").splitlines()]
+    assert [o["offset"] for o in lines] == [0, 1, 2, 3, 4]
+    for o in lines:
+        assert set(o) == RECORD_KEYS, o
+        assert o["topic"] == "orders" and o["partition"] == 0, o
+        assert all(set(h) == HEADER_KEYS for h in o["headers"]), o
+
+    def encodings(o):
+        return (o["key_encoding"], o["value_encoding"], [h["encoding"] for h in o["headers"]])
+
+    assert encodings(lines[0]) == ("utf8", "utf8", ["utf8", "base64", None])
+    assert lines[0]["key"] == "clé-✓" and lines[0]["value"] == '{"name":"été"}'
+    assert lines[0]["headers"][0] == {"key": "h", "value": "värde", "encoding": "utf8"}
+    assert lines[0]["headers"][1] == {"key": "bin", "value": "/wD+", "encoding": "base64"}
+    assert lines[0]["headers"][2] == {"key": "null", "value": None, "encoding": None}
+    assert encodings(lines[1]) == ("base64", "base64", ["base64"])
+    assert lines[1]["key"] == "/wD+"
+    assert encodings(lines[2]) == (None, None, [None])
+    assert lines[2]["key"] is None and lines[2]["value"] is None
+    assert encodings(lines[3]) == ("utf8", "utf8", ["utf8"])
+    assert lines[3]["key"] == "" and lines[3]["value"] == "nul\x00inside"
+    assert encodings(lines[4]) == ("base64", "base64", [])
+    # Decoded, every byte is what was written.
+    for o, r in zip(lines, recs):
+        assert fixtures.json_bytes(o, "key") == r["key"], o
+        assert fixtures.json_bytes(o, "value") == r["value"], o
+        assert [(h["key"], fixtures.json_bytes(h, "value", "encoding")) for h in o["headers"]] == r["headers"], o
+    assert_same_records(parse_records(p.stdout, "thaw"), fixtures.expected_view(recs))
 
 
 # ---------------------------------------------------------------------------

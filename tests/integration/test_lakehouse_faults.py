@@ -17,7 +17,6 @@ pyiceberg's scan of it through oracle.py for serve, as the serve tests do).
 
 from __future__ import annotations
 
-import base64
 import json
 import re
 import uuid
@@ -123,10 +122,10 @@ def local_records(thaw, lake: Lake) -> list[dict]:
     out = []
     for line in p.stdout.decode().splitlines():
         r = json.loads(line)
-        b = lambda v: None if v is None else base64.b64decode(v)  # noqa: E731
+        b = fixtures.json_bytes
         out.append({"partition": r["partition"], "offset": r["offset"], "timestamp": r["timestamp"],
-                    "key": b(r["key"]), "value": b(r["value"]),
-                    "headers": [(h["key"], b(h["value"])) for h in r["headers"]]})
+                    "key": b(r, "key"), "value": b(r, "value"),
+                    "headers": [(h["key"], b(h, "value", "encoding")) for h in r["headers"]]})
     return out
 
 

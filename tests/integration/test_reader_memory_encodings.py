@@ -490,7 +490,7 @@ class RssWatch:
 
 
 def stop_server(srv: ThawServer, clean: bool) -> None:
-    """SIGTERM and exit 0 asserted when the run went well; killed otherwise (a server stuck decoding would not
+    """SIGTERM and exit 143 asserted when the run went well; killed otherwise (a server stuck decoding would not
     answer SIGTERM in time, and the test's own failure is what matters)."""
     if clean:
         srv.stop(timeout=60)

@@ -13,7 +13,6 @@ on duplicate offsets (docs/layouts.md, "Duplicate offsets"):
 
 from __future__ import annotations
 
-import base64
 import json
 import os
 import random
@@ -35,10 +34,6 @@ def records_json(thaw, wh, name, *extra):
 
 def summary_json(thaw, wh, name, *extra):
     return json.loads(thaw.ok("inspect", *src(wh, name), "--json", *extra).stdout)
-
-
-def b64(b: bytes) -> str:
-    return base64.b64encode(b).decode()
 
 
 # ---------------------------------------------------------------------------
@@ -77,7 +72,7 @@ def test_later_append_wins_duplicate_offsets_and_inspect_counts_them(tmp_path, t
 
     recs = records_json(thaw, wh, name)
     assert [(r["partition"], r["offset"]) for r in recs] == sorted(want)
-    assert {(r["partition"], r["offset"]): r["value"] for r in recs} == {k: b64(v) for k, v in want.items()}
+    assert {(r["partition"], r["offset"]): fixtures.json_bytes(r) for r in recs} == want
     assert recs[0]["offset"] == 0 and recs[0]["timestamp"] == 0  # a real 0 is not "missing"
 
     s = summary_json(thaw, wh, name)
@@ -141,8 +136,8 @@ def build_overlapping(wh, name, *, unsorted_files, dup_file=True, seed=7):
 def check_records(recs, want):
     assert [r["offset"] for r in recs] == list(range(N))
     for r in recs:
-        assert r["value"] == b64(want[r["offset"]]), r["offset"]
-        assert r["key"] == b64(b"k%d" % r["offset"])
+        assert fixtures.json_bytes(r) == want[r["offset"]], r["offset"]
+        assert fixtures.json_bytes(r, "key") == b"k%d" % r["offset"]
         assert r["timestamp"] == 1_700_000_000_000 + r["offset"]
 
 

@@ -17,7 +17,7 @@ before it lost the history (Tiered.expected()).
   that they are mid-read when the fault hits): every partition leader moved,
   a broker hung (SIGSTOP) and resumed, a broker killed (kill -9) and
   restarted. Nothing lost or duplicated, every client finishes, Thaw stays
-  up, logs a bounded number of lines for the event and exits 0 on SIGTERM.
+  up, logs a bounded number of lines for the event and exits 143 (a clean stop) on SIGTERM.
 * A consumer group: FindCoordinator through Thaw names Thaw's port of the
   coordinator; the coordinator broker is killed mid-read and the group goes
   on and finishes with every record once, its offsets committed in the
@@ -36,6 +36,7 @@ import os
 import re
 import socket
 import struct
+import signal
 import subprocess
 import threading
 import time
@@ -199,11 +200,11 @@ def assert_thaw_brokers(t: Tiered, bootstrap: str | None = None) -> None:
 
 
 def stop_thaw(t: Tiered) -> str:
-    """Thaw still up, then SIGTERM: exit 0. Returns its log."""
+    """Thaw still up, then SIGTERM: exit 143 (128 + SIGTERM, a clean stop). Returns its log."""
     assert t.proc.poll() is None, f"thaw serve exited {t.proc.returncode}\n{t.log()[-4000:]}"
     t.proc.terminate()
     rc = t.proc.wait(30)
-    assert rc == 0, f"thaw serve exited {rc} after SIGTERM\n{t.log()[-4000:]}"
+    assert rc == 128 + signal.SIGTERM, f"thaw serve exited {rc} after SIGTERM\n{t.log()[-4000:]}"
     return t.log()
 
 

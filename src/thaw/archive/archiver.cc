@@ -211,6 +211,7 @@ class Archiver {
     RETURN_NOT_OK(CheckOptions());
     RETURN_NOT_OK(LoadTable());
     RETURN_NOT_OK(OpenSources());
+    if (o_.dry_run) return Plan();
     if (!table_) {
       iceberg::TypePtr value_type;
       if (o_.layout == Layout::kRow) {
@@ -246,6 +247,27 @@ class Archiver {
   }
 
  private:
+  // --dry-run: where each partition would start and stop; nothing written.
+  ArchiveSummary Plan() {
+    summary_.dry_run = true;
+    summary_.table_exists = table_.has_value();
+    for (const auto& src : sources_) {
+      const auto resumed = committed_.find(src.topic);
+      for (const auto& [p, from] : src.kafka->start_offsets()) {
+        PlannedPartition pp;
+        pp.topic = src.topic;
+        pp.partition = p;
+        pp.from = from;
+        if (auto it = src.kafka->stop_offsets().find(p); it != src.kafka->stop_offsets().end()) pp.to = it->second;
+        pp.resumed = resumed != committed_.end() && resumed->second.count(p) > 0;
+        summary_.plan.push_back(pp);
+      }
+    }
+    summary_.next_offsets = committed_;
+    summary_.seconds = std::chrono::duration<double>(Clock::now() - start_).count();
+    return summary_;
+  }
+
   Status CheckOptions() {
     if (o_.topics.empty()) return Status::Invalid("which topic? give --topic NAME[,NAME...]");
     std::set<std::string> uniq(o_.topics.begin(), o_.topics.end());
@@ -378,9 +400,9 @@ class Archiver {
                                  name);
         }
         value_type_ = value->type;
-        if (format != "avro" && format != "protobuf") {
-          return Status::Unsupported("table '{}' holds {} values ({}={}): archive reads avro and protobuf values "
-                                     "through a registry",
+        if (format != "avro" && format != "protobuf" && format != "json-schema") {
+          return Status::Unsupported("table '{}' holds {} values ({}={}): archive reads avro, protobuf and "
+                                     "json-schema values through a registry",
                                      name, format, kValueFormatKey, format);
         }
         if (format == "protobuf" && md.Property(kProtoMessageKey).empty()) {

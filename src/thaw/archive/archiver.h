@@ -66,6 +66,20 @@ struct ArchiveOptions {
   // A line per commit at info level (records, Parquet bytes, next offsets,
   // time) rather than debug: for stderr that is not a terminal.
   bool log_commits = false;
+  // --dry-run: check the options, the table and the topics and say what a run
+  // would archive (ArchiveSummary::plan); nothing is created, written,
+  // committed or consumed.
+  bool dry_run = false;
+};
+
+// A partition as a dry run plans it: records [from, to) would be archived
+// (to: the last stable offset at the start; nullopt with --follow).
+struct PlannedPartition {
+  std::string topic;
+  int32_t partition = 0;
+  int64_t from = 0;
+  std::optional<int64_t> to;
+  bool resumed = false;  // from the table's committed offset (else --from-offset)
 };
 
 struct ArchiveSummary {
@@ -80,6 +94,10 @@ struct ArchiveSummary {
   TopicOffsets next_offsets;  // as committed
   bool interrupted = false;
   double seconds = 0;
+  // Dry run only.
+  bool dry_run = false;
+  bool table_exists = false;  // else a run would create it (--create)
+  std::vector<PlannedPartition> plan;
 };
 
 // Runs one archive. The catalog is used for loading, creating and committing.

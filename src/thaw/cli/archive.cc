@@ -43,13 +43,63 @@ struct ArchiveArgs {
   RegistryArgs registry;
   std::vector<std::string> topics;
   std::string commit_interval = "10s", target_file_size = "128MiB", buffer_size = "256MiB", timeout = "30s";
-  bool create = false, follow = false, json = false;
+  bool create = false, follow = false, json = false, dry_run = false;
   LogArgs log;
   int format_version = 2;
   OpsArgs ops;
 };
 
 std::string Mb(int64_t bytes) { return fmt::format("{:.1f} MB", bytes / 1e6); }
+
+// --dry-run's output: text, or one JSON object (docs/archive.md#dry-run).
+void PrintPlan(const archive::ArchiveSummary& sum, const archive::ArchiveOptions& o, bool json) {
+  int64_t total = 0;
+  bool bounded = true;
+  for (const auto& p : sum.plan) {
+    if (p.to) {
+      total += std::max<int64_t>(0, *p.to - p.from);
+    } else {
+      bounded = false;
+    }
+  }
+  if (json) {
+    nlohmann::ordered_json j;
+    j["dry_run"] = true;
+    j["table"] = sum.table;
+    j["table_exists"] = sum.table_exists;
+    j["topics"] = o.topics;
+    j["follow"] = o.follow;
+    nlohmann::ordered_json parts = nlohmann::ordered_json::array();
+    for (const auto& p : sum.plan) {
+      nlohmann::ordered_json e;
+      e["topic"] = p.topic;
+      e["partition"] = p.partition;
+      e["from_offset"] = p.from;
+      e["to_offset"] = p.to ? nlohmann::ordered_json(*p.to) : nlohmann::ordered_json(nullptr);
+      e["from"] = p.resumed ? "table" : "from-offset";
+      parts.push_back(e);
+    }
+    j["partitions"] = parts;
+    j["offsets_at_most"] = bounded ? nlohmann::ordered_json(total) : nlohmann::ordered_json(nullptr);
+    std::printf("%s\n", j.dump().c_str());
+    return;
+  }
+  std::printf("dry run: nothing is created, written or committed\n");
+  std::printf("table       %s (%s)\n", sum.table.c_str(),
+              sum.table_exists ? "exists" : "does not exist: a run with --create creates it");
+  for (const auto& p : sum.plan) {
+    std::printf("partition   %s/%d: from %lld (%s) %s\n", p.topic.c_str(), p.partition,
+                static_cast<long long>(p.from), p.resumed ? "the table's next offset" : "--from-offset",
+                p.to ? fmt::format("to {} ({} offsets)", *p.to, std::max<int64_t>(0, *p.to - p.from)).c_str()
+                     : "on, following");
+  }
+  if (bounded) {
+    std::printf("offsets     at most %lld (transaction markers and aborted records take offsets too)\n",
+                static_cast<long long>(total));
+  } else {
+    std::printf("offsets     unbounded (--follow)\n");
+  }
+}
 
 Status RunArchiveCommand(const ArchiveArgs& a, const kafka::rdkafka::KafkaConfig& kafka) {
   RETURN_NOT_OK(a.log.Apply("archive"));
@@ -158,6 +208,7 @@ Status RunArchiveCommand(const ArchiveArgs& a, const kafka::rdkafka::KafkaConfig
   }
   o.group_id = a.group;
   o.stop = &g_stop;
+  o.dry_run = a.dry_run;
   const bool tty = isatty(2) && !a.log.quiet && !a.json;
   if (tty) {
     o.progress = [](const std::string& line) { std::fprintf(stderr, "\r\033[K%s", line.c_str()); };
@@ -177,12 +228,16 @@ Status RunArchiveCommand(const ArchiveArgs& a, const kafka::rdkafka::KafkaConfig
   ASSIGN_OR_RAISE(auto config, a.catalog.Resolve());
   ASSIGN_OR_RAISE(auto cat, catalog::OpenCatalog(config));
   // The first signal asks for a clean stop (commit what is buffered); a second
-  // one ends the process at once (exit 130): a commit in flight is then left
+  // one ends the process at once (exit 128 + N): a commit in flight is then left
   // to the table's rules -- its files are kept, a rerun resumes from the table.
   CatchStopSignals(/*second_exits=*/true);
   auto result = archive::RunArchive(*cat, o);
   if (tty) std::fprintf(stderr, "\r\033[K");
   ASSIGN_OR_RAISE(auto sum, std::move(result));
+  if (sum.dry_run) {
+    PrintPlan(sum, o, a.json);
+    return Status::OK();
+  }
   if (a.json) {
     nlohmann::ordered_json j;
     j["table"] = sum.table;
@@ -249,7 +304,8 @@ void RegisterArchive(CLI::App* app, int* exit_code) {
       ->type_name("SIZE");
   AddPartitionsOption(cmd, "--partitions", &a->partitions, "Only these partitions, e.g. 0,3-5; repeatable");
   cmd->add_option("--from-offset", a->from_offset,
-                  "Where a partition the table has no offset for starts: earliest (default), latest or N");
+                  "Where a partition the table has no offset for starts: earliest (default), latest or N")
+      ->type_name("OFFSET");
   cmd->add_option("--layout", a->layout,
                   "thaw (canonical, default) or thaw-row (values also as typed columns; docs/layouts.md). The "
                   "names inspect, replay and serve read these layouts by");
@@ -268,7 +324,10 @@ void RegisterArchive(CLI::App* app, int* exit_code) {
                   "Consumer group to commit offsets to for monitoring (the table's offsets stay the truth)");
   cmd->add_option("--timeout", a->timeout, "How long to wait for the brokers (default 30s)")->type_name("DURATION");
   a->log.Register(cmd, "no progress line");
-  cmd->add_flag("--json", a->json, "JSON summary");
+  cmd->add_flag("--dry-run", a->dry_run,
+                "Check the options, the table and the topics, and print where each partition would start and stop: "
+                "nothing is created, written or committed (docs/archive.md)");
+  cmd->add_flag("--json", a->json, "JSON summary (with --dry-run: the plan)");
   AddOpsOptions(cmd, &a->ops);
   cmd->callback([a, exit_code]() {
     auto kafka = a->kafka.Resolve();

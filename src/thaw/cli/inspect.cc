@@ -12,6 +12,7 @@
 #include "thaw/cli/log_args.h"
 #include "thaw/cli/table_args.h"
 #include "thaw/common/time_parse.h"
+#include "thaw/common/utf8.h"
 #include "thaw/records/json_row.h"
 #include "thaw/records/read_summary.h"
 #include "thaw/records/record_filter.h"
@@ -49,23 +50,36 @@ std::string IsoMs(int64_t ms) {
   return s.substr(0, 23) + "Z";
 }
 
-std::string OptBase64(const std::optional<std::string_view>& v) {
-  return v ? records::Base64Encode(*v) : std::string();
+// Bytes as kcat -J shows them: the text when it is valid UTF-8, else base64;
+// `*encoding` says which ("utf8" or "base64"; null for a null value).
+void PutBytes(json& j, const char* field, const char* encoding_field, const std::optional<std::string_view>& v) {
+  if (!v) {
+    j[field] = nullptr;
+    j[encoding_field] = nullptr;
+  } else if (IsValidUtf8(*v)) {
+    j[field] = std::string(*v);
+    j[encoding_field] = "utf8";
+  } else {
+    j[field] = records::Base64Encode(*v);
+    j[encoding_field] = "base64";
+  }
 }
 
-json RecordJson(const RecordBatch& b, const Record& r) {
+// A record of --records --format json (docs/inspect.md#records-as-json).
+json RecordJson(const std::string& topic, const RecordBatch& b, const Record& r) {
   json j;
+  j["topic"] = r.topic ? std::string(*r.topic) : topic;
   j["partition"] = r.partition;
   j["offset"] = r.offset;
   j["timestamp"] = r.timestamp_ms;
   j["timestamp_type"] = TimestampTypeName(r.timestamp_type);
-  j["key"] = r.key ? json(OptBase64(r.key)) : json(nullptr);
-  j["value"] = r.value ? json(OptBase64(r.value)) : json(nullptr);
+  PutBytes(j, "key", "key_encoding", r.key);
+  PutBytes(j, "value", "value_encoding", r.value);
   json hs = json::array();
   for (const auto& h : b.HeadersOf(r)) {
     json hj;
     hj["key"] = std::string(h.key);
-    hj["value"] = h.value ? json(records::Base64Encode(*h.value)) : json(nullptr);
+    PutBytes(hj, "value", "encoding", h.value);
     hs.push_back(hj);
   }
   j["headers"] = hs;
@@ -168,12 +182,8 @@ Status RunInspect(const InspectArgs& a) {
   }
   if (a.to_offset) opt.to_offset = *a.to_offset;
   if (from_end) {
-    // Each partition's end from the plan's statistics (the log end offset).
-    ASSIGN_OR_RAISE(auto plan, records::ReadPlan::Make(table, opt));
-    for (int32_t p : plan->partitions()) {
-      ASSIGN_OR_RAISE(auto bounds, plan->Watermarks(p));
-      if (bounds) opt.start_offsets[p] = std::max(bounds->low, bounds->high - *from_end);
-    }
+    ASSIGN_OR_RAISE(auto ends, PartitionEnds(table, opt));
+    for (const auto& [p, end] : ends) opt.start_offsets[p] = std::max<int64_t>(0, end - *from_end);
   }
   if (!a.from_time.empty()) {
     ASSIGN_OR_RAISE(opt.from_time_ms, ParseTimeMs(a.from_time, "--from-time"));
@@ -202,7 +212,7 @@ Status RunInspect(const InspectArgs& a) {
         if (a.limit && printed >= *a.limit) break;
         if (filter && !filter->Matches(batch, r)) continue;
         if (a.format == "json") {
-          line = RecordJson(batch, r).dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
+          line = RecordJson(topic, batch, r).dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
         } else {
           line = FormatRecord(a.format == "text" ? "%p:%o\t%T\tkey=%k\theaders=%h\t%s\\n" : a.format, topic, batch, r);
         }
@@ -364,7 +374,7 @@ void RegisterInspect(CLI::App* app, int* exit_code) {
   auto args = std::make_shared<InspectArgs>();
   CLI::App* cmd = app->add_subcommand("inspect", "Show how a table maps to Kafka records, or print its records");
   args->table.Register(cmd);
-  cmd->add_flag("--json", args->json, "Machine-readable summary (documented in docs/cli.md)");
+  cmd->add_flag("--json", args->json, "Machine-readable summary (documented in docs/inspect.md)");
   cmd->add_flag("--records", args->records, "Print records instead of the summary");
   AddPartitionsOption(cmd, "--partitions,--partition", &args->partitions, "Only these partitions, e.g. 0,3-5");
   cmd->add_option("--from-offset", args->from_offset,

@@ -1,7 +1,8 @@
 // thaw: Apache Iceberg tables back into Apache Kafka streams.
 //
 // Exit codes (docs/cli.md#exit-codes): 0 success, 1 error, 2 bad usage
-// (CLI11's parse errors included), 130 interrupted (SIGINT/SIGTERM).
+// (CLI11's parse errors included), 128 + N stopped by signal N (130 SIGINT,
+// 143 SIGTERM), for every command.
 #include <fmt/format.h>
 #include <unistd.h>
 
@@ -9,6 +10,7 @@
 #include <csignal>
 #include <cstdlib>
 #include <cstdio>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -18,16 +20,46 @@
 #include "thaw/cli/maintain.h"
 #include "thaw/cli/replay.h"
 #include "thaw/cli/serve.h"
+#include "thaw/cli/stop_signal.h"
 #include "thaw/cli/version.h"
 
 namespace {
 
 constexpr int kExitUsage = 2;
-constexpr int kExitInterrupted = 130;
 
 // Until a command installs its own handler (replay stops cleanly and
-// checkpoints), an interrupt ends the process with the documented code.
-extern "C" void ExitInterrupted(int) { _exit(kExitInterrupted); }
+// checkpoints), a stop signal ends the process with the documented code.
+extern "C" void ExitInterrupted(int signo) { _exit(thaw::cli::ExitCodeForSignal(signo)); }
+
+// The --help footer: the value kinds this command's options take (by their
+// type names: TIME, DURATION, SIZE, OFFSET, LIST), then what every command
+// shares. docs/cli.md has a section for each kind.
+std::string CommonFooter() {
+  return "A flag is turned off with --FLAG=false.\nExit codes: 0 success, 1 error, 2 bad usage, 128+N stopped by "
+         "signal N (130 SIGINT, 143 SIGTERM). See docs/cli.md.";
+}
+
+std::string FooterOf(const CLI::App& command) {
+  std::set<std::string> kinds;
+  for (const CLI::Option* opt : command.get_options()) kinds.insert(opt->get_type_name());
+  std::string text;
+  if (kinds.count("TIME")) {
+    text += "Times: ISO-8601 (2024-05-01T12:00:00Z) or epoch ms (1714564800000; 1714564800s for seconds).\n";
+  }
+  if (kinds.count("DURATION")) text += "Durations: a number and a unit: 500ms, 5s, 10m, 2h, 7d, 1w.\n";
+  if (kinds.count("SIZE")) {
+    // The two options whose bare number stays MiB, as they always read.
+    std::string in_mib;
+    for (const char* name : {"--memory-budget", "--cache-size"}) {
+      if (command.get_option_no_throw(name) != nullptr) in_mib += (in_mib.empty() ? "" : " and ") + std::string(name);
+    }
+    text += "Sizes: 64KiB, 512MiB, 2GiB (binary) or 64KB, 512MB, 2GB (decimal); a bare number is bytes" +
+            (in_mib.empty() ? std::string() : ", except for " + in_mib + " (MiB)") + ".\n";
+  }
+  if (kinds.count("OFFSET")) text += "Offsets: N, earliest, latest.\n";
+  if (kinds.count("LIST")) text += "Partitions: 0,3-5.\n";
+  return "\n" + text + CommonFooter();
+}
 
 }  // namespace
 
@@ -58,14 +90,10 @@ int main(int argc, char** argv) {
   thaw::cli::RegisterServe(&app, &exit_code);
   thaw::cli::RegisterArchive(&app, &exit_code);
   thaw::cli::RegisterMaintain(&app, &exit_code);
-  const char* footer =
-      "\nTimes: ISO-8601 (2024-05-01T12:00:00Z) or epoch ms (1714564800000, 1714564800s for seconds); partitions: "
-      "0,3-5; a flag is turned off with --FLAG=false.\nExit codes: 0 success, 1 error, 2 bad usage, 130 interrupted. "
-      "See docs/cli.md.";
-  app.footer(footer);
+  app.footer(CommonFooter());
   for (CLI::App* command : app.get_subcommands([](CLI::App*) { return true; })) {
     thaw::cli::AddConfigOption(command);
-    command->footer(footer);
+    command->footer(FooterOf(*command));
   }
   auto expanded = thaw::cli::ExpandConfigFiles(std::vector<std::string>(argv, argv + argc), app);
   if (!expanded.ok()) {
@@ -97,5 +125,8 @@ int main(int argc, char** argv) {
                  command.c_str());
     return kExitUsage;
   }
+  // A command stopped by a signal exits 128 + N once it has stopped cleanly,
+  // whatever it was doing (a --follow run, serve, a one-shot replay).
+  if (int signo = thaw::cli::StopSignal(); signo != 0) return thaw::cli::ExitCodeForSignal(signo);
   return exit_code;
 }

@@ -175,8 +175,8 @@ void RegisterMaintain(CLI::App* app, int* exit_code) {
     Status st = a->log.Apply("maintain");
     if (st.ok()) st = RunMaintainCommand(*a);
     if (g_stop.load()) {
+      // The exit code is the signal's (main.cc).
       std::fprintf(stderr, "thaw maintain: interrupted%s%s\n", st.ok() ? "" : ": ", st.message().c_str());
-      *exit_code = 130;
       return;
     }
     ReportError("maintain", st, exit_code);

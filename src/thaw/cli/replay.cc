@@ -92,6 +92,26 @@ Result<std::set<std::pair<int32_t, int64_t>>> ReadExclusions(const std::string& 
 
 std::string Mb(int64_t bytes) { return fmt::format("{:.1f} MB", bytes / 1e6); }
 
+// --dry-run --json (docs/replay.md#dry-run).
+nlohmann::ordered_json PlanJson(const replay::ReplayPlan& p) {
+  nlohmann::ordered_json j;
+  j["dry_run"] = true;
+  j["table"] = p.table;
+  j["snapshot_id"] = p.snapshot_id ? nlohmann::ordered_json(*p.snapshot_id) : nlohmann::ordered_json(nullptr);
+  j["layout"] = p.layout;
+  j["partitions"] = p.partitions;
+  j["range"] = p.range.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(p.range);
+  j["data_files"] = p.data_files;
+  j["data_files_skipped"] = p.data_files_skipped;
+  j["delete_files"] = p.delete_files;
+  j["records_at_most"] = p.records_at_most;
+  j["topic"] = p.topic;
+  j["brokers"] = p.brokers;
+  j["partitioner"] = p.partitioner;
+  j["warnings"] = p.warnings;
+  return j;
+}
+
 nlohmann::ordered_json VerifyJson(const replay::VerifyResult& v) {
   nlohmann::ordered_json j;
   j["ok"] = v.ok;
@@ -299,12 +319,15 @@ Status RunReplayCommand(const ReplayArgs& a) {
   if (!a.from_offset.empty() && !a.from_time.empty())
     return Status::Invalid("give --from-offset or --from-time, not both");
   if (!a.to_offset.empty() && !a.to_time.empty()) return Status::Invalid("give --to-offset or --to-time, not both");
-  if (a.from_offset == "latest") {
+  // latest: each partition's end when the run starts (resolved once the table
+  // is loaded), so only what is appended from then on: a --follow run.
+  const bool from_latest = a.from_offset == "latest";
+  if (from_latest && !a.follow) {
     return Status::Invalid(
-        "--from-offset latest is not taken by replay yet: give the offset (thaw inspect --json shows each partition's "
-        "end), or earliest");
+        "--from-offset latest starts at each partition's end, so without --follow it selects nothing: add --follow "
+        "to replay only what is appended from now on");
   }
-  if (!a.from_offset.empty() && a.from_offset != "earliest") {  // earliest: from the start, as if not given
+  if (!a.from_offset.empty() && a.from_offset != "earliest" && !from_latest) {  // earliest: from the start, as if not given
     ASSIGN_OR_RAISE(o.read.from_offset, ParseOffset(a.from_offset, "--from-offset"));
   }
   if (!a.to_offset.empty()) {
@@ -360,6 +383,15 @@ Status RunReplayCommand(const ReplayArgs& a) {
   }
   // The range, canonically: a job resumes only with the same one.
   o.range_description = records::CanonicalRange(asked, o.exclude.size(), where);
+  if (from_latest) {
+    // The ends at this run's snapshot; a job resumed keeps its own positions
+    // (its checkpoint), and its range names `latest`, not these numbers.
+    ASSIGN_OR_RAISE(o.read.start_offsets, PartitionEnds(table, o.read));
+    o.range_description += std::string(o.range_description.empty() ? "" : " ") + "from-offset=latest";
+    std::string ends;
+    for (const auto& [p, end] : o.read.start_offsets) ends += fmt::format(" {}:{}", p, end);
+    log::Info("--from-offset latest: starting at{}", ends.empty() ? " the start (the table holds no records)" : ends);
+  }
   // --exactly-once without --job: a job named after what defines the replay
   // (table, snapshot selection, range, target cluster and topic), so that a
   // rerun of the same command resumes it instead of sending everything again.
@@ -384,8 +416,13 @@ Status RunReplayCommand(const ReplayArgs& a) {
     };
   }
   if (o.dry_run) {
-    ASSIGN_OR_RAISE(auto plan, replay::DescribePlan(table, o));
-    std::fwrite(plan.data(), 1, plan.size(), stdout);
+    ASSIGN_OR_RAISE(auto plan, replay::PlanReplay(table, o));
+    if (a.json) {
+      std::printf("%s\n", PlanJson(plan).dump().c_str());
+    } else {
+      const std::string text = replay::FormatPlan(plan);
+      std::fwrite(text.data(), 1, text.size(), stdout);
+    }
     return Status::OK();
   }
   const bool tty = isatty(2) && !a.log.quiet && !a.json;
@@ -463,8 +500,11 @@ void RegisterReplay(CLI::App* app, int* exit_code) {
   a->kafka.Register(cmd);
   cmd->add_option("--topic", a->topic, "Target topic");
   AddPartitionsOption(cmd, "--partitions", &a->partitions, "Source partitions, e.g. 0,3-5; repeatable");
-  cmd->add_option("--from-offset", a->from_offset, "First source offset (inclusive): N or earliest");
-  cmd->add_option("--to-offset", a->to_offset, "End source offset (exclusive)");
+  cmd->add_option("--from-offset", a->from_offset,
+                  "First source offset (inclusive): N, earliest, or latest (each partition's end; with --follow: only "
+                  "what is appended from now on)")
+      ->type_name("OFFSET");
+  cmd->add_option("--to-offset", a->to_offset, "End source offset (exclusive)")->type_name("OFFSET");
   cmd->add_option("--from-time", a->from_time, "Records with timestamp >= T (ISO-8601 or epoch ms)")
       ->check(TimeValidator())
       ->type_name("TIME");
@@ -528,15 +568,10 @@ void RegisterReplay(CLI::App* app, int* exit_code) {
     a->props.clear();
     for (const auto& [k, v] : kafka->properties) a->props.push_back(k + "=" + v);
     Status st = RunReplayCommand(*a);
-    if (st.ok() && g_stop.load() && !a->follow) {
-      // Interrupted before the range was done: not every record was sent.
-      *exit_code = 130;
-      return;
-    }
     if (!st.ok() && g_stop.load()) {
-      // Interrupted while waiting (e.g. on a broker that does not answer).
+      // Interrupted while waiting (e.g. on a broker that does not answer);
+      // the exit code is the signal's (main.cc).
       std::fprintf(stderr, "thaw replay: interrupted: %s\n", st.message().c_str());
-      *exit_code = 130;
       return;
     }
     ReportError("replay", st, exit_code);

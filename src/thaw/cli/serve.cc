@@ -21,6 +21,7 @@
 #include "thaw/kafka/server/sasl.h"
 #include "thaw/cli/ops_args.h"
 #include "thaw/cli/registry_args.h"
+#include "thaw/cli/stop_signal.h"
 #include "thaw/merged/broker_map.h"
 #include "thaw/registry/serializer.h"
 #include "thaw/serve/serve_main.h"
@@ -312,6 +313,7 @@ Status RunServeCommand(ServeArgs& a) {
   config.initial_rebalance_delay = std::chrono::milliseconds(delay_ms);
   if (a.threads < 1 || a.threads > 256) return Status::Invalid("--threads must be 1..256");
   config.threads = a.threads;
+  config.on_stop_signal = RecordStopSignal;
   return serve::RunServe(config);
 }
 

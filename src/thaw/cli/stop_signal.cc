@@ -10,9 +10,12 @@ namespace {
 
 std::atomic<bool> g_stop{false};
 std::atomic<bool> g_second_exits{false};
+std::atomic<int> g_signal{0};
 
-extern "C" void ThawOnStopSignal(int) {
-  if (g_stop.exchange(true) && g_second_exits.load()) _exit(130);
+extern "C" void ThawOnStopSignal(int signo) {
+  int expected = 0;
+  g_signal.compare_exchange_strong(expected, signo);
+  if (g_stop.exchange(true) && g_second_exits.load()) _exit(ExitCodeForSignal(g_signal.load()));
 }
 
 }  // namespace
@@ -24,5 +27,12 @@ void CatchStopSignals(bool second_exits) {
   std::signal(SIGINT, ThawOnStopSignal);
   std::signal(SIGTERM, ThawOnStopSignal);
 }
+
+void RecordStopSignal(int signo) {
+  int expected = 0;
+  g_signal.compare_exchange_strong(expected, signo);
+}
+
+int StopSignal() { return g_signal.load(); }
 
 }  // namespace thaw::cli

@@ -246,4 +246,15 @@ Result<int64_t> ParseOffset(const std::string& text, const char* flag) {
   return Status::Invalid("{} '{}' is not an offset (a non-negative integer)", flag, text);
 }
 
+Result<std::map<int32_t, int64_t>> PartitionEnds(const std::shared_ptr<const iceberg::Table>& table,
+                                                 const records::ReadOptions& options) {
+  ASSIGN_OR_RAISE(auto plan, records::ReadPlan::Make(table, options));
+  std::map<int32_t, int64_t> ends;
+  for (int32_t p : plan->partitions()) {
+    ASSIGN_OR_RAISE(auto bounds, plan->Watermarks(p));
+    if (bounds) ends[p] = bounds->high;
+  }
+  return ends;
+}
+
 }  // namespace thaw::cli

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <map>
 #include <memory>
 #include <set>
 #include <string>
@@ -64,6 +65,12 @@ Result<int64_t> ParseMemoryBudget(const std::string& text);
 Result<std::set<int32_t>> ParsePartitions(const std::string& text, std::string_view flag = "--partitions");
 // An offset option's value: a non-negative integer.
 Result<int64_t> ParseOffset(const std::string& text, const char* flag);
+
+// Each partition's end (its last offset + 1, the log end offset) in the table
+// as `options` read it, from the plan's statistics: --from-offset latest, and
+// inspect's -N.
+Result<std::map<int32_t, int64_t>> PartitionEnds(const std::shared_ptr<const iceberg::Table>& table,
+                                                 const records::ReadOptions& options);
 
 // Adds `names` (e.g. "--partitions,--partition") as a repeatable option in
 // that syntax; each occurrence adds to *out. A malformed list is a CLI11

@@ -315,33 +315,46 @@ Result<bool> CheckRange(const std::shared_ptr<const iceberg::Table>& table, cons
 
 }  // namespace
 
-Result<std::string> DescribePlan(std::shared_ptr<const iceberg::Table> table, const ReplayOptions& o) {
-  std::string out;
+Result<ReplayPlan> PlanReplay(std::shared_ptr<const iceberg::Table> table, const ReplayOptions& o) {
+  ReplayPlan plan;
   {
     // The same checks as a replay, so --dry-run tells of a bad range.
     ASSIGN_OR_RAISE(auto reader, records::RecordReader::Make(table, o.read));
     records::RecordBatch batch;
     bool pending = false;
-    std::vector<std::string> warnings;
-    RETURN_NOT_OK(CheckRange(table, o, *reader, &batch, &pending, &warnings).status());
-    for (const auto& w : warnings) out += fmt::format("warning     {}\n", w);
+    RETURN_NOT_OK(CheckRange(table, o, *reader, &batch, &pending, &plan.warnings).status());
   }
   ASSIGN_OR_RAISE(auto reader, records::RecordReader::Make(table, o.read));
-  const auto* snap = reader->snapshot();
-  out += fmt::format("table       {}\n", table->name);
-  out += fmt::format("snapshot    {}\n", snap ? std::to_string(snap->snapshot_id) : std::string("none (empty table)"));
-  out += fmt::format("layout      {}\n", reader->layout().name);
+  plan.table = table->name;
+  if (const auto* snap = reader->snapshot()) plan.snapshot_id = snap->snapshot_id;
+  plan.layout = reader->layout().name;
+  for (int32_t p : reader->partitions()) plan.partitions.push_back(p);
+  plan.range = o.range_description;
+  plan.data_files = reader->planned_files();
+  plan.data_files_skipped = reader->scan_stats().data_files_skipped;
+  plan.delete_files = reader->scan_stats().delete_files;
+  plan.records_at_most = reader->planned_records();
+  plan.topic = o.topic;
+  plan.brokers = o.kafka.brokers;
+  plan.partitioner = o.partitioner == Partitioner::kSame ? "same" : o.partitioner == Partitioner::kKey ? "key" : "random";
+  return plan;
+}
+
+std::string FormatPlan(const ReplayPlan& p) {
+  std::string out;
+  for (const auto& w : p.warnings) out += fmt::format("warning     {}\n", w);
+  out += fmt::format("table       {}\n", p.table);
+  out += fmt::format("snapshot    {}\n", p.snapshot_id ? std::to_string(*p.snapshot_id) : std::string("none (empty table)"));
+  out += fmt::format("layout      {}\n", p.layout);
   std::string parts;
-  for (int32_t p : reader->partitions()) parts += (parts.empty() ? "" : ",") + std::to_string(p);
+  for (int32_t part : p.partitions) parts += (parts.empty() ? "" : ",") + std::to_string(part);
   out += fmt::format("partitions  {}\n", parts.empty() ? "none" : parts);
-  out += fmt::format("range       {}\n", o.range_description.empty() ? "all" : o.range_description);
-  out += fmt::format("files       {} data files planned ({} skipped by pruning), {} delete files\n",
-                     reader->planned_files(), reader->scan_stats().data_files_skipped,
-                     reader->scan_stats().delete_files);
+  out += fmt::format("range       {}\n", p.range.empty() ? "all" : p.range);
+  out += fmt::format("files       {} data files planned ({} skipped by pruning), {} delete files\n", p.data_files,
+                     p.data_files_skipped, p.delete_files);
   out += fmt::format("records     at most {} (planned files' record counts, before range and deletes)\n",
-                     reader->planned_records());
-  out += fmt::format("target      topic {} on {} (partitioner {})\n", o.topic, o.kafka.brokers,
-                     o.partitioner == Partitioner::kSame ? "same" : o.partitioner == Partitioner::kKey ? "key" : "random");
+                     p.records_at_most);
+  out += fmt::format("target      topic {} on {} (partitioner {})\n", p.topic, p.brokers, p.partitioner);
   return out;
 }
 
@@ -533,6 +546,9 @@ Result<ReplaySummary> RunReplayImpl(std::shared_ptr<const iceberg::Table> table,
   // checkpoint made durable. Work that is not proven durable is redone from
   // `committed` (abort + resend; at-least-once: resend).
   Checkpoint state = cp.value_or(Checkpoint{});
+  // A new job starts where the range does per partition (--from-offset
+  // latest: each partition's end); its first checkpoint pins those positions.
+  if (!cp) state.next_offsets = read.start_offsets;
   state.job = o.job;
   state.table = table->name;
   state.topic = o.topic;

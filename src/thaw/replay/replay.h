@@ -163,8 +163,28 @@ struct Progress {
 Result<std::optional<Checkpoint>> LoadCheckpoint(const KafkaConfig& kafka, const std::string& checkpoint_topic,
                                                  const std::string& job, int timeout_ms);
 
-// Prints the plan (for --dry-run) to a string.
-Result<std::string> DescribePlan(std::shared_ptr<const iceberg::Table> table, const ReplayOptions& options);
+// What --dry-run reports: the run's plan, checked as a run checks it
+// (docs/replay.md#dry-run).
+struct ReplayPlan {
+  std::string table;
+  std::optional<int64_t> snapshot_id;  // nullopt: an empty table
+  std::string layout;
+  std::vector<int32_t> partitions;
+  std::string range;  // empty: all
+  int64_t data_files = 0;
+  int64_t data_files_skipped = 0;  // by pruning
+  int64_t delete_files = 0;
+  int64_t records_at_most = 0;  // planned files' record counts, before range and deletes
+  std::string topic;
+  std::string brokers;
+  std::string partitioner;
+  std::vector<std::string> warnings;
+};
+
+Result<ReplayPlan> PlanReplay(std::shared_ptr<const iceberg::Table> table, const ReplayOptions& options);
+
+// The plan as --dry-run prints it without --json.
+std::string FormatPlan(const ReplayPlan& plan);
 
 // Reads `topic` back (read_committed) and checks the records linked to
 // `table_name`: with a table (`table` non-null) against the offsets `options`

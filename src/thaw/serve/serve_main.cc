@@ -257,6 +257,7 @@ Status RunServe(const ServeConfig& config) {
   asio::signal_set signals(io, SIGINT, SIGTERM);
   signals.async_wait([&](const asio::error_code& ec, int signo) {
     if (ec) return;
+    if (config.on_stop_signal) config.on_stop_signal(signo);
     log::Info("{}: stopping (in-flight requests finish, group offsets are already durable)",
               signo == SIGINT ? "SIGINT" : "SIGTERM");
     broker.stopping = true;

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -38,6 +39,9 @@ struct ServeConfig {
   std::vector<merged::UpstreamAddress> upstream;
   merged::BrokerPorts broker_ports;  // first == 0: --listen's port + 1, 100 ports
   kafka::client::ConnectionOptions upstream_options;  // -X/-F upstream client properties
+  // Called with SIGINT or SIGTERM when the server starts to stop for it (the
+  // command line turns it into the exit code, docs/cli.md#exit-codes).
+  std::function<void(int signo)> on_stop_signal;
 };
 
 Status RunServe(const ServeConfig& config);

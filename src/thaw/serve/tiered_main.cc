@@ -99,6 +99,7 @@ Status RunTieredServe(const ServeConfig& config, TopicRegistry& tables) {
   asio::signal_set signals(io, SIGINT, SIGTERM);
   signals.async_wait([&](const asio::error_code& ec, int signo) {
     if (ec) return;
+    if (config.on_stop_signal) config.on_stop_signal(signo);
     log::Info("{}: stopping (in-flight requests finish; groups and offsets live in the upstream cluster)",
               signo == SIGINT ? "SIGINT" : "SIGTERM");
     stopping = true;
