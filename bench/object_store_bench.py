@@ -385,7 +385,7 @@ def serve_read(a, taskset, consumer, consumer_taskset, uri, props, env, workdir:
             except subprocess.TimeoutExpired:
                 proc.kill()
                 rc = proc.wait()
-        if rc != 0:
+        if rc != 143:  # 128 + SIGTERM: a clean stop
             raise SystemExit(f"thaw serve exited {rc} after SIGTERM: {errlog.read_text()[-3000:]}")
         return json.loads(out.decode().strip().splitlines()[-1]), cpu, ccpu
     finally:
@@ -741,7 +741,7 @@ def summarize(results, a, file_bytes, n_files, ops, duckdb_s3_error=None, peer_e
                           f"{m['bytes'] / m['seconds'] / 1e6:.1f} MB/s vs {base['bytes'] / base['seconds'] / 1e6:.1f} MB/s")
     peers = [p for p in ("pyarrow", "duckdb") if p in ops]
     if "read" in ops and peers:
-        print("  targets against the peers (issue 19): thaw's full read / the peer's scan, same source, same run "
+        print("  targets against the peers: thaw's full read / the peer's scan, same source, same run "
               "(ratio of MB/s = peer seconds / thaw seconds)")
         for p in peers:
             for s in sources:
@@ -761,7 +761,7 @@ def summarize(results, a, file_bytes, n_files, ops, duckdb_s3_error=None, peer_e
     lat_ops = [o for o in ("replay", "read", "serve") if o in ops]
     stores_seen = [s[: -len(lat)] for s in sources if s.endswith(lat)]
     if lat_ops and stores_seen:
-        print(f"  targets, the latency's cost (issue 19): STORE{lat} against STORE+relay (the same relay, no latency "
+        print(f"  targets, the latency's cost: STORE{lat} against STORE+relay (the same relay, no latency "
               f"added); cost <= {LATENCY_MAX_COST * 100:.0f} % (>= {1 - LATENCY_MAX_COST:.1f}x)")
         for o in lat_ops:
             for st in stores_seen:
@@ -788,7 +788,7 @@ def summarize(results, a, file_bytes, n_files, ops, duckdb_s3_error=None, peer_e
               "to the last batch, its data files and sizes given, as the manifest gives them to thaw; DuckDB: the "
               "query, planning from the metadata file included), not its interpreter's start or imports (process = "
               "the peer process's wall time); CPU s: peer = the peer process. serve: time = the consumer's clock "
-              "from assign() to the end; thaw = the serve process during the read. Targets (issue 19): thaw's full "
+              "from assign() to the end; thaw = the serve process during the read. Targets: thaw's full "
               f"read >= 1.0x each peer; serve cold from the store >= 0.8x from local files; {lat} costs <= "
               f"{LATENCY_MAX_COST * 100:.0f} % against +relay.")
 

@@ -5,7 +5,7 @@ Each bench section appends rows, one JSON object a line, to a rows file (scripts
 default bench/.work/bench-results.jsonl, emptied at its start). A row:
 
   {"key": "serve.cold", "measure": ..., "peer": ..., "thaw": "245.2 MB/s", "peer_value": "638.0 MB/s",
-   "ratio": "0.38×", "ratio_x": 0.384, "value": null, "target": "≥ 0.7× (issue 8)", "met": "no",
+   "ratio": "0.38×", "ratio_x": 0.384, "value": null, "target": "≥ 0.7×", "met": "no",
    "date": "2026-11-30", "command": "bench/serve_bench.sh", "qualifier": null, "note": null}
 
 The measures, their peers and their targets live in one place, bench/targets.json, keyed by "key"; "met" is
