@@ -7,14 +7,15 @@
 // re-encodes the exact value with the exact framing.
 //
 // A table holds one format: Avro (thaw.row.value-format=avro, the writer
-// schemas as properties thaw.row.avro-schema.<ID>) or Protobuf
+// schemas as properties thaw.row.avro-schema.<ID>), Protobuf
 // (thaw.row.value-format=protobuf, one message type named by
-// thaw.row.proto-message, the .proto texts as thaw.row.proto-schema.<ID>),
-// so replay, serve and inspect need no registry to give the original bytes
+// thaw.row.proto-message, the .proto texts as thaw.row.proto-schema.<ID>)
+// or JSON Schema (thaw.row.value-format=json-schema, the schemas as
+// thaw.row.json-schema.<ID>), so replay, serve and inspect need no registry to give the original bytes
 // back. A schema with fields the table lacks evolves the table (archiver.cc
 // commits the new schema before such values are written); a schema the
 // table cannot take (a field of another type, an unknown id, another format,
-// another message type, JSON Schema, references) leaves its values in
+// another message type, references) leaves its values in
 // value_raw, said once in the log.
 #pragma once
 
@@ -40,7 +41,7 @@ inline constexpr char kProtoMessageKey[] = "thaw.row.proto-message";  // the mes
 // What a new table's value struct is made of: the schema of its first framed value.
 struct RegistryValueType {
   iceberg::TypePtr type;
-  std::string format;        // "avro" or "protobuf"
+  std::string format;        // "avro", "protobuf" or "json-schema"
   std::string message_name;  // protobuf: the message's full name
   // The table properties that say so (value format, message name).
   std::map<std::string, std::string> properties() const;
@@ -50,7 +51,7 @@ struct RegistryValueType {
 // Prepare runs on the archive loop's thread; Get on the writer threads.
 class RegistrySchemas {
  public:
-  // `format` "avro" or "protobuf"; `message_name` the Protobuf message type.
+  // `format` "avro", "protobuf" or "json-schema"; `message_name` the Protobuf message type.
   RegistrySchemas(std::shared_ptr<registry::SchemaRegistry> registry, iceberg::TypePtr value_type, std::string format,
                   std::string message_name);
 

@@ -22,12 +22,17 @@ using iceberg::TypePtr;
 using Node = JsonSchemaValue::Node;
 
 constexpr int kMaxDepth = 32;
+// Nodes a schema may map to: $refs can make a small document expand
+// exponentially (each definition naming the next several times).
+constexpr int kMaxNodes = 10000;
 
 std::string Where(const std::string& where) { return where.empty() ? "the schema's root" : "'" + where + "'"; }
 
-// The schema `s` (at `where`) as a Node; `root` resolves local $refs.
-Result<Node> Map(const Json& s, const Json& root, const std::string& where, int depth) {
+// The schema `s` (at `where`) as a Node; `root` resolves local $refs;
+// *budget counts the nodes left.
+Result<Node> Map(const Json& s, const Json& root, const std::string& where, int depth, int* budget) {
   if (depth > kMaxDepth) return Status::Unsupported("{} nests deeper than {} levels", Where(where), kMaxDepth);
+  if (--*budget < 0) return Status::Unsupported("the schema maps to more than {} fields", kMaxNodes);
   if (s.is_boolean()) return Status::Unsupported("{} is the schema `{}`, which gives no type", Where(where), s.dump());
   if (!s.is_object()) return Status::Invalid("{} is not a JSON Schema object", Where(where));
   if (auto ref = s.find("$ref"); ref != s.end()) {
@@ -39,7 +44,7 @@ Result<Node> Map(const Json& s, const Json& root, const std::string& where, int 
       const Json& defs = root.value(p.substr(2, p.size() - 3), Json::object());
       auto it = defs.find(r.substr(p.size()));
       if (it == defs.end()) return Status::Invalid("{}: $ref '{}' names no definition", Where(where), r);
-      return Map(*it, root, where, depth + 1);
+      return Map(*it, root, where, depth + 1, budget);
     }
     return Status::Unsupported("{}: $ref '{}' points outside the schema (references are not resolved yet)",
                                Where(where), r);
@@ -57,7 +62,7 @@ Result<Node> Map(const Json& s, const Json& root, const std::string& where, int 
       return Status::Unsupported("{}: {} of {} types other than null (a union Iceberg has no column type for)",
                                  Where(where), combinator, kept.size());
     }
-    return Map(*kept[0], root, where, depth + 1);
+    return Map(*kept[0], root, where, depth + 1, budget);
   }
   std::string type;
   if (auto t = s.find("type"); t != s.end()) {
@@ -90,7 +95,7 @@ Result<Node> Map(const Json& s, const Json& root, const std::string& where, int 
     auto items = s.find("items");
     if (items == s.end()) return Status::Unsupported("{} is an array without `items`", Where(where));
     n.kind = TypeId::kList;
-    ASSIGN_OR_RAISE(Node e, Map(*items, root, where + "[]", depth + 1));
+    ASSIGN_OR_RAISE(Node e, Map(*items, root, where + "[]", depth + 1, budget));
     n.element.push_back(std::move(e));
   } else if (type == "object") {
     auto props = s.find("properties");
@@ -100,7 +105,13 @@ Result<Node> Map(const Json& s, const Json& root, const std::string& where, int 
     }
     n.kind = TypeId::kStruct;
     for (const auto& [name, sub] : props->items()) {
-      ASSIGN_OR_RAISE(Node f, Map(sub, root, where.empty() ? name : where + "." + name, depth + 1));
+      // Iceberg engines address nested fields by dotted names: "a.b" beside
+      // a.b would make the table unreadable to them.
+      if (name.empty() || name.find('.') != std::string::npos) {
+        return Status::Unsupported("{} has a property named '{}': Iceberg column names are not empty and hold no '.'",
+                                   Where(where), name);
+      }
+      ASSIGN_OR_RAISE(Node f, Map(sub, root, where.empty() ? name : where + "." + name, depth + 1, budget));
       f.name = name;
       n.fields.push_back(std::move(f));
     }
@@ -114,7 +125,8 @@ Result<Node> Map(const Json& s, const Json& root, const std::string& where, int 
 Result<Node> Parse(std::string_view text) {
   Json doc = Json::parse(text.begin(), text.end(), nullptr, /*allow_exceptions=*/false);
   if (doc.is_discarded()) return Status::Invalid("the JSON Schema is not JSON");
-  ASSIGN_OR_RAISE(Node root, Map(doc, doc, "", 0));
+  int budget = kMaxNodes;
+  ASSIGN_OR_RAISE(Node root, Map(doc, doc, "", 0, &budget));
   if (root.kind != TypeId::kStruct) return Status::Unsupported("the schema's root is not an object with properties");
   return root;
 }
@@ -202,41 +214,56 @@ Status CheckRequired(const TypePtr& t, const std::string& where) {
   return Status::OK();
 }
 
-// Writes `a[i]` as the node's JSON.
-void Write(const Node& n, const arrow::Array& a, int64_t i, std::string* out) {
+// Writes `a[i]` as the node's JSON. Invalid when the array does not have
+// the node's shape (a column the schema names is missing): the caller must
+// not present other bytes as the value.
+template <typename ListArray>
+Status WriteList(const Node& n, const ListArray& l, int64_t i, std::string* out);
+
+Status Write(const Node& n, const arrow::Array& a, int64_t i, std::string* out) {
   if (a.IsNull(i)) {
     *out += "null";
-    return;
+    return Status::OK();
   }
-  if (n.kind == TypeId::kStruct && a.type_id() == arrow::Type::STRUCT) {
+  if (n.kind == TypeId::kStruct) {
+    if (a.type_id() != arrow::Type::STRUCT) return Status::Invalid("a struct is stored as {}", a.type()->ToString());
     const auto& s = static_cast<const arrow::StructArray&>(a);
     *out += '{';
     bool first = true;
     for (const Node& child : n.fields) {
-      const std::string& name = child.name;
-      std::shared_ptr<arrow::Array> col = s.GetFieldByName(name);
-      if (!col) continue;  // a file written before the table had the field
+      std::shared_ptr<arrow::Array> col = s.GetFieldByName(child.name);  // offset as the struct's
+      if (!col) return Status::Invalid("the value struct has no field '{}' of the writer schema", child.name);
       if (!first) *out += ',';
       first = false;
-      AppendJsonString(name, out);
+      AppendJsonString(child.name, out);
       *out += ':';
-      Write(child, *col, i, out);  // field arrays carry the struct's offset
+      RETURN_NOT_OK(Write(child, *col, i, out));
     }
     *out += '}';
-    return;
+    return Status::OK();
   }
-  if (n.kind == TypeId::kList && a.type_id() == arrow::Type::LIST) {
-    const auto& l = static_cast<const arrow::ListArray&>(a);
-    const auto& values = *l.values();
-    *out += '[';
-    for (int64_t k = l.value_offset(i); k < l.value_offset(i) + l.value_length(i); ++k) {
-      if (k != l.value_offset(i)) *out += ',';
-      Write(n.element[0], values, k, out);
+  if (n.kind == TypeId::kList) {
+    // pyiceberg and pyarrow write large lists.
+    if (a.type_id() == arrow::Type::LIST) return WriteList(n, static_cast<const arrow::ListArray&>(a), i, out);
+    if (a.type_id() == arrow::Type::LARGE_LIST) {
+      return WriteList(n, static_cast<const arrow::LargeListArray&>(a), i, out);
     }
-    *out += ']';
-    return;
+    return Status::Invalid("a list is stored as {}", a.type()->ToString());
   }
   AppendJsonValue(a, i, out);
+  return Status::OK();
+}
+
+template <typename ListArray>
+Status WriteList(const Node& n, const ListArray& l, int64_t i, std::string* out) {
+  const auto& values = *l.values();
+  *out += '[';
+  for (int64_t k = l.value_offset(i); k < l.value_offset(i) + l.value_length(i); ++k) {
+    if (k != l.value_offset(i)) *out += ',';
+    RETURN_NOT_OK(Write(n.element[0], values, k, out));
+  }
+  *out += ']';
+  return Status::OK();
 }
 
 }  // namespace
@@ -277,7 +304,7 @@ Status JsonSchemaValue::DecodeFramed(std::string_view value, arrow::StructBuilde
 Status JsonSchemaValue::EncodeFramed(const arrow::StructArray& values, int64_t row, int32_t schema_id,
                                      std::string* out) const {
   std::string body;
-  Write(root_, values, row, &body);
+  RETURN_NOT_OK(Write(root_, values, row, &body));
   *out += registry::Frame(schema_id, {}, /*protobuf=*/false, body);
   return Status::OK();
 }

@@ -601,8 +601,9 @@ Status RecordReader::Impl::DecodeBatch(const std::shared_ptr<arrow::RecordBatch>
         auto it = layout.value_by_id.find(schema_id);
         if (it == layout.value_by_id.end()) {
           return Status::Corrupt("data file {}: row {} has schema id {}, but the table has no property holding "
-                                 "its writer schema (thaw.row.avro-schema.{} / thaw.row.proto-schema.{})",
-                                 path, pos, schema_id, schema_id, schema_id);
+                                 "its writer schema (thaw.row.avro-schema.{}, thaw.row.proto-schema.{} or "
+                                 "thaw.row.json-schema.{})",
+                                 path, pos, schema_id, schema_id, schema_id, schema_id);
         }
         st = it->second->EncodeFramed(values, i, schema_id, &datum);
       } else {

@@ -5,6 +5,8 @@
 #include <arrow/api.h>
 #include <gtest/gtest.h>
 
+#include <fmt/format.h>
+
 #include <string>
 
 #include "thaw/parquet/arrow_type.h"
@@ -88,6 +90,17 @@ TEST(JsonSchemaValue, RefusesWhatAColumnCannotHold) {
   refused(R"({"type":"object","properties":{"a":{"anyOf":[{"type":"string"},{"type":"integer"}]}}})",
           "anyOf of 2 types");
   refused(R"({"type":"string"})", "root is not an object");
+  refused(R"({"type":"object","properties":{"a.b":{"type":"string"}}})", "property named 'a.b'");
+  // Each definition names the next three times: 3^12 fields from a kilobyte, 25 levels deep.
+  std::string defs;
+  for (int k = 0; k < 12; ++k) {
+    defs += fmt::format(
+        R"({}"d{}":{{"type":"object","properties":{{"x":{{"$ref":"#/$defs/d{}"}},"y":{{"$ref":"#/$defs/d{}"}},"z":{{"$ref":"#/$defs/d{}"}}}}}})",
+        k ? "," : "", k, k + 1, k + 1, k + 1);
+  }
+  defs += R"(,"d12":{"type":"string"})";
+  refused(R"({"type":"object","properties":{"top":{"$ref":"#/$defs/d0"}},"$defs":{)" + defs + "}}",
+          "more than 10000 fields");
   refused("not json", "not JSON");
 }
 
@@ -107,6 +120,37 @@ TEST(JsonSchemaValue, CompactValuesComeBackByteForByte) {
   ASSERT_TRUE((*s)->EncodeFramed(*arr, 1, 7, &out).ok());
   // The same value; JSON's escapes are not kept (the archive keeps such bytes in value_raw).
   EXPECT_EQ(out, Framed(7, "{\"id\":2,\"customer\":null,\"total\":0.0,\"paid\":false,\"items\":[],\"note\":\"caf\xC3\xA9\"}"));
+}
+
+TEST(JsonSchemaValue, LargeListsAsPyarrowWritesThemEncodeAlike) {
+  auto s = JsonSchemaValue::Make(R"({"type":"object","properties":{"id":{"type":"integer"},
+      "tags":{"type":"array","items":{"type":"string"}}}})", 1);
+  ASSERT_TRUE(s.ok());
+  arrow::Int64Builder ids;
+  ASSERT_TRUE(ids.AppendValues({7, 8}).ok());
+  arrow::StringBuilder tags;
+  ASSERT_TRUE(tags.AppendValues({"a", "b", "c"}).ok());
+  std::shared_ptr<arrow::Array> id_arr, tag_values;
+  ASSERT_TRUE(ids.Finish(&id_arr).ok() && tags.Finish(&tag_values).ok());
+  arrow::Int64Builder offsets;
+  ASSERT_TRUE(offsets.AppendValues({0, 2, 3}).ok());
+  std::shared_ptr<arrow::Array> off;
+  ASSERT_TRUE(offsets.Finish(&off).ok());
+  auto large = arrow::LargeListArray::FromArrays(*off, *tag_values);
+  ASSERT_TRUE(large.ok());
+  auto arr = arrow::StructArray::Make({id_arr, *large}, std::vector<std::string>{"id", "tags"});
+  ASSERT_TRUE(arr.ok());
+  std::string out;
+  ASSERT_TRUE((*s)->EncodeFramed(**arr, 0, 2, &out).ok());
+  EXPECT_EQ(out, Framed(2, R"({"id":7,"tags":["a","b"]})"));
+  out.clear();
+  ASSERT_TRUE((*s)->EncodeFramed(**arr, 1, 2, &out).ok());
+  EXPECT_EQ(out, Framed(2, R"({"id":8,"tags":["c"]})"));
+  // A struct without a field the writer schema names is not encoded as something else.
+  auto only_id = arrow::StructArray::Make({id_arr}, std::vector<std::string>{"id"});
+  ASSERT_TRUE(only_id.ok());
+  out.clear();
+  EXPECT_FALSE((*s)->EncodeFramed(**only_id, 0, 2, &out).ok());
 }
 
 TEST(JsonSchemaValue, SpacedOrReorderedValuesDecodeButDoNotComeBackAlike) {
