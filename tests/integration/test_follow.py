@@ -403,6 +403,27 @@ def test_from_offset_latest_replays_only_what_is_appended(thaw, kafka, tmp_path,
     assert again.stop() == 128 + signal.SIGTERM, again.err.decode()
 
 
+def test_from_offset_latest_is_exact_in_files_of_several_partitions(thaw, kafka, tmp_path, followers):
+    """An unpartitioned table: one file holds partition 0 up to offset 4 and partition 1 up to offset 99, so its
+    statistics bound partition 0 by 99. `latest` must start partition 0 at 5 (its offsets are read), not at 100,
+    or the records appended at 5..7 would never be replayed."""
+    wh = str(tmp_path / "wh")
+    os.makedirs(wh, exist_ok=True)
+    cat = fixtures.open_catalog(wh)
+    cat.create_namespace_if_not_exists("ns")
+    t = fixtures.create(cat, wh, "ns.mixed", fixtures.canonical_schema(), properties=fixtures.thaw_props("ns.mixed"))
+    args = ["--catalog", fixtures.catalog_uri(wh), "--table", "ns.mixed"]
+    fixtures.append_rows(t, py_rows(0, 0, 5) + py_rows(1, 0, 100))
+    f = Follower(thaw, kafka, args + ["--from-offset", "latest"], 2)
+    followers.append(f)
+    time.sleep(3)
+    assert f.records() == []
+    fixtures.append_rows(t.refresh(), py_rows(0, 5, 8) + py_rows(1, 100, 101))
+    got = f.settle(4)
+    assert_each_once_in_order(got, {0: [(o, f"v-0-{o}".encode()) for o in range(5, 8)], 1: [(100, b"v-1-100")]})
+    assert f.stop() == 128 + signal.SIGTERM, f.err.decode()
+
+
 def test_from_offset_latest_needs_follow(thaw, tmp_path):
     t, args = py_table(tmp_path, "ns.latest2", {})
     fixtures.append_rows(t, py_rows(0, 0, 5))

@@ -126,7 +126,10 @@ int main(int argc, char** argv) {
     return kExitUsage;
   }
   // A command stopped by a signal exits 128 + N once it has stopped cleanly,
-  // whatever it was doing (a --follow run, serve, a one-shot replay).
-  if (int signo = thaw::cli::StopSignal(); signo != 0) return thaw::cli::ExitCodeForSignal(signo);
+  // whatever it was doing (a --follow run, serve, a one-shot replay); an
+  // error while stopping (archive's last commit failing) stays an error.
+  if (int signo = thaw::cli::StopSignal(); signo != 0 && exit_code == 0) {
+    return thaw::cli::ExitCodeForSignal(signo);
+  }
   return exit_code;
 }

@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "thaw/cli/config_file.h"
+#include "thaw/records/read_summary.h"
 #include "thaw/common/time_parse.h"
 #include "thaw/common/units.h"
 
@@ -250,9 +251,22 @@ Result<std::map<int32_t, int64_t>> PartitionEnds(const std::shared_ptr<const ice
                                                  const records::ReadOptions& options) {
   ASSIGN_OR_RAISE(auto plan, records::ReadPlan::Make(table, options));
   std::map<int32_t, int64_t> ends;
+  std::set<int32_t> unknown;  // files of several partitions, no statistics
   for (int32_t p : plan->partitions()) {
-    ASSIGN_OR_RAISE(auto bounds, plan->Watermarks(p));
-    if (bounds) ends[p] = bounds->high;
+    ASSIGN_OR_RAISE(auto end, plan->ExactEnd(p));
+    if (end) {
+      ends[p] = *end;
+    } else {
+      unknown.insert(p);
+    }
+  }
+  if (!unknown.empty()) {
+    // Statistics of files holding several partitions bound them all: read
+    // those partitions' offsets (the summary's columns only).
+    records::ReadOptions o = options;
+    o.partitions = unknown;
+    ASSIGN_OR_RAISE(auto sum, records::Summarize(table, o, {}));
+    for (const auto& [p, s] : sum.summary.partitions()) ends[p] = s.max_offset + 1;
   }
   return ends;
 }

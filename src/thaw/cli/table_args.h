@@ -67,7 +67,8 @@ Result<std::set<int32_t>> ParsePartitions(const std::string& text, std::string_v
 Result<int64_t> ParseOffset(const std::string& text, const char* flag);
 
 // Each partition's end (its last offset + 1, the log end offset) in the table
-// as `options` read it, from the plan's statistics: --from-offset latest, and
+// as `options` read it: from the statistics where they are exact (files of
+// one partition), else by reading the offsets. --from-offset latest, and
 // inspect's -N.
 Result<std::map<int32_t, int64_t>> PartitionEnds(const std::shared_ptr<const iceberg::Table>& table,
                                                  const records::ReadOptions& options);

@@ -436,6 +436,21 @@ Result<std::optional<ReadPlan::OffsetBounds>> ReadPlan::Watermarks(int32_t parti
   return std::optional<OffsetBounds>(b);
 }
 
+Result<std::optional<int64_t>> ReadPlan::ExactEnd(int32_t partition) const {
+  for (const PlannedFile& f : files_) {
+    if (partition < f.part_lo || partition > f.part_hi) continue;
+    if (f.part_lo != f.part_hi || f.other_topics) return std::optional<int64_t>();
+  }
+  ASSIGN_OR_RAISE(auto rgs, RowGroups(partition));
+  if (rgs->empty()) return std::optional<int64_t>();
+  int64_t end = kMin;
+  for (const auto& r : *rgs) {
+    if (r.last_offset == kMax) return std::optional<int64_t>();
+    end = std::max(end, r.last_offset + 1);
+  }
+  return std::optional<int64_t>(end);
+}
+
 namespace {
 
 std::string CacheKey(const iceberg::Table& table, const iceberg::Snapshot* snap, const ReadOptions& o) {

@@ -126,6 +126,12 @@ class ReadPlan {
     int64_t low = 0, high = 0;
   };
   Result<std::optional<OffsetBounds>> Watermarks(int32_t partition) const;
+  // The partition's end (its last offset + 1) when the statistics give it
+  // exactly: every file that may hold the partition holds only it, and every
+  // row group has offset bounds. nullopt otherwise (files of several
+  // partitions, missing statistics: a read of the offsets tells), and for a
+  // partition without row groups.
+  Result<std::optional<int64_t>> ExactEnd(int32_t partition) const;
 
  private:
   ReadPlan() = default;
