@@ -15,6 +15,7 @@
 #include <string>
 #include <string_view>
 
+#include "framed_round_trip.h"
 #include "thaw/parquet/arrow_type.h"
 #include "thaw/records/json_schema_value.h"
 
@@ -45,31 +46,10 @@ const Codec& Get() {
   return codec;
 }
 
-std::shared_ptr<arrow::StructArray> DecodeOne(const Codec& c, std::string_view value) {
-  std::unique_ptr<arrow::ArrayBuilder> b;
-  if (!arrow::MakeBuilder(arrow::default_memory_pool(), c.arrow_type, &b).ok()) __builtin_trap();
-  auto* sb = static_cast<arrow::StructBuilder*>(b.get());
-  if (!c.schema->DecodeFramed(value, sb).ok()) {
-    if (sb->length() != 0) __builtin_trap();  // an error appends nothing
-    return nullptr;
-  }
-  std::shared_ptr<arrow::Array> out;
-  if (!sb->Finish(&out).ok() || !out->ValidateFull().ok() || out->length() != 1) __builtin_trap();
-  return std::static_pointer_cast<arrow::StructArray>(out);
-}
-
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const Codec& c = Get();
-  const std::string_view value(reinterpret_cast<const char*>(data), size);
-  auto row = DecodeOne(c, value);
-  if (!row) return 0;
-  std::string once;
-  if (!c.schema->EncodeFramed(*row, 0, 1, &once).ok()) __builtin_trap();
-  auto again = DecodeOne(c, once);
-  if (!again) __builtin_trap();
-  std::string twice;
-  if (!c.schema->EncodeFramed(*again, 0, 1, &twice).ok() || twice != once) __builtin_trap();
+  thaw::fuzz::CheckFramedRoundTrip(*c.schema, c.arrow_type, std::string_view(reinterpret_cast<const char*>(data), size));
   return 0;
 }

@@ -15,6 +15,7 @@
 #include <string>
 #include <string_view>
 
+#include "framed_round_trip.h"
 #include "thaw/records/protobuf_value.h"
 
 namespace {
@@ -47,31 +48,10 @@ std::shared_ptr<const ProtobufValueSchema> Schema() {
   return schema;
 }
 
-std::shared_ptr<arrow::StructArray> DecodeOne(const ProtobufValueSchema& s, std::string_view value) {
-  std::unique_ptr<arrow::ArrayBuilder> b;
-  if (!arrow::MakeBuilder(arrow::default_memory_pool(), s.arrow_type(), &b).ok()) __builtin_trap();
-  auto* sb = static_cast<arrow::StructBuilder*>(b.get());
-  if (!s.DecodeFramed(value, sb).ok()) {
-    if (sb->length() != 0) __builtin_trap();  // an error appends nothing
-    return nullptr;
-  }
-  std::shared_ptr<arrow::Array> out;
-  if (!sb->Finish(&out).ok() || !out->ValidateFull().ok() || out->length() != 1) __builtin_trap();
-  return std::static_pointer_cast<arrow::StructArray>(out);
-}
-
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const auto& s = *Schema();
-  const std::string_view value(reinterpret_cast<const char*>(data), size);
-  auto row = DecodeOne(s, value);
-  if (!row) return 0;
-  std::string once;
-  if (!s.EncodeFramed(*row, 0, 1, &once).ok()) __builtin_trap();
-  auto again = DecodeOne(s, once);
-  if (!again) __builtin_trap();
-  std::string twice;
-  if (!s.EncodeFramed(*again, 0, 1, &twice).ok() || twice != once) __builtin_trap();
+  thaw::fuzz::CheckFramedRoundTrip(s, s.arrow_type(), std::string_view(reinterpret_cast<const char*>(data), size));
   return 0;
 }
