@@ -8,6 +8,8 @@ confluent-kafka's AvroDeserializer reads every record as the row holds it.
   schema derived from the Iceberg columns, registered under TOPIC-value;
 * an Aiven table whose subject already has a matching schema (another
   record name): that schema and its id are used, nothing new registered;
+* Redpanda's schema modes (the record's fields as top-level columns beside
+  the `redpanda` struct): a schema derived from those columns only;
 * a thaw-row table archived through the registry replays its own ids,
   byte for byte, whatever --value-format says;
 * --dry-run registers nothing (looks the derived schema up only);
@@ -191,3 +193,57 @@ def test_record_name_strategy(kafka, thaw, schema_registry, aiven_decoded):
     got = kafka.consume_all(topic)
     decoded = sorted((_deserialize(schema_registry, topic, g["value"]) for g in got), key=lambda d: d["order_id"])
     assert decoded == values
+
+
+def test_redpanda_schema_mode_rows_as_avro(kafka, thaw, schema_registry, tmp_path):
+    """Redpanda's schema modes (value_schema_id_prefix, value_schema_latest) write the record's fields as top-level
+    columns beside the `redpanda` struct, with no value bytes: replayed with --value-format avro, a schema is derived
+    from those columns (not from `redpanda`), and the AvroDeserializer's records equal the rows, key and partition
+    kept."""
+    from pyiceberg.types import BinaryType, DoubleType, ListType, TimestamptzType
+    wh = str(tmp_path)
+    cat = fixtures.open_catalog(wh)
+    cat.create_namespace_if_not_exists(fixtures.NS)
+    schema = fixtures.fresh([
+        F("redpanda", StructType(
+            F("partition", IntegerType(), True),
+            F("timestamp", TimestamptzType(), True),
+            F("offset", LongType(), True),
+            F("headers", ListType(0, fixtures.HEADER_LIST_STR, element_required=False)),
+            F("key", BinaryType()),
+            F("timestamp_type", IntegerType()),
+        ), True),
+        F("order_id", LongType(), True),
+        F("status", StringType()),
+        F("amount", DoubleType()),
+        F("tags", ListType(0, StringType(), element_required=False)),
+    ])
+    name = f"{fixtures.NS}.redpanda_schema_mode"
+    t = fixtures.create(cat, wh, name, schema)
+    rows = []
+    for i in range(24):
+        rows.append({
+            "redpanda": {"partition": i % 2, "timestamp": fixtures.ts_tz(fixtures.us(1_700_000_000_000 + i)),
+                         "offset": i // 2, "headers": None, "key": f"k{i}".encode(), "timestamp_type": 0},
+            "order_id": 900 + i, "status": None if i % 5 == 0 else f"s{i % 3}", "amount": i / 8,
+            "tags": None if i % 4 == 0 else [f"t{k}" for k in range(i % 3)],
+        })
+    fixtures.append_rows(t, rows)
+    uri = fixtures.catalog_uri(wh)
+    topic = archive_topics.topic_name("regredpanda")
+    p = _replay(thaw, uri, name, kafka, topic, "--value-format", "avro", "--schema-registry", schema_registry.url)
+    assert p.returncode == 0, p.stderr.decode(errors="replace")[-3000:]
+    latest = schema_registry.client().get_latest_version(f"{topic}-value")
+    assert [f["name"] for f in json.loads(latest.schema.schema_str)["fields"]] == ["order_id", "status", "amount",
+                                                                                   "tags"]
+    got = kafka.consume_all(topic)
+    assert len(got) == len(rows)
+    want = {(r["redpanda"]["partition"], r["redpanda"]["offset"]): r for r in rows}
+    for g in got:
+        assert _schema_id(g["value"]) == latest.schema_id
+        link = {k: v for k, v in g["headers"] if k.startswith("thaw.source.")}
+        r = want[(int(link["thaw.source.partition"]), int(link["thaw.source.offset"]))]
+        assert g["partition"] == r["redpanda"]["partition"]
+        assert g["key"] == r["redpanda"]["key"]
+        d = _deserialize(schema_registry, topic, g["value"])
+        assert d == {k: r[k] for k in ("order_id", "status", "amount", "tags")}, (d, r)
