@@ -10,6 +10,7 @@ confluent-kafka's AvroDeserializer reads every record as the row holds it.
   record name): that schema and its id are used, nothing new registered;
 * Redpanda's schema modes (the record's fields as top-level columns beside
   the `redpanda` struct): a schema derived from those columns only;
+* Bufstream's decoded struct: its `__raw__`-style internals left out;
 * a thaw-row table archived through the registry replays its own ids,
   byte for byte, whatever --value-format says;
 * --dry-run registers nothing (looks the derived schema up only);
@@ -247,3 +248,55 @@ def test_redpanda_schema_mode_rows_as_avro(kafka, thaw, schema_registry, tmp_pat
         assert g["key"] == r["redpanda"]["key"]
         d = _deserialize(schema_registry, topic, g["value"])
         assert d == {k: r[k] for k in ("order_id", "status", "amount", "tags")}, (d, r)
+
+
+def test_bufstream_decoded_rows_as_avro(kafka, thaw, schema_registry, tmp_path):
+    """Bufstream with a schema (Protobuf) keeps the decoded message in the `value` struct beside its own `__raw__`,
+    `__prefix__` and `__err__` fields, with `__raw__` null: replayed with --value-format avro, the derived schema
+    has the message's fields only, and the AvroDeserializer's records equal them."""
+    from pyiceberg.types import BinaryType, ListType, TimestampType
+    wh = str(tmp_path)
+    cat = fixtures.open_catalog(wh)
+    cat.create_namespace_if_not_exists(fixtures.NS)
+    raw = StructType(F("__raw__", BinaryType()))
+    schema = fixtures.fresh([
+        F("key", raw),
+        F("value", StructType(F("__raw__", BinaryType()), F("__prefix__", BinaryType()), F("__err__", StringType()),
+                              F("order_id", LongType()), F("item", StringType()),
+                              F("counts", ListType(0, LongType(), element_required=False)))),
+        F("headers", ListType(0, fixtures.HEADER_LIST_STR, element_required=False)),
+        F("kafka", StructType(
+            F("partition", IntegerType(), True),
+            F("offset", LongType(), True),
+            F("event_timestamp", TimestampType()),
+            F("ingest_timestamp", TimestampType()),
+            F("batch_start", LongType()),
+        ), True),
+    ])
+    name = f"{fixtures.NS}.bufstream_decoded"
+    t = fixtures.create(cat, wh, name, schema)
+    rows = []
+    for i in range(20):
+        ts = fixtures.ts_naive(fixtures.us(1_700_000_000_000 + i))
+        rows.append({
+            "key": {"__raw__": f"k{i}".encode()},
+            "value": {"__raw__": None, "__prefix__": b"\x00\x00\x00\x00\x07\x00", "__err__": None,
+                      "order_id": 70 + i, "item": None if i % 6 == 0 else f"item-{i}",
+                      "counts": [i, i + 1] if i % 2 else []},
+            "headers": None,
+            "kafka": {"partition": i % 2, "offset": i // 2, "event_timestamp": ts, "ingest_timestamp": ts,
+                      "batch_start": 0},
+        })
+    fixtures.append_rows(t, rows)
+    topic = archive_topics.topic_name("regbufstream")
+    p = _replay(thaw, fixtures.catalog_uri(wh), name, kafka, topic, "--value-format", "avro",
+                "--schema-registry", schema_registry.url)
+    assert p.returncode == 0, p.stderr.decode(errors="replace")[-3000:]
+    latest = schema_registry.client().get_latest_version(f"{topic}-value")
+    assert [f["name"] for f in json.loads(latest.schema.schema_str)["fields"]] == ["order_id", "item", "counts"]
+    got = kafka.consume_all(topic)
+    assert len(got) == len(rows)
+    want = {r["key"]["__raw__"]: r["value"] for r in rows}
+    for g in got:
+        v = want[g["key"]]
+        assert _deserialize(schema_registry, topic, g["value"]) == {k: v[k] for k in ("order_id", "item", "counts")}

@@ -296,7 +296,15 @@ static Status BindRegistryValues(const iceberg::TableMetadata& md, const Schema&
 static Status BindValueAvro(const Schema& schema, ValueAvroChooser& chooser, Layout* l) {
   iceberg::TypePtr value;
   if (l->value_json_unwrap && l->value_json.size() == 1 && l->value_json[0].type->id == TypeId::kStruct) {
-    value = l->value_json[0].type;
+    // The decoded struct minus the writers' "__raw__"-style internals
+    // (Bufstream's __raw__, __prefix__, __err__), as the JSON rows leave them out.
+    auto t = std::make_shared<iceberg::Type>(*l->value_json[0].type);
+    std::erase_if(t->fields, [](const iceberg::NestedField& f) { return f.name.rfind("__", 0) == 0; });
+    if (t->fields.empty()) {
+      return Status::Invalid("the value struct '{}' holds only writer internals (__raw__, ...): nothing to encode",
+                             l->value_json[0].dotted());
+    }
+    value = t;
   } else {
     auto t = std::make_shared<iceberg::Type>();
     t->id = TypeId::kStruct;
