@@ -300,3 +300,37 @@ def test_bufstream_decoded_rows_as_avro(kafka, thaw, schema_registry, tmp_path):
     for g in got:
         v = want[g["key"]]
         assert _deserialize(schema_registry, topic, g["value"]) == {k: v[k] for k in ("order_id", "item", "counts")}
+
+
+def test_json_schema_framing_of_decoded_rows(kafka, thaw, schema_registry, aiven_decoded):
+    """--value-format json-schema: the rows stay the JSON Thaw writes, framed with the id of a JSON Schema derived
+    from the columns and registered under TOPIC-value; confluent-kafka's JSONDeserializer (which validates each
+    value against the schema of its id) reads every record as the row holds it. A second replay into the same topic
+    finds that schema: nothing new is registered."""
+    from confluent_kafka.schema_registry.json_schema import JSONDeserializer
+    from confluent_kafka.serialization import MessageField, SerializationContext
+    uri, table, values = aiven_decoded
+    topic = archive_topics.topic_name("regjsonframe")
+    p = _replay(thaw, uri, table, kafka, topic, "--value-format", "json-schema", "--schema-registry",
+                schema_registry.url)
+    assert p.returncode == 0, p.stderr.decode(errors="replace")[-3000:]
+    client = schema_registry.client()
+    latest = client.get_latest_version(f"{topic}-value")
+    assert latest.schema.schema_type == "JSON"
+    derived = json.loads(latest.schema.schema_str)
+    assert list(derived["properties"]) == ["order_id", "status", "lines"], derived
+    got = kafka.consume_all(topic)
+    assert len(got) == len(values)
+    des = JSONDeserializer(None, schema_registry_client=client)
+    decoded = []
+    for g in got:
+        assert _schema_id(g["value"]) == latest.schema_id
+        decoded.append(des(g["value"], SerializationContext(topic, MessageField.VALUE)))
+    assert sorted(decoded, key=lambda d: d["order_id"]) == values
+    p = thaw("replay", "--catalog", uri, "--table", table, "--brokers", kafka.bootstrap, "--topic", topic,
+             "--value-format", "json-schema", "--schema-registry", schema_registry.url, "--force", timeout=120)
+    assert p.returncode == 0, p.stderr.decode(errors="replace")[-3000:]
+    assert client.get_versions(f"{topic}-value") == [latest.version], "nothing new registered"
+    # Without a registry the format is refused before anything is produced.
+    p = _replay(thaw, uri, table, kafka, archive_topics.topic_name("regjsonnoreg"), "--value-format", "json-schema")
+    assert p.returncode == 2 and b"give --schema-registry URL" in p.stderr, p.stderr.decode(errors="replace")

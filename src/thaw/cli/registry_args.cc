@@ -55,13 +55,17 @@ Result<std::shared_ptr<records::ValueAvroChooser>> MakeValueAvroChooser(
     const std::string& format, const std::shared_ptr<registry::SchemaRegistry>& client,
     const registry::SerializerSettings& settings, const std::string& topic) {
   if (format.empty() || format == "json") return std::shared_ptr<records::ValueAvroChooser>();
-  if (format != "avro") {
-    return Status::Invalid("--value-format '{}': use json (decoded value columns as JSON, the default) or avro",
-                           format);
+  if (format != "avro" && format != "json-schema") {
+    return Status::Invalid(
+        "--value-format '{}': use json (decoded value columns as JSON, the default), avro or json-schema", format);
   }
   if (!client) {
-    return Status::Invalid(
-        "--value-format avro frames values with schema registry ids: give --schema-registry URL");
+    return Status::Invalid("--value-format {} frames values with schema registry ids: give --schema-registry URL",
+                           format);
+  }
+  if (format == "json-schema") {
+    return std::shared_ptr<records::ValueAvroChooser>(
+        std::make_shared<registry::JsonSchemaValueChooser>(client, settings, topic));
   }
   return std::shared_ptr<records::ValueAvroChooser>(
       std::make_shared<registry::AvroValueChooser>(client, settings, topic));
@@ -74,7 +78,8 @@ Result<std::shared_ptr<records::ValueAvroChooser>> ValueAvroChooserFor(const std
   ASSIGN_OR_RAISE(auto client, OpenRegistry(args, &settings));
   settings.dry_run = dry_run;
   if ((format.empty() || format == "json") && client) {
-    return Status::Invalid("--schema-registry is for --value-format avro (values encoded through the registry)");
+    return Status::Invalid(
+        "--schema-registry is for --value-format avro or json-schema (values encoded through the registry)");
   }
   return MakeValueAvroChooser(format, client, settings, topic);
 }

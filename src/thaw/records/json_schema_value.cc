@@ -266,7 +266,49 @@ Status WriteList(const Node& n, const ListArray& l, int64_t i, std::string* out)
   return Status::OK();
 }
 
+Json SchemaOf(const Type& t) {
+  switch (t.id) {
+    case TypeId::kBoolean: return Json{{"type", "boolean"}};
+    case TypeId::kInt:
+    case TypeId::kLong: return Json{{"type", "integer"}};
+    case TypeId::kFloat:
+    case TypeId::kDouble: return Json{{"type", "number"}};
+    case TypeId::kStruct: {
+      Json props = Json::object();
+      for (const auto& f : t.fields) {
+        if (f.name.rfind("__", 0) == 0) continue;  // writers' internals, left out of the JSON too
+        Json s = SchemaOf(*f.type);
+        props[f.name] = f.required ? s : Json{{"oneOf", Json::array({Json{{"type", "null"}}, s})}};
+      }
+      return Json{{"type", "object"}, {"properties", props}};
+    }
+    case TypeId::kList: {
+      const auto& e = t.fields.at(0);
+      Json s = SchemaOf(*e.type);
+      return Json{{"type", "array"}, {"items", e.required ? s : Json{{"oneOf", Json::array({Json{{"type", "null"}}, s})}}}};
+    }
+    case TypeId::kMap: {
+      const auto& v = t.fields.at(1);
+      Json vs = SchemaOf(*v.type);
+      if (!v.required) vs = Json{{"oneOf", Json::array({Json{{"type", "null"}}, vs})}};
+      if (t.fields.at(0).type->id == TypeId::kString) return Json{{"type", "object"}, {"additionalProperties", vs}};
+      return Json{{"type", "array"},
+                  {"items", Json{{"type", "object"},
+                                 {"properties", Json{{"key", SchemaOf(*t.fields.at(0).type)}, {"value", vs}}}}}};
+    }
+    default: return Json{{"type", "string"}};
+  }
+}
+
 }  // namespace
+
+Result<std::string> DeriveJsonSchema(const iceberg::Type& value_struct, const std::string& title) {
+  if (value_struct.id != TypeId::kStruct) return Status::Invalid("the value is not a struct: {}", value_struct.ToString());
+  Json s = Json{{"$schema", "http://json-schema.org/draft-07/schema#"}, {"title", title}};
+  const Json body = SchemaOf(value_struct);
+  for (const auto& [k, v] : body.items()) s[k] = v;
+  return s.dump();
+}
 
 JsonSchemaValue::JsonSchemaValue(std::string text, Node root, iceberg::TypePtr type)
     : text_(std::move(text)), root_(std::move(root)), type_(std::move(type)) {}

@@ -64,4 +64,11 @@ class JsonSchemaValue : public FramedValueCodec {
   iceberg::TypePtr type_;
 };
 
+// A JSON Schema (draft-07) for the JSON Thaw writes for `value_struct`
+// (docs/layouts.md, "Rows as JSON"): struct -> object, list -> array, map
+// with string keys -> object of values, other maps -> array of key/value
+// objects, boolean, int/long -> integer, float/double -> number, every other
+// type -> string; optional fields as oneOf null. `title` names it.
+Result<std::string> DeriveJsonSchema(const iceberg::Type& value_struct, const std::string& title);
+
 }  // namespace thaw::records

@@ -292,32 +292,37 @@ static Status BindRegistryValues(const iceberg::TableMetadata& md, const Schema&
   return Status::OK();
 }
 
-// The value columns re-encoded as Avro (LayoutOptions::value_avro).
-static Status BindValueAvro(const Schema& schema, ValueAvroChooser& chooser, Layout* l) {
-  iceberg::TypePtr value;
-  if (l->value_json_unwrap && l->value_json.size() == 1 && l->value_json[0].type->id == TypeId::kStruct) {
-    // The decoded struct minus the writers' "__raw__"-style internals
-    // (Bufstream's __raw__, __prefix__, __err__), as the JSON rows leave them out.
-    auto t = std::make_shared<iceberg::Type>(*l->value_json[0].type);
+// The value a layout's decoded columns make, as one struct: a single
+// struct column (value_json_unwrap) minus the writers' "__raw__"-style
+// internals (Bufstream's __raw__, __prefix__, __err__, which the JSON rows
+// leave out too), else the top-level columns as its fields (*wrap).
+static Result<iceberg::TypePtr> ValueStructOf(const Schema& schema, const Layout& l, bool* wrap) {
+  *wrap = false;
+  if (l.value_json_unwrap && l.value_json.size() == 1 && l.value_json[0].type->id == TypeId::kStruct) {
+    auto t = std::make_shared<iceberg::Type>(*l.value_json[0].type);
     std::erase_if(t->fields, [](const iceberg::NestedField& f) { return f.name.rfind("__", 0) == 0; });
     if (t->fields.empty()) {
       return Status::Invalid("the value struct '{}' holds only writer internals (__raw__, ...): nothing to encode",
-                             l->value_json[0].dotted());
+                             l.value_json[0].dotted());
     }
-    value = t;
-  } else {
-    auto t = std::make_shared<iceberg::Type>();
-    t->id = TypeId::kStruct;
-    for (const auto& c : l->value_json) {
-      const auto* f = schema.FindById(c.field_id());
-      if (c.ids.size() != 1 || !f) {
-        return Status::Invalid("value column '{}' is nested: the Avro encoding takes top-level columns", c.dotted());
-      }
-      t->fields.push_back(*f);
-    }
-    value = t;
-    l->value_avro_wrap = true;
+    return iceberg::TypePtr(t);
   }
+  auto t = std::make_shared<iceberg::Type>();
+  t->id = TypeId::kStruct;
+  for (const auto& c : l.value_json) {
+    const auto* f = schema.FindById(c.field_id());
+    if (c.ids.size() != 1 || !f) {
+      return Status::Invalid("value column '{}' is nested: the Avro encoding takes top-level columns", c.dotted());
+    }
+    t->fields.push_back(*f);
+  }
+  *wrap = true;
+  return iceberg::TypePtr(t);
+}
+
+// The value columns re-encoded as Avro (LayoutOptions::value_avro).
+static Status BindValueAvro(const Schema& schema, ValueAvroChooser& chooser, Layout* l) {
+  ASSIGN_OR_RAISE(iceberg::TypePtr value, ValueStructOf(schema, *l, &l->value_avro_wrap));
   ASSIGN_OR_RAISE(auto choice, chooser.Choose(value));
   auto avro = AvroValueSchema::Resolve(choice.schema_json, value);
   if (!avro.ok()) {
@@ -327,6 +332,17 @@ static Status BindValueAvro(const Schema& schema, ValueAvroChooser& chooser, Lay
   }
   l->value_avro = std::move(*avro);
   l->value_avro_schema_id = choice.schema_id;
+  return Status::OK();
+}
+
+// The JSON rows framed with a JSON Schema's registry id (--value-format
+// json-schema): the rows stay what JsonRowBuilder writes; the chooser
+// checks that the schema takes them.
+static Status BindValueJsonSchema(const Schema& schema, ValueAvroChooser& chooser, Layout* l) {
+  bool wrap = false;
+  ASSIGN_OR_RAISE(iceberg::TypePtr value, ValueStructOf(schema, *l, &wrap));
+  ASSIGN_OR_RAISE(auto choice, chooser.Choose(value));
+  l->value_json_frame_id = choice.schema_id;  // none in a dry run that would register it
   return Status::OK();
 }
 
@@ -379,7 +395,11 @@ Result<Layout> ResolveLayout(const iceberg::TableMetadata& md, const Schema& sch
     RETURN_NOT_OK(BindAvroValue(md, &l));
   }
   if (options.value_avro && !l.value_json.empty() && !l.value_avro && !l.value_schema_id) {
-    RETURN_NOT_OK(BindValueAvro(schema, *options.value_avro, &l));
+    if (options.value_avro->format() == "json-schema") {
+      RETURN_NOT_OK(BindValueJsonSchema(schema, *options.value_avro, &l));
+    } else {
+      RETURN_NOT_OK(BindValueAvro(schema, *options.value_avro, &l));
+    }
   }
   for (const auto& c : l.value_json) {
     const auto* f = schema.FindById(c.field_id());

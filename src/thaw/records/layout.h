@@ -62,6 +62,8 @@ struct Layout {
   // any layout: a single struct column (value_json_unwrap) is the record;
   // otherwise (wrap) the columns are the record's fields, by name.
   bool value_avro_wrap = false;
+  // --value-format json-schema: the JSON rows framed with this registry id.
+  std::optional<int32_t> value_json_frame_id;
   std::optional<ColumnPath> headers;
   std::optional<ColumnPath> topic;  // the source topic per row (Kafka Connect sink); absent: none stored
   HeaderShape header_shape = HeaderShape::kListOfStructs;
@@ -106,6 +108,9 @@ class ValueAvroChooser {
     std::optional<int32_t> schema_id;  // framed with it when set
   };
   virtual Result<Choice> Choose(const iceberg::TypePtr& value_struct) = 0;
+  // "avro": values encoded as Avro datums; "json-schema": the JSON rows,
+  // framed with the id of a JSON Schema (Choice::schema_json).
+  virtual std::string_view format() const { return "avro"; }
   // The same choice for another topic (serve --table-prefix names topics after tables).
   virtual std::shared_ptr<ValueAvroChooser> ForTopic(const std::string& topic) const = 0;
 };

@@ -27,6 +27,7 @@
 #include "thaw/records/read_plan.h"
 #include "thaw/records/record_merge.h"
 #include "thaw/records/spill.h"
+#include "thaw/registry/wire.h"
 #include "thaw/storage/object_store.h"
 
 namespace thaw::records {
@@ -614,7 +615,10 @@ Status RecordReader::Impl::DecodeBatch(const std::shared_ptr<arrow::RecordBatch>
     }
     if (!r.value && !json_value.empty()) {
       std::string j;
-      if (json_value.Append(i, &j)) r.value = own(std::move(j));
+      if (json_value.Append(i, &j)) {
+        if (layout.value_json_frame_id) j = registry::Frame(*layout.value_json_frame_id, {}, /*protobuf=*/false, j);
+        r.value = own(std::move(j));
+      }
     }
     if (topic && !topic->IsNull(i)) r.topic = GetBytes(*topic->array, i);
     r.header_begin = static_cast<uint32_t>(buf_headers.size());

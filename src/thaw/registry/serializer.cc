@@ -3,6 +3,7 @@
 #include "thaw/common/log.h"
 #include "thaw/records/avro_derive.h"
 #include "thaw/records/avro_value.h"
+#include "thaw/records/json_schema_value.h"
 #include "thaw/registry/client.h"
 
 namespace thaw::registry {
@@ -151,6 +152,90 @@ Result<records::ValueAvroChooser::Choice> AvroValueChooser::ChooseUncached(const
       return Status::NotFound(
           "auto.register.schemas=false and subject '{}' does not have the schema derived from the table: register it "
           "({}), or allow auto.register.schemas, or use.latest.version",
+          subject, derived);
+    }
+    return found.status();
+  }
+  return Choice{derived, found->id};
+}
+
+JsonSchemaValueChooser::JsonSchemaValueChooser(std::shared_ptr<SchemaRegistry> registry, SerializerSettings settings,
+                                               std::string topic)
+    : registry_(std::move(registry)), settings_(settings), topic_(std::move(topic)) {}
+
+Result<records::ValueAvroChooser::Choice> JsonSchemaValueChooser::Choose(const iceberg::TypePtr& value_struct) {
+  std::lock_guard<std::mutex> lock(mu_);
+  const std::string key = value_struct->ToString();
+  if (auto it = chosen_.find(key); it != chosen_.end()) return it->second;
+  ASSIGN_OR_RAISE(Choice c, ChooseUncached(value_struct));
+  chosen_[key] = c;
+  return c;
+}
+
+Result<records::ValueAvroChooser::Choice> JsonSchemaValueChooser::ChooseUncached(const iceberg::TypePtr& value_struct) {
+  ASSIGN_OR_RAISE(std::string derived, records::DeriveJsonSchema(*value_struct, DerivedRecordName(topic_)));
+  // The kinds of the JSON Thaw writes (maps cannot be compared this way).
+  auto written = records::JsonSchemaValue::Make(derived, 1);
+  const std::string subject = SubjectName(settings_.strategy, topic_, DerivedRecordName(topic_));
+  auto latest = registry_->LatestVersion(subject);
+  if (!latest.ok() && latest.status().code() != StatusCode::kNotFound) return latest.status();
+  const bool latest_json = latest.ok() && latest->schema.type == SchemaType::kJson;
+  if (settings_.use_latest) {
+    if (!latest.ok()) {
+      return Status::NotFound("use.latest.version: subject '{}' has no schema in the registry ({}); register one, or "
+                              "drop use.latest.version to register the schema derived from the table",
+                              subject, latest.status().message());
+    }
+    if (!latest_json) {
+      return Status::Invalid("use.latest.version: the latest schema of subject '{}' (id {}) is {}, not JSON Schema",
+                             subject, latest->id, SchemaTypeName(latest->schema.type));
+    }
+    if (written.ok()) {
+      if (auto fits = records::JsonSchemaValue::Resolve(latest->schema.text, (*written)->iceberg_type()); !fits.ok()) {
+        return Status::Invalid("the value columns do not give what the latest schema of subject '{}' (id {}) "
+                               "describes: {}",
+                               subject, latest->id, fits.status().message());
+      }
+    }
+    log::Info("values framed with the latest schema of subject {} (id {}, version {})", subject, latest->id,
+              latest->version);
+    return Choice{latest->schema.text, latest->id};
+  }
+  if (latest_json && written.ok()) {
+    auto own = records::JsonSchemaValue::Make(latest->schema.text, 1);
+    if (own.ok() && records::JsonSchemaValue::Resolve(latest->schema.text, (*written)->iceberg_type()).ok() &&
+        records::JsonSchemaValue::Resolve(derived, (*own)->iceberg_type()).ok()) {
+      log::Info("values framed with the latest schema of subject {} (id {}, version {}): it matches the table",
+                subject, latest->id, latest->version);
+      return Choice{latest->schema.text, latest->id};
+    }
+  }
+  Schema schema{SchemaType::kJson, derived, {}};
+  if (settings_.auto_register && settings_.dry_run) {
+    auto found = registry_->Lookup(subject, schema, settings_.normalize);
+    if (found.ok()) return Choice{derived, found->id};
+    if (found.status().code() != StatusCode::kNotFound) return found.status();
+    log::Info("dry run: a replay would register the JSON Schema derived from the table under subject {}; nothing is "
+              "registered now",
+              subject);
+    return Choice{derived, std::nullopt};
+  }
+  if (settings_.auto_register) {
+    auto id = registry_->Register(subject, schema, settings_.normalize);
+    if (!id.ok()) {
+      return id.status().WithContext(
+          fmt::format("registering the JSON Schema derived from the table under subject '{}'", subject));
+    }
+    log::Info("values framed with a JSON Schema derived from the table, registered under subject {} (id {})", subject,
+              *id);
+    return Choice{derived, *id};
+  }
+  auto found = registry_->Lookup(subject, schema, settings_.normalize);
+  if (!found.ok()) {
+    if (found.status().code() == StatusCode::kNotFound) {
+      return Status::NotFound(
+          "auto.register.schemas=false and subject '{}' does not have the JSON Schema derived from the table: "
+          "register it ({}), or allow auto.register.schemas, or use.latest.version",
           subject, derived);
     }
     return found.status();

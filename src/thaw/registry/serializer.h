@@ -71,4 +71,29 @@ class AvroValueChooser : public records::ValueAvroChooser {
   std::map<std::string, Choice> chosen_;  // by the value struct's text: a table is refreshed often
 };
 
+// The same choice for JSON Schema (replay and serve --value-format
+// json-schema): the rows stay the JSON Thaw writes (docs/layouts.md), framed
+// with the id of a JSON Schema: with use.latest.version the subject's
+// latest (a JSON Schema whose properties the columns have, by name and
+// kind), else the latest when it maps to the same fields, else one derived
+// from the columns (records::DeriveJsonSchema), registered or looked up.
+class JsonSchemaValueChooser : public records::ValueAvroChooser {
+ public:
+  JsonSchemaValueChooser(std::shared_ptr<SchemaRegistry> registry, SerializerSettings settings, std::string topic);
+  Result<Choice> Choose(const iceberg::TypePtr& value_struct) override;
+  std::string_view format() const override { return "json-schema"; }
+  std::shared_ptr<records::ValueAvroChooser> ForTopic(const std::string& topic) const override {
+    return std::make_shared<JsonSchemaValueChooser>(registry_, settings_, topic);
+  }
+
+ private:
+  Result<Choice> ChooseUncached(const iceberg::TypePtr& value_struct);
+
+  std::shared_ptr<SchemaRegistry> registry_;
+  SerializerSettings settings_;
+  std::string topic_;
+  std::mutex mu_;
+  std::map<std::string, Choice> chosen_;
+};
+
 }  // namespace thaw::registry

@@ -103,6 +103,7 @@ std::string LayoutSignature(const records::Layout& l) {
     s += fmt::format("|avro{}|{}", l.value_avro_schema_id ? std::to_string(*l.value_avro_schema_id) : std::string("-"),
                      l.value_avro->schema_json());
   }
+  if (l.value_json_frame_id) s += fmt::format("|json-schema#{}", *l.value_json_frame_id);
   for (const auto& [id, schema] : l.value_by_id) s += fmt::format("|{}#{}|{}", schema->format(), id, schema->schema_text());
   return s;
 }

@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "thaw/parquet/arrow_type.h"
@@ -215,6 +216,54 @@ TEST(JsonSchemaValue, ResolveAndEvolve) {
   auto bad = JsonSchemaValue::Evolve(table, v3, &next);
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.status().message().find("'total'"), std::string::npos) << bad.status().message();
+}
+
+}  // namespace
+}  // namespace thaw::records
+
+namespace thaw::records {
+namespace {
+
+TEST(DeriveJsonSchema, DescribesTheJsonThawWrites) {
+  using iceberg::NestedField;
+  auto prim = [](TypeId id) {
+    auto t = std::make_shared<iceberg::Type>();
+    t->id = id;
+    return iceberg::TypePtr(t);
+  };
+  auto list = std::make_shared<iceberg::Type>();
+  list->id = TypeId::kList;
+  list->fields = {NestedField{10, "element", false, prim(TypeId::kString)}};
+  auto map = std::make_shared<iceberg::Type>();
+  map->id = TypeId::kMap;
+  map->fields = {NestedField{11, "key", true, prim(TypeId::kString)}, NestedField{12, "value", true, prim(TypeId::kLong)}};
+  iceberg::Type value;
+  value.id = TypeId::kStruct;
+  value.fields = {NestedField{1, "__raw__", false, prim(TypeId::kBinary)},
+                  NestedField{2, "id", true, prim(TypeId::kLong)},
+                  NestedField{3, "price", false, prim(TypeId::kDecimal)},
+                  NestedField{4, "tags", false, list},
+                  NestedField{5, "counts", true, map},
+                  NestedField{6, "ok", true, prim(TypeId::kBoolean)}};
+  auto text = DeriveJsonSchema(value, "thaw.orders");
+  ASSERT_TRUE(text.ok()) << text.status().ToString();
+  auto j = nlohmann::ordered_json::parse(*text);
+  EXPECT_EQ(j["title"], "thaw.orders");
+  EXPECT_EQ(j["type"], "object");
+  const auto& p = j["properties"];
+  EXPECT_FALSE(p.contains("__raw__"));  // writers' internals are not part of the value
+  EXPECT_EQ(p["id"], nlohmann::ordered_json::parse(R"({"type":"integer"})"));
+  EXPECT_EQ(p["price"], nlohmann::ordered_json::parse(R"({"oneOf":[{"type":"null"},{"type":"string"}]})"));
+  EXPECT_EQ(p["tags"]["oneOf"][1]["items"]["oneOf"][1]["type"], "string");
+  EXPECT_EQ(p["counts"], nlohmann::ordered_json::parse(R"({"type":"object","additionalProperties":{"type":"integer"}})"));
+  EXPECT_EQ(p["ok"]["type"], "boolean");
+  // The schema maps back to the kinds of the JSON written for it.
+  iceberg::Type flat;
+  flat.id = TypeId::kStruct;
+  flat.fields = {value.fields[1], value.fields[3], value.fields[5]};
+  auto back = JsonSchemaValue::Make(*DeriveJsonSchema(flat, "t"), 1);
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ((*back)->iceberg_type()->ToString(), "struct<id: long, tags: list<string>, ok: boolean>");
 }
 
 }  // namespace
