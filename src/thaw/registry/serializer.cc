@@ -79,17 +79,50 @@ std::string DerivedRecordName(const std::string& topic) {
   return "thaw." + name;
 }
 
-AvroValueChooser::AvroValueChooser(std::shared_ptr<SchemaRegistry> registry, SerializerSettings settings,
-                                   std::string topic)
-    : registry_(std::move(registry)), settings_(settings), topic_(std::move(topic)) {}
-
-Result<records::ValueAvroChooser::Choice> AvroValueChooser::Choose(const iceberg::TypePtr& value_struct) {
+Result<records::ValueAvroChooser::Choice> RegistryValueChooser::Choose(const iceberg::TypePtr& value_struct) {
   std::lock_guard<std::mutex> lock(mu_);
   const std::string key = value_struct->ToString();
   if (auto it = chosen_.find(key); it != chosen_.end()) return it->second;
   ASSIGN_OR_RAISE(Choice c, ChooseUncached(value_struct));
   chosen_[key] = c;
   return c;
+}
+
+Result<records::ValueAvroChooser::Choice> RegistryValueChooser::RegisterDerived(const std::string& subject,
+                                                                                const std::string& derived,
+                                                                                SchemaType type,
+                                                                                std::string_view what) {
+  Schema schema{type, derived, {}};
+  if (settings_.auto_register && settings_.dry_run) {
+    auto found = registry_->Lookup(subject, schema, settings_.normalize);
+    if (found.ok()) return Choice{derived, found->id};
+    if (found.status().code() != StatusCode::kNotFound) return found.status();
+    log::Info("dry run: a replay would register the {} derived from the table under subject {}; nothing is "
+              "registered now",
+              what, subject);
+    return Choice{derived, std::nullopt};
+  }
+  if (settings_.auto_register) {
+    auto id = registry_->Register(subject, schema, settings_.normalize);
+    if (!id.ok()) {
+      return id.status().WithContext(
+          fmt::format("registering the {} derived from the table under subject '{}'", what, subject));
+    }
+    log::Info("values encoded with a {} derived from the table, registered under subject {} (id {})", what, subject,
+              *id);
+    return Choice{derived, *id};
+  }
+  auto found = registry_->Lookup(subject, schema, settings_.normalize);
+  if (!found.ok()) {
+    if (found.status().code() == StatusCode::kNotFound) {
+      return Status::NotFound(
+          "auto.register.schemas=false and subject '{}' does not have the {} derived from the table: register it "
+          "({}), or allow auto.register.schemas, or use.latest.version",
+          subject, what, derived);
+    }
+    return found.status();
+  }
+  return Choice{derived, found->id};
 }
 
 Result<records::ValueAvroChooser::Choice> AvroValueChooser::ChooseUncached(const iceberg::TypePtr& value_struct) {
@@ -126,50 +159,7 @@ Result<records::ValueAvroChooser::Choice> AvroValueChooser::ChooseUncached(const
       return Choice{latest->schema.text, latest->id};
     }
   }
-  Schema schema{SchemaType::kAvro, derived, {}};
-  if (settings_.auto_register && settings_.dry_run) {
-    auto found = registry_->Lookup(subject, schema, settings_.normalize);
-    if (found.ok()) return Choice{derived, found->id};
-    if (found.status().code() != StatusCode::kNotFound) return found.status();
-    log::Info("dry run: a replay would register the schema derived from the table under subject {}; nothing is "
-              "registered now",
-              subject);
-    return Choice{derived, std::nullopt};
-  }
-  if (settings_.auto_register) {
-    auto id = registry_->Register(subject, schema, settings_.normalize);
-    if (!id.ok()) {
-      return id.status().WithContext(fmt::format("registering the schema derived from the table under subject '{}'",
-                                                 subject));
-    }
-    log::Info("values encoded with a schema derived from the table, registered under subject {} (id {})", subject,
-              *id);
-    return Choice{derived, *id};
-  }
-  auto found = registry_->Lookup(subject, schema, settings_.normalize);
-  if (!found.ok()) {
-    if (found.status().code() == StatusCode::kNotFound) {
-      return Status::NotFound(
-          "auto.register.schemas=false and subject '{}' does not have the schema derived from the table: register it "
-          "({}), or allow auto.register.schemas, or use.latest.version",
-          subject, derived);
-    }
-    return found.status();
-  }
-  return Choice{derived, found->id};
-}
-
-JsonSchemaValueChooser::JsonSchemaValueChooser(std::shared_ptr<SchemaRegistry> registry, SerializerSettings settings,
-                                               std::string topic)
-    : registry_(std::move(registry)), settings_(settings), topic_(std::move(topic)) {}
-
-Result<records::ValueAvroChooser::Choice> JsonSchemaValueChooser::Choose(const iceberg::TypePtr& value_struct) {
-  std::lock_guard<std::mutex> lock(mu_);
-  const std::string key = value_struct->ToString();
-  if (auto it = chosen_.find(key); it != chosen_.end()) return it->second;
-  ASSIGN_OR_RAISE(Choice c, ChooseUncached(value_struct));
-  chosen_[key] = c;
-  return c;
+  return RegisterDerived(subject, derived, SchemaType::kAvro, "schema");
 }
 
 Result<records::ValueAvroChooser::Choice> JsonSchemaValueChooser::ChooseUncached(const iceberg::TypePtr& value_struct) {
@@ -210,37 +200,7 @@ Result<records::ValueAvroChooser::Choice> JsonSchemaValueChooser::ChooseUncached
       return Choice{latest->schema.text, latest->id};
     }
   }
-  Schema schema{SchemaType::kJson, derived, {}};
-  if (settings_.auto_register && settings_.dry_run) {
-    auto found = registry_->Lookup(subject, schema, settings_.normalize);
-    if (found.ok()) return Choice{derived, found->id};
-    if (found.status().code() != StatusCode::kNotFound) return found.status();
-    log::Info("dry run: a replay would register the JSON Schema derived from the table under subject {}; nothing is "
-              "registered now",
-              subject);
-    return Choice{derived, std::nullopt};
-  }
-  if (settings_.auto_register) {
-    auto id = registry_->Register(subject, schema, settings_.normalize);
-    if (!id.ok()) {
-      return id.status().WithContext(
-          fmt::format("registering the JSON Schema derived from the table under subject '{}'", subject));
-    }
-    log::Info("values framed with a JSON Schema derived from the table, registered under subject {} (id {})", subject,
-              *id);
-    return Choice{derived, *id};
-  }
-  auto found = registry_->Lookup(subject, schema, settings_.normalize);
-  if (!found.ok()) {
-    if (found.status().code() == StatusCode::kNotFound) {
-      return Status::NotFound(
-          "auto.register.schemas=false and subject '{}' does not have the JSON Schema derived from the table: "
-          "register it ({}), or allow auto.register.schemas, or use.latest.version",
-          subject, derived);
-    }
-    return found.status();
-  }
-  return Choice{derived, found->id};
+  return RegisterDerived(subject, derived, SchemaType::kJson, "JSON Schema");
 }
 
 }  // namespace thaw::registry

@@ -24,6 +24,7 @@
 
 #include "thaw/common/status.h"
 #include "thaw/records/layout.h"
+#include "thaw/registry/wire.h"
 #include "thaw/storage/property_map.h"
 
 namespace thaw::registry {
@@ -53,22 +54,42 @@ std::string SubjectName(SubjectNameStrategy strategy, const std::string& topic, 
 // every character that is not a letter, digit or _ as _.
 std::string DerivedRecordName(const std::string& topic);
 
-class AvroValueChooser : public records::ValueAvroChooser {
+// What the Avro and JSON Schema choices share: the registry, the settings,
+// the topic, one choice per value struct (by its text: a table is
+// refreshed often), and the last step: the schema derived from the table,
+// registered under the subject or looked up there.
+class RegistryValueChooser : public records::ValueAvroChooser {
  public:
-  AvroValueChooser(std::shared_ptr<SchemaRegistry> registry, SerializerSettings settings, std::string topic);
-  Result<Choice> Choose(const iceberg::TypePtr& value_struct) override;
+  RegistryValueChooser(std::shared_ptr<SchemaRegistry> registry, SerializerSettings settings, std::string topic)
+      : registry_(std::move(registry)), settings_(settings), topic_(std::move(topic)) {}
+  Result<Choice> Choose(const iceberg::TypePtr& value_struct) final;
+
+ protected:
+  virtual Result<Choice> ChooseUncached(const iceberg::TypePtr& value_struct) = 0;
+  // `derived` (of `type`) under `subject`: registered (auto.register.schemas),
+  // or looked up (a dry run registers nothing; without auto-registration it
+  // must exist). `what` names it in messages ("schema", "JSON Schema").
+  Result<Choice> RegisterDerived(const std::string& subject, const std::string& derived, SchemaType type,
+                                 std::string_view what);
+
+  std::shared_ptr<SchemaRegistry> registry_;
+  SerializerSettings settings_;
+  std::string topic_;
+
+ private:
+  std::mutex mu_;
+  std::map<std::string, Choice> chosen_;
+};
+
+class AvroValueChooser : public RegistryValueChooser {
+ public:
+  using RegistryValueChooser::RegistryValueChooser;
   std::shared_ptr<records::ValueAvroChooser> ForTopic(const std::string& topic) const override {
     return std::make_shared<AvroValueChooser>(registry_, settings_, topic);
   }
 
  private:
-  Result<Choice> ChooseUncached(const iceberg::TypePtr& value_struct);
-
-  std::shared_ptr<SchemaRegistry> registry_;
-  SerializerSettings settings_;
-  std::string topic_;
-  std::mutex mu_;
-  std::map<std::string, Choice> chosen_;  // by the value struct's text: a table is refreshed often
+  Result<Choice> ChooseUncached(const iceberg::TypePtr& value_struct) override;
 };
 
 // The same choice for JSON Schema (replay and serve --value-format
@@ -77,23 +98,16 @@ class AvroValueChooser : public records::ValueAvroChooser {
 // latest (a JSON Schema whose properties the columns have, by name and
 // kind), else the latest when it maps to the same fields, else one derived
 // from the columns (records::DeriveJsonSchema), registered or looked up.
-class JsonSchemaValueChooser : public records::ValueAvroChooser {
+class JsonSchemaValueChooser : public RegistryValueChooser {
  public:
-  JsonSchemaValueChooser(std::shared_ptr<SchemaRegistry> registry, SerializerSettings settings, std::string topic);
-  Result<Choice> Choose(const iceberg::TypePtr& value_struct) override;
+  using RegistryValueChooser::RegistryValueChooser;
   std::string_view format() const override { return "json-schema"; }
   std::shared_ptr<records::ValueAvroChooser> ForTopic(const std::string& topic) const override {
     return std::make_shared<JsonSchemaValueChooser>(registry_, settings_, topic);
   }
 
  private:
-  Result<Choice> ChooseUncached(const iceberg::TypePtr& value_struct);
-
-  std::shared_ptr<SchemaRegistry> registry_;
-  SerializerSettings settings_;
-  std::string topic_;
-  std::mutex mu_;
-  std::map<std::string, Choice> chosen_;
+  Result<Choice> ChooseUncached(const iceberg::TypePtr& value_struct) override;
 };
 
 }  // namespace thaw::registry
