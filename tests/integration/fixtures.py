@@ -481,6 +481,22 @@ HEADER_LIST_STR = StructType(NestedField(0, "key", StringType(), required=False)
                              NestedField(0, "value", BinaryType(), required=False))
 HEADER_LIST_BIN = StructType(NestedField(0, "key", BinaryType(), required=False),
                              NestedField(0, "value", BinaryType(), required=False))
+# Redpanda's record metadata column (25.3 on), and Bufstream's.
+REDPANDA_META = StructType(
+    NestedField(0, "partition", IntegerType(), required=True),
+    NestedField(0, "timestamp", TimestamptzType(), required=True),
+    NestedField(0, "offset", LongType(), required=True),
+    NestedField(0, "headers", ListType(0, HEADER_LIST_STR, element_required=False), required=False),
+    NestedField(0, "key", BinaryType(), required=False),
+    NestedField(0, "timestamp_type", IntegerType(), required=False),
+)
+BUFSTREAM_KAFKA = StructType(
+    NestedField(0, "partition", IntegerType(), required=True),
+    NestedField(0, "offset", LongType(), required=True),
+    NestedField(0, "event_timestamp", TimestampType(), required=False),
+    NestedField(0, "ingest_timestamp", TimestampType(), required=False),
+    NestedField(0, "batch_start", LongType(), required=False),
+)
 
 
 def fresh(schema_fields: list[NestedField]) -> Schema:
@@ -519,14 +535,7 @@ def hdr_list(r: dict, binary_keys: bool = False, null_when_empty: bool = False) 
 def build_redpanda(cat, wh) -> Built:
     name = f"{NS}.redpanda"
     schema = fresh([
-        F("redpanda", StructType(
-            F("partition", IntegerType(), True),
-            F("timestamp", TimestamptzType(), True),
-            F("offset", LongType(), True),
-            F("headers", L(HEADER_LIST_STR)),
-            F("key", BinaryType()),
-            F("timestamp_type", IntegerType()),
-        ), True),
+        F("redpanda", REDPANDA_META, True),
         F("value", BinaryType()),
     ])
     t = create(cat, wh, name, schema)
@@ -582,13 +591,7 @@ def build_bufstream(cat, wh) -> Built:
         F("key", raw),
         F("value", raw),
         F("headers", L(HEADER_LIST_STR)),
-        F("kafka", StructType(
-            F("partition", IntegerType(), True),
-            F("offset", LongType(), True),
-            F("event_timestamp", TimestampType()),
-            F("ingest_timestamp", TimestampType()),
-            F("batch_start", LongType()),
-        ), True),
+        F("kafka", BUFSTREAM_KAFKA, True),
     ])
     t = create(cat, wh, name, schema)
     # Real archives are partitioned by day; pyiceberg needs pyiceberg-core for

@@ -201,19 +201,12 @@ def test_redpanda_schema_mode_rows_as_avro(kafka, thaw, schema_registry, tmp_pat
     columns beside the `redpanda` struct, with no value bytes: replayed with --value-format avro, a schema is derived
     from those columns (not from `redpanda`), and the AvroDeserializer's records equal the rows, key and partition
     kept."""
-    from pyiceberg.types import BinaryType, DoubleType, ListType, TimestamptzType
+    from pyiceberg.types import DoubleType, ListType
     wh = str(tmp_path)
     cat = fixtures.open_catalog(wh)
     cat.create_namespace_if_not_exists(fixtures.NS)
     schema = fixtures.fresh([
-        F("redpanda", StructType(
-            F("partition", IntegerType(), True),
-            F("timestamp", TimestamptzType(), True),
-            F("offset", LongType(), True),
-            F("headers", ListType(0, fixtures.HEADER_LIST_STR, element_required=False)),
-            F("key", BinaryType()),
-            F("timestamp_type", IntegerType()),
-        ), True),
+        F("redpanda", fixtures.REDPANDA_META, True),
         F("order_id", LongType(), True),
         F("status", StringType()),
         F("amount", DoubleType()),
@@ -254,7 +247,7 @@ def test_bufstream_decoded_rows_as_avro(kafka, thaw, schema_registry, tmp_path):
     """Bufstream with a schema (Protobuf) keeps the decoded message in the `value` struct beside its own `__raw__`,
     `__prefix__` and `__err__` fields, with `__raw__` null: replayed with --value-format avro, the derived schema
     has the message's fields only, and the AvroDeserializer's records equal them."""
-    from pyiceberg.types import BinaryType, ListType, TimestampType
+    from pyiceberg.types import BinaryType, ListType
     wh = str(tmp_path)
     cat = fixtures.open_catalog(wh)
     cat.create_namespace_if_not_exists(fixtures.NS)
@@ -264,14 +257,8 @@ def test_bufstream_decoded_rows_as_avro(kafka, thaw, schema_registry, tmp_path):
         F("value", StructType(F("__raw__", BinaryType()), F("__prefix__", BinaryType()), F("__err__", StringType()),
                               F("order_id", LongType()), F("item", StringType()),
                               F("counts", ListType(0, LongType(), element_required=False)))),
-        F("headers", ListType(0, fixtures.HEADER_LIST_STR, element_required=False)),
-        F("kafka", StructType(
-            F("partition", IntegerType(), True),
-            F("offset", LongType(), True),
-            F("event_timestamp", TimestampType()),
-            F("ingest_timestamp", TimestampType()),
-            F("batch_start", LongType()),
-        ), True),
+        F("headers", fixtures.L(fixtures.HEADER_LIST_STR)),
+        F("kafka", fixtures.BUFSTREAM_KAFKA, True),
     ])
     name = f"{fixtures.NS}.bufstream_decoded"
     t = fixtures.create(cat, wh, name, schema)

@@ -263,8 +263,6 @@ class Archiver {
         summary_.plan.push_back(pp);
       }
     }
-    summary_.next_offsets = committed_;
-    summary_.seconds = std::chrono::duration<double>(Clock::now() - start_).count();
     return summary_;
   }
 

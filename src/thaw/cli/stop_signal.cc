@@ -13,8 +13,7 @@ std::atomic<bool> g_second_exits{false};
 std::atomic<int> g_signal{0};
 
 extern "C" void ThawOnStopSignal(int signo) {
-  int expected = 0;
-  g_signal.compare_exchange_strong(expected, signo);
+  RecordStopSignal(signo);  // lock-free atomics only: safe in a handler
   if (g_stop.exchange(true) && g_second_exits.load()) _exit(ExitCodeForSignal(g_signal.load()));
 }
 

@@ -441,14 +441,9 @@ Result<std::optional<int64_t>> ReadPlan::ExactEnd(int32_t partition) const {
     if (partition < f.part_lo || partition > f.part_hi) continue;
     if (f.part_lo != f.part_hi || f.other_topics) return std::optional<int64_t>();
   }
-  ASSIGN_OR_RAISE(auto rgs, RowGroups(partition));
-  if (rgs->empty()) return std::optional<int64_t>();
-  int64_t end = kMin;
-  for (const auto& r : *rgs) {
-    if (r.last_offset == kMax) return std::optional<int64_t>();
-    end = std::max(end, r.last_offset + 1);
-  }
-  return std::optional<int64_t>(end);
+  ASSIGN_OR_RAISE(auto bounds, Watermarks(partition));
+  if (!bounds || bounds->high == kMax) return std::optional<int64_t>();  // a row group without offset bounds
+  return std::optional<int64_t>(bounds->high);
 }
 
 namespace {
