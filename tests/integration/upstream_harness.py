@@ -34,28 +34,35 @@ def _b64(b):
 
 def free_port_block(n: int) -> int:
     """A port P with P..P+n-1 all free now (Thaw's bootstrap port, then
-    broker N's on --broker-ports START+N)."""
+    broker N's on --broker-ports START+N).
+
+    Blocks come from below the kernel's ephemeral range: inside it, a suite's
+    thousands of client connections (and their TIME_WAIT sockets) leave few
+    runs of n free ports (CI once found none in 200 tries). Thaw's listeners
+    set SO_REUSEADDR, so the check does too."""
+    import random
     import socket
-    for _ in range(200):
-        s = socket.socket()
-        s.bind(("127.0.0.1", 0))
-        base = s.getsockname()[1]
-        s.close()
-        if base + n > 65535:
-            continue
+    try:
+        low = int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        low = 32768
+    low = max(low, 2048 + n)
+    for _ in range(500):
+        base = random.randrange(1024, low - n)
         held = []
         try:
             for port in range(base, base + n):
                 t = socket.socket()
-                t.bind(("127.0.0.1", port))
+                t.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
                 held.append(t)
+                t.bind(("127.0.0.1", port))
             return base
         except OSError:
             continue
         finally:
             for t in held:
                 t.close()
-    raise RuntimeError(f"no block of {n} free ports")
+    raise RuntimeError(f"no block of {n} free ports below {low}")
 
 
 def norm_broker(r: dict) -> tuple:
