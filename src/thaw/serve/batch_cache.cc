@@ -2,6 +2,8 @@
 
 #include <condition_variable>
 
+#include "thaw/common/log.h"
+
 namespace thaw::serve {
 
 // A load in progress: its waiters block on `cv` until `done`.
@@ -12,19 +14,42 @@ struct BatchCache::Flight {
   Loaded loaded;
 };
 
+void BatchCache::TouchLocked(Entry& e) {
+  lru_.splice(lru_.begin(), lru_, e.lru);
+  if (e.passed) {
+    e.passed = false;
+    stats_.passed_bytes -= e.segment->bytes;
+  }
+  ++stats_.hits;
+}
+
 std::shared_ptr<const Segment> BatchCache::Get(const std::string& key) {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = entries_.find(key);
   if (it == entries_.end()) return nullptr;
-  lru_.splice(lru_.begin(), lru_, it->second.lru);
-  ++stats_.hits;
+  TouchLocked(it->second);
   return it->second.segment;
+}
+
+void BatchCache::Passed(const std::string& key) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = entries_.find(key);
+  if (it == entries_.end() || it->second.passed) return;
+  it->second.passed = true;
+  stats_.passed_bytes += it->second.segment->bytes;
+  lru_.splice(lru_.end(), lru_, it->second.lru);
+}
+
+bool BatchCache::HasRoomFor(int64_t bytes) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return stats_.bytes - stats_.passed_bytes + bytes <= capacity_;
 }
 
 void BatchCache::InsertLocked(const std::string& key, std::shared_ptr<const Segment> segment) {
   if (!segment || segment->bytes > capacity_) return;
   if (auto it = entries_.find(key); it != entries_.end()) {
     stats_.bytes -= it->second.segment->bytes;
+    if (it->second.passed) stats_.passed_bytes -= it->second.segment->bytes;
     lru_.erase(it->second.lru);
     entries_.erase(it);
   }
@@ -35,6 +60,15 @@ void BatchCache::InsertLocked(const std::string& key, std::shared_ptr<const Segm
   while (stats_.bytes > capacity_ && !lru_.empty()) {
     auto victim = entries_.find(lru_.back());
     stats_.bytes -= victim->second.segment->bytes;
+    if (victim->second.passed) {
+      stats_.passed_bytes -= victim->second.segment->bytes;
+    } else if (++stats_.evicted_unpassed == 1) {
+      log::Warn(
+          "the batch cache ({} MiB, --cache-size) is evicting segments consumers have not read past: it is "
+          "smaller than the segments they are reading at once, so Fetches decode some again; give it at least "
+          "the partitions read at once times their segments' size (thaw_cache_evictions_unread_total counts these)",
+          capacity_ >> 20);
+    }
     entries_.erase(victim);
     lru_.pop_back();
     ++stats_.evictions;
@@ -49,8 +83,7 @@ Result<std::shared_ptr<const Segment>> BatchCache::GetOrLoad(const std::string& 
   {
     std::unique_lock<std::mutex> lock(mu_);
     if (auto it = entries_.find(key); it != entries_.end()) {
-      lru_.splice(lru_.begin(), lru_, it->second.lru);
-      ++stats_.hits;
+      TouchLocked(it->second);
       return it->second.segment;
     }
     if (auto it = flights_.find(key); it != flights_.end()) {

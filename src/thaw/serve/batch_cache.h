@@ -3,6 +3,14 @@
 // served_topic.h) per entry, bounded in bytes, least recently used dropped
 // first. Shared by every topic of a server.
 //
+// Consumers read sequentially: a segment a Fetch has read past is marked
+// passed (Passed) and goes to the eviction end, so that what consumers are
+// still reading outlives what they are done with; read-ahead loads only when
+// the cache has room without evicting a segment that is not passed
+// (HasRoomFor). A cache smaller than the segments its consumers are in at
+// once still thrashes (each Fetch decoding its segment again):
+// Stats::evicted_unpassed counts those evictions, and serve says so.
+//
 // A key names what a segment's bytes are made of -- the topic's table and
 // compression, the partition, the segment's offset range and every row group
 // (file path, row group, delete files) that holds records of it -- not the
@@ -59,6 +67,8 @@ class BatchCache {
     int64_t loads = 0;      // loads run
     int64_t filled = 0;     // entries inserted by loads (more than loads when a load fills several keys)
     int64_t evictions = 0;  // entries dropped to stay under capacity
+    int64_t evicted_unpassed = 0;  // ... of them, segments no Fetch had read past
+    int64_t passed_bytes = 0;      // now: bytes of passed entries
     int64_t entries = 0;    // now
     int64_t bytes = 0;      // now
     int64_t loading = 0;    // now: segments being read (a load may fill several)
@@ -85,6 +95,12 @@ class BatchCache {
 
   // Whether `key` is cached or being loaded (no hit counted).
   bool Has(const std::string& key) const;
+  // A Fetch read past the end of `key`'s segment: it is evicted before any
+  // segment not passed (a later Get or load of it makes it recent again).
+  void Passed(const std::string& key);
+  // Whether `bytes` more fit without evicting a segment that is not passed.
+  bool HasRoomFor(int64_t bytes) const;
+
   // Keeps `segment` under `key` (a segment cut as read, whose key is known
   // only once it is read: streamed_segments.h). Counts as a fill.
   void Put(const std::string& key, std::shared_ptr<const Segment> segment);
@@ -97,8 +113,10 @@ class BatchCache {
   struct Entry {
     std::shared_ptr<const Segment> segment;
     std::list<std::string>::iterator lru;  // position in lru_ (front = most recent)
+    bool passed = false;
   };
   void InsertLocked(const std::string& key, std::shared_ptr<const Segment> segment);
+  void TouchLocked(Entry& e);  // a hit: most recent, no longer passed
 
   const int64_t capacity_;
   mutable std::mutex mu_;

@@ -208,6 +208,17 @@ Result<std::unique_ptr<SegmentCursor>> SegmentCursor::Make(const std::shared_ptr
   return c;
 }
 
+records::RecordReader::DecodeStats SegmentCursor::TakeDecodeStats() {
+  const auto now = reader_->decode_stats();
+  records::RecordReader::DecodeStats d;
+  d.row_groups = now.row_groups - counted_.row_groups;
+  d.rows = now.rows - counted_.rows;
+  d.bytes = now.bytes - counted_.bytes;
+  d.narrowed = now.narrowed - counted_.narrowed;
+  counted_ = now;
+  return d;
+}
+
 Result<Segment> SegmentCursor::Read(int64_t limit, int64_t target_bytes) {
   Segment s;
   s.lo = next_;

@@ -91,6 +91,8 @@ class SegmentCursor {
   // hi = lo: nothing at or after next().
   Result<Segment> Read(int64_t limit, int64_t target_bytes);
   records::RecordReader::DecodeStats decode_stats() const { return reader_->decode_stats(); }
+  // What the reader decoded since the last call (its read-ahead included).
+  records::RecordReader::DecodeStats TakeDecodeStats();
   int64_t batches() const { return batches_; }
 
  private:
@@ -104,6 +106,7 @@ class SegmentCursor {
   bool done_ = false;
   int64_t next_ = 0;
   int64_t batches_ = 0;
+  records::RecordReader::DecodeStats counted_;
 };
 
 // Cuts one partition's records (given in ascending offset order, possibly

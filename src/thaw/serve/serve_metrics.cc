@@ -1,5 +1,7 @@
 #include "thaw/serve/serve_metrics.h"
 
+#include <map>
+
 namespace thaw::serve {
 
 void ReadyState::Set(const std::string& name, Status status) {
@@ -29,7 +31,8 @@ void RegisterTableMetrics(metrics::Metrics& m, TopicRegistry& registry, std::sha
     return Status::OK();
   });
   struct CacheSeen {
-    int64_t hits = 0, misses = 0, evictions = 0;
+    int64_t hits = 0, misses = 0, evictions = 0, unpassed = 0;
+    std::map<std::string, int64_t> rows_decoded;  // per topic
   };
   auto seen = std::make_shared<CacheSeen>();
   m.OnCollect([&registry, seen](metrics::Metrics& m) {
@@ -44,6 +47,16 @@ void RegisterTableMetrics(metrics::Metrics& m, TopicRegistry& registry, std::sha
             .Set(static_cast<double>(o->high_watermark));
       }
     }
+    for (const auto& t : registry.topics()) {
+      const int64_t rows = t->stats().rows_decoded;
+      int64_t& before = seen->rows_decoded[t->name()];
+      m.Counter("thaw_rows_decoded_total",
+                "Rows decoded from the table to answer Fetches (against thaw_served_records_total: how often a row is "
+                "decoded again)",
+                {{"topic", t->name()}})
+          .Increment(static_cast<double>(std::max<int64_t>(0, rows - before)));
+      before = rows;
+    }
     if (const auto& cache = registry.cache()) {
       auto s = cache->stats();
       m.Counter("thaw_cache_hits_total", "Batch cache lookups answered from memory", {})
@@ -53,6 +66,11 @@ void RegisterTableMetrics(metrics::Metrics& m, TopicRegistry& registry, std::sha
       m.Counter("thaw_cache_evictions_total", "Segments dropped from the batch cache to stay within --cache-size",
                 {})
           .Increment(static_cast<double>(std::max<int64_t>(0, s.evictions - seen->evictions)));
+      m.Counter("thaw_cache_evictions_unread_total",
+                "Segments evicted before consumers had read past them: the cache is smaller than what they read at once",
+                {})
+          .Increment(static_cast<double>(std::max<int64_t>(0, s.evicted_unpassed - seen->unpassed)));
+      seen->unpassed = s.evicted_unpassed;
       seen->hits = s.hits;
       seen->misses = s.misses;
       seen->evictions = s.evictions;

@@ -225,7 +225,7 @@ Result<std::shared_ptr<ServedTopic::State::Part>> ServedTopic::State::PartOf(int
 
 struct ServedTopic::Counters {
   std::atomic<int64_t> segment_reads{0}, segments_filled{0}, row_groups{0}, rows{0}, batches{0}, offset_reads{0},
-      refreshes{0}, read_aheads{0}, early_answers{0}, seek_reads{0};
+      refreshes{0}, read_aheads{0}, read_aheads_skipped{0}, pressure_reads{0}, early_answers{0}, seek_reads{0};
 };
 
 namespace {
@@ -274,7 +274,15 @@ void ServedTopic::Ahead(std::function<void()> read) {
   });
 }
 
-void ServedTopic::ReadAhead(int32_t partition, int64_t offset) {
+bool ServedTopic::Pressed() const { return !cache_->HasRoomFor(segment_bytes_.load()); }
+
+namespace {
+// A pressed cut: about a Fetch's share of a partition (records plus batch
+// overhead within it), so the Fetch takes it whole.
+int64_t PressedCut(int64_t max_bytes) { return std::max<int64_t>(int64_t{64} << 10, max_bytes / 4 * 3); }
+}  // namespace
+
+void ServedTopic::ReadAhead(int32_t partition, int64_t offset, int64_t max_bytes) {
   if (!ahead_ || partition < 0 || partition >= partition_count()) return;
   auto st = state();
   if (partition > st->max_partition) return;
@@ -282,16 +290,17 @@ void ServedTopic::ReadAhead(int32_t partition, int64_t offset) {
   if (!part.ok()) return;
   auto offsets = OffsetsIn(*st, partition);
   if (!offsets.ok() || offset < offsets->log_start || offset >= offsets->high_watermark) return;
-  if ((*part)->streamed) {
-    Ahead([this, st, sp = StreamedPartition{st->plan, partition, st->key_prefix, (*part)->row_groups}, offset] {
-      (void)streams_->SegmentAt(sp, offset);
-    });
-    return;
-  }
   const auto& lo = (*part)->lo;
   auto it = std::upper_bound(lo.begin(), lo.end(), offset);
   const size_t i = it == lo.begin() ? 0 : static_cast<size_t>(it - lo.begin()) - 1;
-  if (i >= lo.size() || cache_->Has((*part)->keys[i])) return;
+  if (!(*part)->streamed && (i >= lo.size() || cache_->Has((*part)->keys[i]))) return;
+  const StreamedPartition sp{st->plan, partition, st->key_prefix, (*part)->row_groups};
+  const bool pressed = !(*part)->streamed && (Pressed() || streams_->HasCursorAt(sp, offset));
+  if ((*part)->streamed || pressed) {  // as Fetch will read it
+    const int64_t target = pressed ? PressedCut(max_bytes) : 0;
+    Ahead([this, st, sp, offset, target] { (void)streams_->SegmentAt(sp, offset, target); });
+    return;
+  }
   Ahead([this, st, partition, i] { (void)LoadSegment(*st, partition, i); });
 }
 
@@ -456,6 +465,8 @@ ServedTopic::Stats ServedTopic::stats() const {
   s.refreshes = counters_->refreshes;
   const auto streamed = streams_->stats();
   s.read_aheads = counters_->read_aheads;
+  s.read_aheads_skipped = counters_->read_aheads_skipped;
+  s.pressure_reads = counters_->pressure_reads;
   s.early_answers = counters_->early_answers;
   s.seek_reads = counters_->seek_reads;
   s.segments_cut = streamed.segments_cut;
@@ -504,7 +515,9 @@ Result<std::shared_ptr<const Segment>> ServedTopic::LoadSegment(State& st, int32
         LearnRecordBytes(*read);
         BatchCache::Loaded out;
         for (const auto& k : keys) {
-          out.emplace(k, std::make_shared<const Segment>(std::move(read->segments.at(partition_of.at(k)))));
+          auto seg = std::make_shared<const Segment>(std::move(read->segments.at(partition_of.at(k))));
+          segment_bytes_ = seg->bytes;
+          out.emplace(k, std::move(seg));
         }
         return out;
       });
@@ -780,11 +793,26 @@ Result<FetchResult> ServedTopic::Fetch(int32_t partition, int64_t fetch_offset, 
     }
     return out.batches.empty() || out.bytes < max_bytes;
   };
-  if (part->streamed) {
-    const StreamedPartition sp{st->plan, partition, st->key_prefix, part->row_groups};
+  auto it = std::upper_bound(part->lo.begin(), part->lo.end(), fetch_offset);
+  size_t i = it == part->lo.begin() ? 0 : static_cast<size_t>(it - part->lo.begin()) - 1;
+  // A segment not cached, where the cache has no room for one without
+  // evicting segments consumers are still in (more partitions read at once
+  // than their segments fit in --cache-size): read as a streamed partition
+  // is, in cuts of about a Fetch by a reader kept open for the next Fetch,
+  // instead of decoding the whole segment for each Fetch that finds it
+  // evicted. Once so, the consumer's next Fetch continues that reader.
+  const StreamedPartition sp{st->plan, partition, st->key_prefix, part->row_groups};
+  const bool pressed = !part->streamed && i < part->lo.size() && !cache_->Has(part->keys[i]) &&
+                       (Pressed() || streams_->HasCursorAt(sp, fetch_offset));
+  if (pressed) ++counters_->pressure_reads;
+  if (part->streamed || pressed) {
+    // Pressed: cuts of about this Fetch's share, so that the next Fetch
+    // continues the reader at the next cut rather than needing this one
+    // again from a cache that has no room to keep it.
+    const int64_t target = pressed ? PressedCut(max_bytes) : 0;
     int64_t pos = fetch_offset;
     while (pos < out.offsets.high_watermark) {
-      auto seg = streams_->SegmentAt(sp, pos);
+      auto seg = streams_->SegmentAt(sp, pos, target);
       if (!seg.ok()) {
         return seg.status().WithContext(fmt::format("topic '{}' (table {}) partition {} from offset {}", config_.name,
                                                     st->table->name, partition, pos));
@@ -796,15 +824,20 @@ Result<FetchResult> ServedTopic::Fetch(int32_t partition, int64_t fetch_offset, 
     }
     // The consumer's next cut, read while it takes this one.
     if (ahead_ && pos < out.offsets.high_watermark) {
-      Ahead([this, st, sp, pos] { (void)streams_->SegmentAt(sp, pos); });
+      Ahead([this, st, sp, pos, target] { (void)streams_->SegmentAt(sp, pos, target); });
     }
     return out;
   }
-  auto it = std::upper_bound(part->lo.begin(), part->lo.end(), fetch_offset);
-  size_t i = it == part->lo.begin() ? 0 : static_cast<size_t>(it - part->lo.begin()) - 1;
-  // The segment after the last one returned, read while the consumer takes these.
+  // The segment after the last one returned, read while the consumer takes
+  // these -- if the cache has room for it (about the size of the last one)
+  // without evicting what consumers are still reading (batch_cache.h).
+  int64_t last_bytes = 0;
   auto read_next = [&](size_t next) {
     if (!ahead_ || next >= part->lo.size() || cache_->Has(part->keys[next])) return;
+    if (!cache_->HasRoomFor(last_bytes)) {
+      ++counters_->read_aheads_skipped;
+      return;
+    }
     Ahead([this, st, partition, next] { (void)LoadSegment(*st, partition, next); });
   };
   // A segment neither cached nor being read (a consumer that seeks, or one
@@ -823,16 +856,20 @@ Result<FetchResult> ServedTopic::Fetch(int32_t partition, int64_t fetch_offset, 
     ASSIGN_OR_RAISE(auto early, LoadForFetch(st, partition, i, fetch_offset, max_bytes));
     Segment seg;
     seg.batches = std::move(early.batches);
+    for (const auto& b : seg.batches) last_bytes += static_cast<int64_t>(b.bytes->size());
     const bool more = take(seg) && early.reaches_end;
     if (!more) {
       read_next(i + 1);
       return out;
     }
+    cache_->Passed(part->keys[i]);
     ++i;
   }
   for (; i < part->lo.size(); ++i) {
     ASSIGN_OR_RAISE(auto seg, LoadSegment(*st, partition, i));
+    last_bytes = seg->bytes;
     if (!take(*seg)) break;
+    cache_->Passed(part->keys[i]);  // read to its end: evicted before what others still read
   }
   read_next(i + 1);
   return out;

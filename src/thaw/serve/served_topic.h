@@ -190,7 +190,7 @@ class ServedTopic : public kafka::server::TopicLog {
   // they decode in parallel while it fills the first). Returns at once; a
   // no-op when the segment is cached or being read, or the read-ahead is
   // full.
-  void ReadAhead(int32_t partition, int64_t offset) override;
+  void ReadAhead(int32_t partition, int64_t offset, int64_t max_bytes) override;
 
   // KIP-320 (above): the partition's latest leader epoch, the epoch of the
   // record at `offset`, and OffsetForLeaderEpoch's (epoch, end offset) for
@@ -229,6 +229,8 @@ class ServedTopic : public kafka::server::TopicLog {
     int64_t cursors_opened = 0;
     int64_t cursors_continued = 0;
     int64_t read_aheads = 0;  // segment reads started ahead of consumers
+    int64_t read_aheads_skipped = 0;  // ... not started: the cache had no room without evicting unread segments
+    int64_t pressure_reads = 0;  // Fetches read as streamed for want of room for their whole segment
     int64_t early_answers = 0;  // Fetches answered before the rest of their segment was encoded
     int64_t seek_reads = 0;     // Fetches answered by decoding only their own rows (SeekRead)
   };
@@ -287,6 +289,10 @@ class ServedTopic : public kafka::server::TopicLog {
   void Truncate(const State& next, const std::map<int32_t, Lowering>& lowered);
   // Runs `read` on the read-ahead pool unless read_ahead reads are running.
   void Ahead(std::function<void()> read);
+  // No room in the cache for a segment as big as the last one read without
+  // evicting segments consumers are still in: segments not cached are read
+  // streamed (Fetch).
+  bool Pressed() const;
 
   std::shared_ptr<catalog::Catalog> catalog_;
   catalog::TableIdentifier id_;
@@ -316,6 +322,7 @@ class ServedTopic : public kafka::server::TopicLog {
   std::unique_ptr<StreamedSegments> streams_;
   std::atomic<int> ahead_running_{0};
   std::atomic<int64_t> record_bytes_{1024};  // LearnRecordBytes
+  std::atomic<int64_t> segment_bytes_{0};    // the last segment read whole: what the next one may take
   std::atomic<bool> stopping_{false};
   std::mutex background_mu_;
   std::set<std::string> background_;  // keys of the segments LoadInBackground queued and not yet read

@@ -42,6 +42,15 @@ std::string StreamedSegments::KeyOf(const StreamedPartition& part, int64_t lo, i
       part.key_prefix, part.partition, lo, hi, digest);
 }
 
+bool StreamedSegments::HasCursorAt(const StreamedPartition& part, int64_t offset) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (const auto& i : idle_) {
+    const SegmentCursor& c = *i.cursor;
+    if (c.plan() == part.plan.get() && c.partition() == part.partition && c.next() == offset) return true;
+  }
+  return false;
+}
+
 Result<std::unique_ptr<SegmentCursor>> StreamedSegments::TakeCursor(const StreamedPartition& part, int64_t lo) {
   std::vector<std::unique_ptr<SegmentCursor>> closed;  // destroyed outside the lock
   int64_t budget = 0;
@@ -59,11 +68,9 @@ Result<std::unique_ptr<SegmentCursor>> StreamedSegments::TakeCursor(const Stream
     // A new cursor: close the least recently used idle ones beyond the
     // limit, then take half of what the open ones leave of the budget.
     while (!idle_.empty() && budgets_.size() >= options_.max_cursors) {
-      budget_used_ -= budgets_[idle_.back().cursor.get()];
-      budgets_.erase(idle_.back().cursor.get());
+      ForgetLocked(*idle_.back().cursor);
       closed.push_back(std::move(idle_.back().cursor));
       idle_.pop_back();
-      ++stats_.cursors_closed;
     }
     const int64_t total = options_.read.memory_budget;
     budget = std::max((total - budget_used_) / 2, std::max<int64_t>(total / 32, int64_t{8} << 20));
@@ -86,9 +93,7 @@ Result<std::unique_ptr<SegmentCursor>> StreamedSegments::TakeCursor(const Stream
 void StreamedSegments::DropCursor(std::unique_ptr<SegmentCursor> c) {
   {
     std::lock_guard<std::mutex> lock(mu_);
-    budget_used_ -= budgets_[c.get()];
-    budgets_.erase(c.get());
-    ++stats_.cursors_closed;
+    ForgetLocked(*c);
   }
   c.reset();
 }
@@ -98,29 +103,38 @@ void StreamedSegments::ReturnCursor(std::unique_ptr<SegmentCursor> c) {
   std::lock_guard<std::mutex> lock(mu_);
   idle_.push_front(Idle{std::move(c)});
   while (budgets_.size() > options_.max_cursors && !idle_.empty()) {
-    budget_used_ -= budgets_[idle_.back().cursor.get()];
-    budgets_.erase(idle_.back().cursor.get());
+    ForgetLocked(*idle_.back().cursor);
     closed = std::move(idle_.back().cursor);
     idle_.pop_back();
-    ++stats_.cursors_closed;
   }
 }
 
+void StreamedSegments::CountLocked(SegmentCursor& c) {
+  const auto d = c.TakeDecodeStats();
+  stats_.decode.row_groups += d.row_groups;
+  stats_.decode.rows += d.rows;
+  stats_.decode.bytes += d.bytes;
+}
+
+void StreamedSegments::ForgetLocked(SegmentCursor& c) {
+  CountLocked(c);  // what its reader decoded ahead and no cut used counts too
+  budget_used_ -= budgets_[&c];
+  budgets_.erase(&c);
+  ++stats_.cursors_closed;
+}
+
 Result<Segment> StreamedSegments::ReadWith(SegmentCursor& c, int64_t limit, int64_t target) {
-  const auto before = c.decode_stats();
   const int64_t batches_before = c.batches();
   auto seg = c.Read(limit, target);
-  const auto after = c.decode_stats();
   std::lock_guard<std::mutex> lock(mu_);
-  stats_.decode.row_groups += after.row_groups - before.row_groups;
-  stats_.decode.rows += after.rows - before.rows;
-  stats_.decode.bytes += after.bytes - before.bytes;
+  CountLocked(c);
   stats_.batches += c.batches() - batches_before;
   if (seg.ok()) ++stats_.segments_cut;
   return seg;
 }
 
-Result<std::shared_ptr<const Segment>> StreamedSegments::SegmentAt(const StreamedPartition& part, int64_t offset) {
+Result<std::shared_ptr<const Segment>> StreamedSegments::SegmentAt(const StreamedPartition& part, int64_t offset,
+                                                                   int64_t target_bytes) {
   const int32_t p = part.partition;
   int64_t lo = offset, stop = kMax;
   std::optional<Cut> known;
@@ -180,13 +194,13 @@ Result<std::shared_ptr<const Segment>> StreamedSegments::SegmentAt(const Streame
     auto r = wait.get();
     if (!r.ok()) return r.status();
     if (!*r || (*r)->hi > offset) return *r;
-    return SegmentAt(part, offset);  // that cut ended before `offset`: look again
+    return SegmentAt(part, offset, target_bytes);  // that cut ended before `offset`: look again
   }
   // A new cut from `lo`, ending at about segment_bytes or where the next
   // known cut starts.
   Result<std::shared_ptr<const Segment>> result = [&]() -> Result<std::shared_ptr<const Segment>> {
     ASSIGN_OR_RAISE(auto cursor, TakeCursor(part, lo));
-    auto read = ReadWith(*cursor, stop, options_.segment_bytes);
+    auto read = ReadWith(*cursor, stop, target_bytes > 0 ? target_bytes : options_.segment_bytes);
     if (!read.ok()) {
       DropCursor(std::move(cursor));
       return read.status();
@@ -217,11 +231,9 @@ void StreamedSegments::Retain(const records::ReadPlan* current) {
       ++it;
       continue;
     }
-    budget_used_ -= budgets_[it->cursor.get()];
-    budgets_.erase(it->cursor.get());
+    ForgetLocked(*it->cursor);
     closed.push_back(std::move(it->cursor));
     it = idle_.erase(it);
-    ++stats_.cursors_closed;
   }
 }
 

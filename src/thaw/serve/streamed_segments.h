@@ -77,7 +77,15 @@ class StreamedSegments {
   // The segment holding `offset`, or the first records after it; nullptr
   // when the partition has no record at or after `offset`. A segment may be
   // empty (hi > lo, no records): the caller goes on at its hi.
-  Result<std::shared_ptr<const Segment>> SegmentAt(const StreamedPartition& part, int64_t offset);
+  // `target_bytes` > 0: a new cut ends at about that many bytes of records
+  // instead of Options::segment_bytes (a Fetch's own share, when the cache
+  // has no room for bigger cuts: served_topic.cc).
+  Result<std::shared_ptr<const Segment>> SegmentAt(const StreamedPartition& part, int64_t offset,
+                                                   int64_t target_bytes = 0);
+
+  // Whether an idle cursor of this plan and partition stands at `offset`
+  // (a consumer's previous Fetch was cut by it: its next one continues it).
+  bool HasCursorAt(const StreamedPartition& part, int64_t offset) const;
 
   // Closes the idle cursors of other plans than `current` (a refresh).
   void Retain(const records::ReadPlan* current);
@@ -96,6 +104,8 @@ class StreamedSegments {
   void ReturnCursor(std::unique_ptr<SegmentCursor> c);
   void DropCursor(std::unique_ptr<SegmentCursor> c);  // closes it, returning its share of the budget
   Result<Segment> ReadWith(SegmentCursor& c, int64_t limit, int64_t target);
+  void CountLocked(SegmentCursor& c);   // adds what c decoded since last counted to stats_
+  void ForgetLocked(SegmentCursor& c);  // a cursor closing: counted, its budget share returned
 
   const Options options_;
   std::shared_ptr<BatchCache> cache_;

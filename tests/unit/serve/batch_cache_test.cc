@@ -60,6 +60,37 @@ TEST(BatchCache, KeepsRecentlyUsedWithinTheByteBound) {
   EXPECT_EQ(cache.stats().bytes, 300);
 }
 
+// Sequential consumers: a segment read past goes before the segments
+// consumers are still in, even a more recent one; a hit makes it current
+// again; room for read-ahead counts passed segments as free.
+TEST(BatchCache, PassedSegmentsAreEvictedFirst) {
+  BatchCache cache(300);
+  std::atomic<int> calls{0};
+  ASSERT_TRUE(cache.GetOrLoad("a", {}, Fill(100, &calls)).ok());
+  ASSERT_TRUE(cache.GetOrLoad("b", {}, Fill(100, &calls)).ok());
+  ASSERT_TRUE(cache.GetOrLoad("c", {}, Fill(100, &calls)).ok());
+  EXPECT_FALSE(cache.HasRoomFor(1));
+  cache.Passed("c");  // the most recent, but read past
+  cache.Passed("missing");  // not cached: nothing happens
+  EXPECT_TRUE(cache.HasRoomFor(100));
+  EXPECT_FALSE(cache.HasRoomFor(101));
+  EXPECT_EQ(cache.stats().passed_bytes, 100);
+  ASSERT_TRUE(cache.GetOrLoad("d", {}, Fill(100, &calls)).ok());  // evicts c, not a (the least recent)
+  EXPECT_EQ(cache.Get("c"), nullptr);
+  EXPECT_NE(cache.Get("a"), nullptr);
+  auto s = cache.stats();
+  EXPECT_EQ(s.evictions, 1);
+  EXPECT_EQ(s.evicted_unpassed, 0);
+  EXPECT_EQ(s.passed_bytes, 0);
+  // A passed segment another consumer reads again is current again.
+  cache.Passed("b");
+  EXPECT_NE(cache.Get("b"), nullptr);
+  EXPECT_EQ(cache.stats().passed_bytes, 0);
+  ASSERT_TRUE(cache.GetOrLoad("e", {}, Fill(100, &calls)).ok());  // nothing passed: the LRU one (d)
+  EXPECT_EQ(cache.Get("d"), nullptr);
+  EXPECT_EQ(cache.stats().evicted_unpassed, 1);
+}
+
 TEST(BatchCache, ConcurrentRequestsShareOneLoad) {
   BatchCache cache(1 << 20);
   std::atomic<int> calls{0};

@@ -68,8 +68,9 @@ class TopicLog {
   // it), the first always complete (KIP-74), then more while the total stays
   // <= max_bytes.
   virtual Result<FetchResult> Fetch(int32_t partition, int64_t fetch_offset, int64_t max_bytes) = 0;
-  // A hint: start reading what a Fetch at `offset` will need. Returns at once.
-  virtual void ReadAhead(int32_t partition, int64_t offset) = 0;
+  // A hint: start reading what a Fetch at `offset` for up to `max_bytes`
+  // (the partition's share) will need. Returns at once.
+  virtual void ReadAhead(int32_t partition, int64_t offset, int64_t max_bytes) = 0;
 
   // KIP-320: the latest leader epoch, the epoch of the record at `offset`,
   // OffsetForLeaderEpoch's (epoch, end offset) for `requested`, and the error

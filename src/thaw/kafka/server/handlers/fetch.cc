@@ -46,7 +46,8 @@ int64_t FetchOnce(std::vector<Slot>& slots, int32_t max_bytes) {
   // Every partition but the first starts decoding now, in the background,
   // while this thread fills the first.
   for (size_t i = 1; i < slots.size(); ++i) {
-    if (slots[i].topic) slots[i].topic->ReadAhead(slots[i].request->partition, slots[i].request->fetch_offset);
+    if (slots[i].topic) slots[i].topic->ReadAhead(slots[i].request->partition, slots[i].request->fetch_offset,
+                                                     slots[i].request->partition_max_bytes);
   }
   for (Slot& s : slots) {
     Partition& out = *s.out;

@@ -44,7 +44,7 @@ class FakeLog : public TopicLog {
     r.bytes = 5;
     return r;
   }
-  void ReadAhead(int32_t, int64_t) override {}
+  void ReadAhead(int32_t, int64_t, int64_t) override {}
   int32_t LeaderEpoch(int32_t) const override { return 0; }
   int32_t LeaderEpochAt(int32_t, int64_t) const override { return 0; }
   Result<std::pair<int32_t, int64_t>> EndOffsetForEpoch(int32_t, int32_t) override {
