@@ -7,6 +7,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <initializer_list>
 #include <thread>
 #include <vector>
 
@@ -35,12 +36,15 @@ BatchCache::Loader Fill(int64_t bytes, std::atomic<int>* calls) {
   };
 }
 
+// Loads each key in turn, `bytes` each.
+void LoadEach(BatchCache& cache, std::initializer_list<const char*> keys, int64_t bytes, std::atomic<int>* calls) {
+  for (const char* k : keys) ASSERT_TRUE(cache.GetOrLoad(k, {}, Fill(bytes, calls)).ok()) << k;
+}
+
 TEST(BatchCache, KeepsRecentlyUsedWithinTheByteBound) {
   BatchCache cache(300);
   std::atomic<int> calls{0};
-  ASSERT_TRUE(cache.GetOrLoad("a", {}, Fill(100, &calls)).ok());
-  ASSERT_TRUE(cache.GetOrLoad("b", {}, Fill(100, &calls)).ok());
-  ASSERT_TRUE(cache.GetOrLoad("c", {}, Fill(100, &calls)).ok());
+  LoadEach(cache, {"a", "b", "c"}, 100, &calls);
   EXPECT_EQ(calls, 3);
   ASSERT_NE(cache.Get("a"), nullptr);                             // a is now the most recent
   ASSERT_TRUE(cache.GetOrLoad("d", {}, Fill(100, &calls)).ok());  // evicts b, the least recent
@@ -66,9 +70,7 @@ TEST(BatchCache, KeepsRecentlyUsedWithinTheByteBound) {
 TEST(BatchCache, PassedSegmentsAreEvictedFirst) {
   BatchCache cache(300);
   std::atomic<int> calls{0};
-  ASSERT_TRUE(cache.GetOrLoad("a", {}, Fill(100, &calls)).ok());
-  ASSERT_TRUE(cache.GetOrLoad("b", {}, Fill(100, &calls)).ok());
-  ASSERT_TRUE(cache.GetOrLoad("c", {}, Fill(100, &calls)).ok());
+  LoadEach(cache, {"a", "b", "c"}, 100, &calls);
   EXPECT_FALSE(cache.HasRoomFor(1));
   cache.Passed("c");  // the most recent, but read past
   cache.Passed("missing");  // not cached: nothing happens
