@@ -14,7 +14,7 @@
 namespace thaw::fuzz {
 
 // `codec` has DecodeFramed(value, StructBuilder*) and
-// EncodeFramed(StructArray, row, schema_id, std::string*); `type` is the
+// EncodeFramed(StructArray, row, schema_id, std::string*, StructFields*); `type` is the
 // Arrow type of the struct it decodes into.
 template <typename Codec>
 std::shared_ptr<arrow::StructArray> DecodeOneFramed(const Codec& codec, const std::shared_ptr<arrow::DataType>& type,
@@ -36,11 +36,11 @@ void CheckFramedRoundTrip(const Codec& codec, const std::shared_ptr<arrow::DataT
   auto row = DecodeOneFramed(codec, type, value);
   if (!row) return;
   std::string once;
-  if (!codec.EncodeFramed(*row, 0, 1, &once).ok()) __builtin_trap();
+  if (!codec.EncodeFramed(*row, 0, 1, &once, nullptr).ok()) __builtin_trap();
   auto again = DecodeOneFramed(codec, type, once);
   if (!again) __builtin_trap();
   std::string twice;
-  if (!codec.EncodeFramed(*again, 0, 1, &twice).ok() || twice != once) __builtin_trap();
+  if (!codec.EncodeFramed(*again, 0, 1, &twice, nullptr).ok() || twice != once) __builtin_trap();
 }
 
 }  // namespace thaw::fuzz

@@ -2,6 +2,7 @@
 
 #include <arrow/array.h>
 #include <arrow/builder.h>
+#include "thaw/records/struct_fields.h"
 
 namespace thaw::archive {
 
@@ -31,18 +32,20 @@ class AvroValueCodec : public ValueCodec {
       return Status::Internal("the Avro value codec needs a struct array");
     }
     values_ = std::static_pointer_cast<arrow::StructArray>(values);
+    fields_ = std::make_unique<records::StructFields>();  // this column's children, across its rows
     return Status::OK();
   }
 
   bool Encode(int64_t row, std::string* out) override {
     // A row the schema cannot write keeps its bytes in value_raw.
-    return values_ && !values_->IsNull(row) && schema_->Encode(*values_, row, schema_id_, out).ok();
+    return values_ && !values_->IsNull(row) && schema_->Encode(*values_, row, schema_id_, out, fields_.get()).ok();
   }
 
  private:
   std::shared_ptr<const records::AvroValueSchema> schema_;
   std::optional<int32_t> schema_id_;
   std::shared_ptr<arrow::StructArray> values_;
+  std::unique_ptr<records::StructFields> fields_;
 };
 
 }  // namespace

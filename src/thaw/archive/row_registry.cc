@@ -10,6 +10,7 @@
 #include "thaw/records/json_schema_value.h"
 #include "thaw/records/protobuf_value.h"
 #include "thaw/registry/client.h"
+#include "thaw/records/struct_fields.h"
 
 namespace thaw::archive {
 
@@ -204,6 +205,7 @@ class RegistryCodec : public ValueCodec {
       return Status::Internal("the registry value codec needs a struct array");
     }
     values_ = std::static_pointer_cast<arrow::StructArray>(values);
+    fields_ = std::make_unique<records::StructFields>();  // this column's children, across its rows
     ids_ = schema_ids;
     return Status::OK();
   }
@@ -211,7 +213,7 @@ class RegistryCodec : public ValueCodec {
   bool Encode(int64_t row, std::string* out) override {
     if (!values_ || values_->IsNull(row) || static_cast<size_t>(row) >= ids_.size() || !ids_[row]) return false;
     auto schema = Lookup(*ids_[row]);
-    return schema && schema->EncodeFramed(*values_, row, *ids_[row], out).ok();
+    return schema && schema->EncodeFramed(*values_, row, *ids_[row], out, fields_.get()).ok();
   }
 
  private:
@@ -226,6 +228,7 @@ class RegistryCodec : public ValueCodec {
   std::shared_ptr<const RegistrySchemas> schemas_;
   iceberg::TypePtr type_;  // as when made: an evolution makes new codecs
   std::shared_ptr<arrow::StructArray> values_;
+  std::unique_ptr<records::StructFields> fields_;
   std::vector<std::optional<int32_t>> ids_;
   int32_t last_id_ = -1;
   std::shared_ptr<const records::FramedValueCodec> last_;

@@ -16,6 +16,7 @@
 
 #include "thaw/iceberg/avro/binary.h"
 #include "thaw/parquet/arrow_type.h"
+#include "thaw/records/struct_fields.h"
 
 namespace thaw::records {
 
@@ -567,7 +568,7 @@ Status ReadHeader(Decoder& in, std::string_view datum, std::optional<int32_t>* s
 // Encodes one Arrow value as Avro.
 class DatumEncoder {
  public:
-  explicit DatumEncoder(std::string* out) : out_(*out) {}
+  DatumEncoder(std::string* out, StructFields* fields) : out_(*out), boxed_(*fields) {}
   FieldPath& path() { return path_; }
 
   Status Walk(const Node& n, const arrow::Array& a, int64_t i) {
@@ -677,16 +678,17 @@ class DatumEncoder {
         RETURN_NOT_OK(Expect(a, T::STRUCT));
         const auto& sa = static_cast<const arrow::StructArray&>(a);
         if (!n.slots.empty()) {  // resolved by name: the array may be a newer or older struct than the schema's
-          const auto& st = static_cast<const arrow::StructType&>(*sa.type());
+          const auto& fields = boxed_.IndexesByName(&n, static_cast<const arrow::StructType&>(*sa.type()), n.children,
+                                                    [](const Node& c) -> const std::string& { return c.name; });
           for (size_t k = 0; k < n.children.size(); ++k) {
             const Node& c = n.children[k];
-            const int field = st.GetFieldIndex(c.name);
+            const int field = fields[k];
             Status child = Status::OK();
             if (field < 0) {
               if (c.union_null < 0) child = Status::Invalid("no column for this field");
               else WriteLong(c.union_null, &out_);
             } else {
-              child = Walk(c, *sa.field(field), i);
+              child = Walk(c, boxed_.Field(sa, field), i);
             }
             if (!child.ok()) {
               path_.Failed(c.name);
@@ -700,7 +702,7 @@ class DatumEncoder {
           return Status::Invalid("struct has {} fields, the Avro schema {}", sa.num_fields(), want);
         }
         if (n.kind == Kind::kUnion) {
-          const auto& tags = *sa.field(0);
+          const auto& tags = boxed_.Field(sa, 0);
           RETURN_NOT_OK(Expect(tags, T::INT32));
           if (tags.IsNull(i)) return Status::Invalid("union tag is null");
           int32_t k = static_cast<const arrow::Int32Array&>(tags).Value(i);
@@ -708,12 +710,12 @@ class DatumEncoder {
             return Status::Invalid("union tag {} out of range ({} branches)", k, n.children.size());
           }
           WriteLong(n.branches[static_cast<size_t>(k)], &out_);
-          Status child = Walk(n.children[static_cast<size_t>(k)], *sa.field(k + 1), i);
+          Status child = Walk(n.children[static_cast<size_t>(k)], boxed_.Field(sa, k + 1), i);
           if (!child.ok()) path_.Failed(n.children[static_cast<size_t>(k)].name);
           return child;
         }
         for (size_t k = 0; k < n.children.size(); ++k) {
-          Status child = Walk(n.children[k], *sa.field(static_cast<int>(k)), i);
+          Status child = Walk(n.children[k], boxed_.Field(sa, static_cast<int>(k)), i);
           if (!child.ok()) {
             path_.Failed(n.children[k].name);
             return child;
@@ -826,6 +828,7 @@ class DatumEncoder {
   }
 
   std::string& out_;
+  StructFields& boxed_;  // sa.field(k) without its per-call atomic load
   FieldPath path_;
 };
 
@@ -1018,7 +1021,7 @@ Status AvroValueSchema::Decode(std::string_view datum, bool framed, arrow::Struc
 }
 
 Status AvroValueSchema::Encode(const arrow::StructArray& value, int64_t row, std::optional<int32_t> schema_id,
-                               std::string* out) const {
+                               std::string* out, StructFields* fields) const {
   if (row < 0 || row >= value.length()) return Status::Invalid("Avro encode: row {} out of range", row);
   if (value.IsNull(row)) return Status::Invalid("Avro encode: the value struct is null in row {}", row);
   const size_t size_before = out->size();
@@ -1027,7 +1030,8 @@ Status AvroValueSchema::Encode(const arrow::StructArray& value, int64_t row, std
     const auto id = static_cast<uint32_t>(*schema_id);
     for (int shift = 24; shift >= 0; shift -= 8) out->push_back(static_cast<char>((id >> shift) & 0xff));
   }
-  DatumEncoder enc(out);
+  StructFields once;
+  DatumEncoder enc(out, fields ? fields : &once);
   Status st = enc.Walk(*root_, value, row);
   if (!st.ok()) {
     out->resize(size_before);
@@ -1046,9 +1050,9 @@ class AvroFramedCodec : public FramedValueCodec {
   Status DecodeFramed(std::string_view value, arrow::StructBuilder* builder) const override {
     return s_->Decode(value, /*framed=*/true, builder);
   }
-  Status EncodeFramed(const arrow::StructArray& values, int64_t row, int32_t schema_id,
-                      std::string* out) const override {
-    return s_->Encode(values, row, schema_id, out);
+  Status EncodeFramed(const arrow::StructArray& values, int64_t row, int32_t schema_id, std::string* out,
+                      StructFields* fields) const override {
+    return s_->Encode(values, row, schema_id, out, fields);
   }
 
  private:

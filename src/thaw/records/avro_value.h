@@ -119,7 +119,10 @@ class AvroValueSchema {
   // as Java's and fastavro's encoders write them; a datum another encoder
   // wrote differently does not come back byte for byte (the writer keeps its
   // raw bytes then). A null row is an error (it has no datum).
-  Status Encode(const arrow::StructArray& value, int64_t row, std::optional<int32_t> schema_id, std::string* out) const;
+  // `fields`: the caller's cache of `value`'s struct children across the
+  // rows of a batch (struct_fields.h; null: none).
+  Status Encode(const arrow::StructArray& value, int64_t row, std::optional<int32_t> schema_id, std::string* out,
+                StructFields* fields = nullptr) const;
 
   struct Node;
 

@@ -23,6 +23,9 @@ class StructBuilder;
 
 namespace thaw::records {
 
+class StructFields;  // struct_fields.h
+
+
 class FramedValueCodec {
  public:
   virtual ~FramedValueCodec() = default;
@@ -36,8 +39,10 @@ class FramedValueCodec {
   virtual Status DecodeFramed(std::string_view value, arrow::StructBuilder* builder) const = 0;
   // Appends row `row` of `values` framed with `schema_id` to *out; an error
   // when the row cannot be written with this schema (*out unchanged).
-  virtual Status EncodeFramed(const arrow::StructArray& values, int64_t row, int32_t schema_id,
-                              std::string* out) const = 0;
+  // `fields`: the caller's cache of `values`' struct children, kept across
+  // the rows of a batch (null: none).
+  virtual Status EncodeFramed(const arrow::StructArray& values, int64_t row, int32_t schema_id, std::string* out,
+                              StructFields* fields) const = 0;
 };
 
 // The table properties of a row table read through a registry that hold

@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "thaw/records/json_value.h"
+#include "thaw/records/struct_fields.h"
 #include "thaw/registry/wire.h"
 
 namespace thaw::records {
@@ -218,9 +219,9 @@ Status CheckRequired(const TypePtr& t, const std::string& where) {
 // the node's shape (a column the schema names is missing): the caller must
 // not present other bytes as the value.
 template <typename ListArray>
-Status WriteList(const Node& n, const ListArray& l, int64_t i, std::string* out);
+Status WriteList(const Node& n, const ListArray& l, int64_t i, std::string* out, StructFields& fields);
 
-Status Write(const Node& n, const arrow::Array& a, int64_t i, std::string* out) {
+Status Write(const Node& n, const arrow::Array& a, int64_t i, std::string* out, StructFields& fields) {
   if (a.IsNull(i)) {
     *out += "null";
     return Status::OK();
@@ -230,37 +231,39 @@ Status Write(const Node& n, const arrow::Array& a, int64_t i, std::string* out) 
     const auto& s = static_cast<const arrow::StructArray&>(a);
     *out += '{';
     bool first = true;
-    for (const Node& child : n.fields) {
-      std::shared_ptr<arrow::Array> col = s.GetFieldByName(child.name);  // offset as the struct's
-      if (!col) return Status::Invalid("the value struct has no field '{}' of the writer schema", child.name);
+    const auto& cols = fields.IndexesByName(&n, static_cast<const arrow::StructType&>(*s.type()), n.fields,
+                                            [](const Node& c) -> const std::string& { return c.name; });
+    for (size_t k = 0; k < n.fields.size(); ++k) {
+      const Node& child = n.fields[k];
+      if (cols[k] < 0) return Status::Invalid("the value struct has no field '{}' of the writer schema", child.name);
       if (!first) *out += ',';
       first = false;
       AppendJsonString(child.name, out);
       *out += ':';
-      RETURN_NOT_OK(Write(child, *col, i, out));
+      RETURN_NOT_OK(Write(child, fields.Field(s, cols[k]), i, out, fields));  // offset as the struct's
     }
     *out += '}';
     return Status::OK();
   }
   if (n.kind == TypeId::kList) {
     // pyiceberg and pyarrow write large lists.
-    if (a.type_id() == arrow::Type::LIST) return WriteList(n, static_cast<const arrow::ListArray&>(a), i, out);
+    if (a.type_id() == arrow::Type::LIST) return WriteList(n, static_cast<const arrow::ListArray&>(a), i, out, fields);
     if (a.type_id() == arrow::Type::LARGE_LIST) {
-      return WriteList(n, static_cast<const arrow::LargeListArray&>(a), i, out);
+      return WriteList(n, static_cast<const arrow::LargeListArray&>(a), i, out, fields);
     }
     return Status::Invalid("a list is stored as {}", a.type()->ToString());
   }
-  AppendJsonValue(a, i, out);
+  AppendJsonValue(a, i, out, &fields);
   return Status::OK();
 }
 
 template <typename ListArray>
-Status WriteList(const Node& n, const ListArray& l, int64_t i, std::string* out) {
+Status WriteList(const Node& n, const ListArray& l, int64_t i, std::string* out, StructFields& fields) {
   const auto& values = *l.values();
   *out += '[';
   for (int64_t k = l.value_offset(i); k < l.value_offset(i) + l.value_length(i); ++k) {
     if (k != l.value_offset(i)) *out += ',';
-    RETURN_NOT_OK(Write(n.element[0], values, k, out));
+    RETURN_NOT_OK(Write(n.element[0], values, k, out, fields));
   }
   *out += ']';
   return Status::OK();
@@ -344,9 +347,10 @@ Status JsonSchemaValue::DecodeFramed(std::string_view value, arrow::StructBuilde
 }
 
 Status JsonSchemaValue::EncodeFramed(const arrow::StructArray& values, int64_t row, int32_t schema_id,
-                                     std::string* out) const {
+                                     std::string* out, StructFields* fields) const {
   std::string body;
-  RETURN_NOT_OK(Write(root_, values, row, &body));
+  StructFields once;
+  RETURN_NOT_OK(Write(root_, values, row, &body, fields ? *fields : once));
   *out += registry::Frame(schema_id, {}, /*protobuf=*/false, body);
   return Status::OK();
 }

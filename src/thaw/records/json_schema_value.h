@@ -55,8 +55,8 @@ class JsonSchemaValue : public FramedValueCodec {
   const std::string& schema_text() const override { return text_; }
   const iceberg::TypePtr& iceberg_type() const { return type_; }
   Status DecodeFramed(std::string_view value, arrow::StructBuilder* builder) const override;
-  Status EncodeFramed(const arrow::StructArray& values, int64_t row, int32_t schema_id,
-                      std::string* out) const override;
+  Status EncodeFramed(const arrow::StructArray& values, int64_t row, int32_t schema_id, std::string* out,
+                      StructFields* fields) const override;
 
  private:
   std::string text_;

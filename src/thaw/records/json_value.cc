@@ -14,6 +14,7 @@
 
 #include "thaw/common/civil_time.h"
 #include "thaw/parquet/arrow_status.h"
+#include "thaw/records/struct_fields.h"
 
 namespace thaw::records {
 
@@ -153,7 +154,9 @@ void AppendJsonString(std::string_view s, std::string* out) {
   out->push_back('"');
 }
 
-void AppendJsonValue(const arrow::Array& a, int64_t i, std::string* out) {
+namespace {
+
+void AppendValue(const arrow::Array& a, int64_t i, std::string* out, StructFields& boxed) {
   if (a.IsNull(i)) {
     *out += "null";
     return;
@@ -212,7 +215,7 @@ void AppendJsonValue(const arrow::Array& a, int64_t i, std::string* out) {
       out->push_back('[');
       for (int64_t j = begin; j < end; ++j) {
         if (j > begin) out->push_back(',');
-        AppendJsonValue(*values, j, out);
+        AppendValue(*values, j, out, boxed);
       }
       out->push_back(']');
       break;
@@ -227,14 +230,14 @@ void AppendJsonValue(const arrow::Array& a, int64_t i, std::string* out) {
       for (int64_t j = begin; j < end; ++j) {
         if (j > begin) out->push_back(',');
         if (string_keys) {
-          AppendJsonValue(keys, j, out);
+          AppendValue(keys, j, out, boxed);
           out->push_back(':');
-          AppendJsonValue(items, j, out);
+          AppendValue(items, j, out, boxed);
         } else {
           *out += "{\"key\":";
-          AppendJsonValue(keys, j, out);
+          AppendValue(keys, j, out, boxed);
           *out += ",\"value\":";
-          AppendJsonValue(items, j, out);
+          AppendValue(items, j, out, boxed);
           out->push_back('}');
         }
       }
@@ -249,7 +252,7 @@ void AppendJsonValue(const arrow::Array& a, int64_t i, std::string* out) {
         if (f) out->push_back(',');
         AppendJsonString(ty.field(f)->name(), out);
         out->push_back(':');
-        AppendJsonValue(*s.field(f), i, out);
+        AppendValue(boxed.Field(s, f), i, out, boxed);
       }
       out->push_back('}');
       break;
@@ -260,7 +263,7 @@ void AppendJsonValue(const arrow::Array& a, int64_t i, std::string* out) {
       if (ty.extension_name() == "arrow.uuid" && ext.storage()->type_id() == T::FIXED_SIZE_BINARY) {
         AppendJsonString(FormatUuid(static_cast<const arrow::FixedSizeBinaryArray&>(*ext.storage()).GetView(i)), out);
       } else {
-        AppendJsonValue(*ext.storage(), i, out);
+        AppendValue(*ext.storage(), i, out, boxed);
       }
       break;
     }
@@ -269,6 +272,14 @@ void AppendJsonValue(const arrow::Array& a, int64_t i, std::string* out) {
       AppendJsonString(scalar.ok() ? (*scalar)->ToString() : std::string("?"), out);
     }
   }
+}
+
+}  // namespace
+
+void AppendJsonValue(const arrow::Array& a, int64_t i, std::string* out, StructFields* fields) {
+  if (fields) return AppendValue(a, i, out, *fields);
+  StructFields once;
+  AppendValue(a, i, out, once);
 }
 
 // ---------------------------------------------------------------------------

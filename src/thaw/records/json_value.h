@@ -18,10 +18,15 @@ class StructBuilder;
 
 namespace thaw::records {
 
+class StructFields;  // struct_fields.h
+
+
 // Row `row` of `array` as a JSON value (null as null; decimals, dates,
 // times, timestamps and uuids as strings; binary as base64; structs,
 // lists and maps as objects and arrays).
-void AppendJsonValue(const arrow::Array& array, int64_t row, std::string* out);
+// `fields`: the caller's cache of the array's struct children across rows
+// (struct_fields.h; null: none).
+void AppendJsonValue(const arrow::Array& array, int64_t row, std::string* out, StructFields* fields = nullptr);
 
 // Parses `text` as a JSON object and appends it as one row of `builder`,
 // whose type is `type` (a struct of boolean, long, double, string, struct

@@ -16,6 +16,7 @@
 #include <set>
 
 #include "thaw/parquet/arrow_type.h"
+#include "thaw/records/struct_fields.h"
 #include "thaw/registry/wire.h"
 
 namespace thaw::records {
@@ -392,11 +393,11 @@ Result<int64_t> Integer(const arrow::Array& a, int64_t i) {
   }
 }
 
-Status SetMessage(const Node& n, const arrow::StructArray& a, int64_t i, pb::Message* m);
+Status SetMessage(const Node& n, const arrow::StructArray& a, int64_t i, pb::Message* m, StructFields& boxed);
 
 // Sets (singular) or adds (repeated) one value of `v` in `m` from a[i].
 Status SetValue(const pb::FieldDescriptor* v, bool add, const Node* message, const arrow::Array& a, int64_t i,
-                pb::Message* m) {
+                StructFields& boxed, pb::Message* m) {
   const pb::Reflection* r = m->GetReflection();
   switch (v->cpp_type()) {
     case pb::FieldDescriptor::CPPTYPE_BOOL: {
@@ -464,20 +465,24 @@ Status SetValue(const pb::FieldDescriptor* v, bool add, const Node* message, con
         return Status::Invalid("column of type {} for a message", a.type()->ToString());
       }
       pb::Message* sm = add ? r->AddMessage(m, v) : r->MutableMessage(m, v);
-      return SetMessage(*message, static_cast<const arrow::StructArray&>(a), i, sm);
+      return SetMessage(*message, static_cast<const arrow::StructArray&>(a), i, sm, boxed);
     }
   }
   return Status::Internal("unhandled Protobuf type");
 }
 
-Status SetMessage(const Node& n, const arrow::StructArray& a, int64_t i, pb::Message* m) {
+Status SetMessage(const Node& n, const arrow::StructArray& a, int64_t i, pb::Message* m, StructFields& boxed) {
   const auto& st = static_cast<const arrow::StructType&>(*a.type());
   const pb::Reflection* r = m->GetReflection();
-  for (const auto& f : n.fields) {
+  const auto& cols = boxed.IndexesByName(&n, st, n.fields, [](const auto& f) -> const std::string& {
+    return f.fd->name();
+  });
+  for (size_t k = 0; k < n.fields.size(); ++k) {
+    const auto& f = n.fields[k];
     const pb::FieldDescriptor* fd = f.fd;
-    const int col = st.GetFieldIndex(fd->name());
+    const int col = cols[k];
     if (col < 0) continue;  // a field older files lack: absent
-    const arrow::Array& c = *a.field(col);
+    const arrow::Array& c = boxed.Field(a, col);
     if (c.IsNull(i)) continue;
     if (fd->is_map()) {
       if (c.type_id() != arrow::Type::MAP) return Status::Invalid("column '{}' is not a map", fd->name());
@@ -486,8 +491,8 @@ Status SetMessage(const Node& n, const arrow::StructArray& a, int64_t i, pb::Mes
       const pb::FieldDescriptor* v = fd->message_type()->map_value();
       for (int64_t j = ma.value_offset(i); j < ma.value_offset(i + 1); ++j) {
         pb::Message* entry = r->AddMessage(m, fd);
-        RETURN_NOT_OK(SetValue(k, false, nullptr, *ma.keys(), j, entry));
-        if (!ma.items()->IsNull(j)) RETURN_NOT_OK(SetValue(v, false, f.message.get(), *ma.items(), j, entry));
+        RETURN_NOT_OK(SetValue(k, false, nullptr, *ma.keys(), j, boxed, entry));
+        if (!ma.items()->IsNull(j)) RETURN_NOT_OK(SetValue(v, false, f.message.get(), *ma.items(), j, boxed, entry));
       }
     } else if (fd->is_repeated()) {
       int64_t begin = 0, end = 0;
@@ -503,10 +508,10 @@ Status SetMessage(const Node& n, const arrow::StructArray& a, int64_t i, pb::Mes
       }
       for (int64_t j = begin; j < end; ++j) {
         if (items->IsNull(j)) return Status::Invalid("column '{}': a null element", fd->name());
-        RETURN_NOT_OK(SetValue(fd, true, f.message.get(), *items, j, m));
+        RETURN_NOT_OK(SetValue(fd, true, f.message.get(), *items, j, boxed, m));
       }
     } else {
-      RETURN_NOT_OK(SetValue(fd, false, f.message.get(), c, i, m));
+      RETURN_NOT_OK(SetValue(fd, false, f.message.get(), c, i, boxed, m));
     }
   }
   return Status::OK();
@@ -655,12 +660,13 @@ Status ProtobufValueSchema::DecodeFramed(std::string_view value, arrow::StructBu
 }
 
 Status ProtobufValueSchema::EncodeFramed(const arrow::StructArray& values, int64_t row, int32_t schema_id,
-                                         std::string* out) const {
+                                         std::string* out, StructFields* fields) const {
   if (row < 0 || row >= values.length() || values.IsNull(row)) {
     return Status::Invalid("Protobuf encode: no value struct in row {}", row);
   }
   std::unique_ptr<pb::Message> m(impl_->prototype->New());
-  RETURN_NOT_OK(SetMessage(*impl_->root, values, row, m.get()).WithContext("Protobuf encode"));
+  StructFields once;
+  RETURN_NOT_OK(SetMessage(*impl_->root, values, row, m.get(), fields ? *fields : once).WithContext("Protobuf encode"));
   std::string body;
   {
     pb::io::StringOutputStream stream(&body);

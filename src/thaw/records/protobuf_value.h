@@ -73,8 +73,8 @@ class ProtobufValueSchema : public FramedValueCodec {
   // Framed: magic byte, id, message indexes, body. A value whose indexes
   // name another message is Corrupt.
   Status DecodeFramed(std::string_view value, arrow::StructBuilder* builder) const override;
-  Status EncodeFramed(const arrow::StructArray& values, int64_t row, int32_t schema_id,
-                      std::string* out) const override;
+  Status EncodeFramed(const arrow::StructArray& values, int64_t row, int32_t schema_id, std::string* out,
+                      StructFields* fields) const override;
 
   struct Impl;
 

@@ -27,6 +27,7 @@
 #include "thaw/records/read_plan.h"
 #include "thaw/records/record_merge.h"
 #include "thaw/records/spill.h"
+#include "thaw/records/struct_fields.h"
 #include "thaw/registry/wire.h"
 #include "thaw/storage/object_store.h"
 
@@ -536,6 +537,7 @@ Status RecordReader::Impl::DecodeBatch(const std::shared_ptr<arrow::RecordBatch>
   auto del_it = std::lower_bound(t.deleted_positions.begin(), t.deleted_positions.end(), first_pos);
   const int64_t n = batch->num_rows();
   size_t kept_before = buf.size();
+  StructFields value_fields;  // the decoded value column's struct children, across this batch's rows
   for (int64_t i = 0; i < n; ++i) {
     const int64_t pos = first_pos + i;
     while (del_it != t.deleted_positions.end() && *del_it < pos) ++del_it;
@@ -606,9 +608,9 @@ Status RecordReader::Impl::DecodeBatch(const std::shared_ptr<arrow::RecordBatch>
                                  "thaw.row.json-schema.{})",
                                  path, pos, schema_id, schema_id, schema_id, schema_id);
         }
-        st = it->second->EncodeFramed(values, i, schema_id, &datum);
+        st = it->second->EncodeFramed(values, i, schema_id, &datum, &value_fields);
       } else {
-        st = layout.value_avro->Encode(values, i, layout.value_avro_schema_id, &datum);
+        st = layout.value_avro->Encode(values, i, layout.value_avro_schema_id, &datum, &value_fields);
       }
       if (!st.ok()) return Status::Corrupt("data file {}: row {}: {}", path, pos, st.message());
       r.value = own(std::move(datum));

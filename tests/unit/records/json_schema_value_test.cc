@@ -12,6 +12,7 @@
 
 #include "thaw/parquet/arrow_type.h"
 #include "thaw/registry/wire.h"
+#include "thaw/records/struct_fields.h"
 
 namespace thaw::records {
 namespace {
@@ -115,10 +116,11 @@ TEST(JsonSchemaValue, CompactValuesComeBackByteForByte) {
   auto arr = Decode(**s, values);
   ASSERT_EQ(arr->length(), 2);
   std::string out;
-  ASSERT_TRUE((*s)->EncodeFramed(*arr, 0, 7, &out).ok());
+  StructFields fields;  // one per column, across its rows (as the record reader keeps it)
+  ASSERT_TRUE((*s)->EncodeFramed(*arr, 0, 7, &out, &fields).ok());
   EXPECT_EQ(out, values[0]);
   out.clear();
-  ASSERT_TRUE((*s)->EncodeFramed(*arr, 1, 7, &out).ok());
+  ASSERT_TRUE((*s)->EncodeFramed(*arr, 1, 7, &out, &fields).ok());
   // The same value; JSON's escapes are not kept (the archive keeps such bytes in value_raw).
   EXPECT_EQ(out, Framed(7, "{\"id\":2,\"customer\":null,\"total\":0.0,\"paid\":false,\"items\":[],\"note\":\"caf\xC3\xA9\"}"));
 }
@@ -142,16 +144,16 @@ TEST(JsonSchemaValue, LargeListsAsPyarrowWritesThemEncodeAlike) {
   auto arr = arrow::StructArray::Make({id_arr, *large}, std::vector<std::string>{"id", "tags"});
   ASSERT_TRUE(arr.ok());
   std::string out;
-  ASSERT_TRUE((*s)->EncodeFramed(**arr, 0, 2, &out).ok());
+  ASSERT_TRUE((*s)->EncodeFramed(**arr, 0, 2, &out, nullptr).ok());
   EXPECT_EQ(out, Framed(2, R"({"id":7,"tags":["a","b"]})"));
   out.clear();
-  ASSERT_TRUE((*s)->EncodeFramed(**arr, 1, 2, &out).ok());
+  ASSERT_TRUE((*s)->EncodeFramed(**arr, 1, 2, &out, nullptr).ok());
   EXPECT_EQ(out, Framed(2, R"({"id":8,"tags":["c"]})"));
   // A struct without a field the writer schema names is not encoded as something else.
   auto only_id = arrow::StructArray::Make({id_arr}, std::vector<std::string>{"id"});
   ASSERT_TRUE(only_id.ok());
   out.clear();
-  EXPECT_FALSE((*s)->EncodeFramed(**only_id, 0, 2, &out).ok());
+  EXPECT_FALSE((*s)->EncodeFramed(**only_id, 0, 2, &out, nullptr).ok());
 }
 
 TEST(JsonSchemaValue, SpacedOrReorderedValuesDecodeButDoNotComeBackAlike) {
@@ -160,7 +162,7 @@ TEST(JsonSchemaValue, SpacedOrReorderedValuesDecodeButDoNotComeBackAlike) {
   const std::string spaced = Framed(1, R"({"total": 3.0, "id": 9, "paid": true})");  // Python's json.dumps
   auto arr = Decode(**s, {spaced});
   std::string out;
-  ASSERT_TRUE((*s)->EncodeFramed(*arr, 0, 1, &out).ok());
+  ASSERT_TRUE((*s)->EncodeFramed(*arr, 0, 1, &out, nullptr).ok());
   EXPECT_EQ(out, Framed(1, R"({"id":9,"customer":null,"total":3.0,"paid":true,"items":null,"note":null})"));
   EXPECT_NE(out, spaced);
 }
@@ -209,7 +211,7 @@ TEST(JsonSchemaValue, ResolveAndEvolve) {
   const std::string value = Framed(3, R"({"id":1,"customer":"a","total":1.0,"paid":true,"items":null,"note":null})");
   auto arr = Decode(**r1, {value});
   std::string out;
-  ASSERT_TRUE((*r1)->EncodeFramed(*arr, 0, 3, &out).ok());
+  ASSERT_TRUE((*r1)->EncodeFramed(*arr, 0, 3, &out, nullptr).ok());
   EXPECT_EQ(out, value);
   // A type change is refused, naming the field.
   const std::string v3 = Replaced(kOrder, R"("total": {"type": "number"})", R"("total": {"type": "string"})");

@@ -5,6 +5,7 @@
 // a uint64 above 2^63-1, a malformed body), schema evolution by name, and
 // the refusals naming the field.
 #include "thaw/records/protobuf_value.h"
+#include "thaw/records/struct_fields.h"
 
 #include <arrow/api.h>
 #include <arrow/json/from_string.h>
@@ -81,10 +82,11 @@ TEST(ProtobufValue, MapsDecodesAndEncodesBack) {
       {"id": 150, "kind": "PAID", "lines": [{"sku": "x", "qty": 2}], "note": ""},
       {"id": 0, "kind": "NEW", "lines": [], "note": null}])").ValueOrDie()->ToString());
   std::string out;
-  ASSERT_TRUE((*s)->EncodeFramed(*a, 0, 7, &out).ok());
+  StructFields fields;  // one per column, across its rows (as the record reader keeps it)
+  ASSERT_TRUE((*s)->EncodeFramed(*a, 0, 7, &out, &fields).ok());
   EXPECT_EQ(Hex(out), Hex(full));
   out.clear();
-  ASSERT_TRUE((*s)->EncodeFramed(*a, 1, 7, &out).ok());
+  ASSERT_TRUE((*s)->EncodeFramed(*a, 1, 7, &out, &fields).ok());
   EXPECT_EQ(Hex(out), Hex(empty));
 }
 
@@ -140,8 +142,8 @@ TEST(ProtobufValue, EvolvesByNameAndOlderSchemasStillEncode) {
   ASSERT_TRUE(sb->Finish(&out).ok());
   const auto& a = static_cast<const arrow::StructArray&>(*out);
   std::string e1, e2;
-  ASSERT_TRUE((*r1)->EncodeFramed(a, 0, 7, &e1).ok());
-  ASSERT_TRUE((*r2)->EncodeFramed(a, 1, 7, &e2).ok());
+  ASSERT_TRUE((*r1)->EncodeFramed(a, 0, 7, &e1, nullptr).ok());
+  ASSERT_TRUE((*r2)->EncodeFramed(a, 1, 7, &e2, nullptr).ok());
   EXPECT_EQ(Hex(e1), Hex(old_value));
   EXPECT_EQ(Hex(e2), Hex(new_value));
 }
