@@ -3,7 +3,8 @@ whose values are decoded columns (Aiven's layout without value_raw) served
 as a topic whose values are Avro framed with a registry id; a
 confluent-kafka Consumer with the AvroDeserializer reads every record as the
 row holds it, at the row's offset. Per topic, `:value_format=json` keeps the
-JSON text.
+JSON text, and `:value_format=json-schema` frames it with a derived JSON
+Schema's id, which confluent-kafka's JSONDeserializer validates.
 """
 
 from __future__ import annotations
@@ -56,3 +57,38 @@ def test_serve_values_as_avro(thaw_serve, schema_registry, aiven_decoded):  # no
         assert [by_offset[i] for i in range(len(values))] == values
         plain = _consume(bootstrap, f"{name}_json", len(values))
         assert sorted(json.loads(m.value())["order_id"] for m in plain) == [v["order_id"] for v in values]
+
+
+def test_serve_values_framed_with_a_json_schema(thaw_serve, schema_registry, aiven_decoded):  # noqa: F811
+    """Per topic, `:value_format=json-schema`: the rows stay the JSON Thaw writes, framed with the id of a JSON
+    Schema derived from the columns and registered under TOPIC-value; confluent-kafka's JSONDeserializer (which
+    validates each value against the schema of its id) reads every record as the row holds it, at its offset,
+    while the server's default stays Avro for another topic of the same table."""
+    from confluent_kafka.schema_registry.avro import AvroDeserializer
+    from confluent_kafka.schema_registry.json_schema import JSONDeserializer
+    from confluent_kafka.serialization import MessageField, SerializationContext
+    import archive_topics
+    uri, table, values = aiven_decoded
+    name = archive_topics.topic_name("servedjsonschema")
+    topics = [Topic(f"{name}_avro", table, "aiven")]
+    extra = ["--value-format", "avro", "--schema-registry", schema_registry.url,
+             "--topic", f"{name}={table}:value_format=json-schema"]
+    client = schema_registry.client()
+    with thaw_serve(uri, topics, topic_args=True, extra=extra) as (bootstrap, _proc):
+        got = _consume(bootstrap, name, len(values))
+        assert len(got) == len(values)
+        latest = client.get_latest_version(f"{name}-value")
+        assert latest.schema.schema_type == "JSON"
+        assert list(json.loads(latest.schema.schema_str)["properties"]) == ["order_id", "status", "lines"]
+        des = JSONDeserializer(None, schema_registry_client=client)
+        by_offset = {}
+        for m in got:
+            assert m.value()[0] == 0 and int.from_bytes(m.value()[1:5], "big") == latest.schema_id
+            by_offset[m.offset()] = des(m.value(), SerializationContext(name, MessageField.VALUE))
+        assert [by_offset[i] for i in range(len(values))] == values
+        # The other topic of the same table keeps the server's default, Avro.
+        avro = _consume(bootstrap, f"{name}_avro", len(values))
+        avro_des = AvroDeserializer(client)
+        assert sorted((avro_des(m.value(), SerializationContext(f"{name}_avro", MessageField.VALUE))
+                       for m in avro), key=lambda v: v["order_id"]) == values
+        assert client.get_latest_version(f"{name}_avro-value").schema.schema_type == "AVRO"
