@@ -2,8 +2,8 @@
 whose values are decoded columns (Aiven's layout without value_raw) served
 as a topic whose values are Avro framed with a registry id; a
 confluent-kafka Consumer with the AvroDeserializer reads every record as the
-row holds it, at the row's offset. Per topic, `:value_format=json` keeps the
-JSON text, and `:value_format=json-schema` frames it with a derived JSON
+row holds it, at the row's offset. Per topic, `:value-format=json` keeps the
+JSON text, and `:value-format=json-schema` frames it with a derived JSON
 Schema's id, which confluent-kafka's JSONDeserializer validates.
 """
 
@@ -44,7 +44,7 @@ def test_serve_values_as_avro(thaw_serve, schema_registry, aiven_decoded):  # no
     name = archive_topics.topic_name("servedorders")
     topics = [Topic(name, table, "aiven")]
     extra = ["--value-format", "avro", "--schema-registry", schema_registry.url,
-             "--topic", f"{name}_json={table}:value_format=json"]
+             "--topic", f"{name}_json={table}:value-format=json"]
     with thaw_serve(uri, topics, topic_args=True, extra=extra) as (bootstrap, _proc):
         got = _consume(bootstrap, name, len(values))
         assert len(got) == len(values)
@@ -60,7 +60,7 @@ def test_serve_values_as_avro(thaw_serve, schema_registry, aiven_decoded):  # no
 
 
 def test_serve_values_framed_with_a_json_schema(thaw_serve, schema_registry, aiven_decoded):  # noqa: F811
-    """Per topic, `:value_format=json-schema`: the rows stay the JSON Thaw writes, framed with the id of a JSON
+    """Per topic, `:value-format=json-schema`: the rows stay the JSON Thaw writes, framed with the id of a JSON
     Schema derived from the columns and registered under TOPIC-value; confluent-kafka's JSONDeserializer (which
     validates each value against the schema of its id) reads every record as the row holds it, at its offset,
     while the server's default stays Avro for another topic of the same table."""
@@ -72,7 +72,7 @@ def test_serve_values_framed_with_a_json_schema(thaw_serve, schema_registry, aiv
     name = archive_topics.topic_name("servedjsonschema")
     topics = [Topic(f"{name}_avro", table, "aiven")]
     extra = ["--value-format", "avro", "--schema-registry", schema_registry.url,
-             "--topic", f"{name}={table}:value_format=json-schema"]
+             "--topic", f"{name}={table}:value-format=json-schema"]
     client = schema_registry.client()
     with thaw_serve(uri, topics, topic_args=True, extra=extra) as (bootstrap, _proc):
         got = _consume(bootstrap, name, len(values))
