@@ -73,7 +73,7 @@ Result<std::unique_ptr<SegmentCursor>> StreamedSegments::TakeCursor(const Stream
       idle_.pop_back();
     }
     const int64_t total = options_.read.memory_budget;
-    budget = std::max((total - budget_used_) / 2, std::max<int64_t>(total / 32, int64_t{8} << 20));
+    budget = std::max((total - budget_used_) / 2, std::max<int64_t>(total / 128, int64_t{4} << 20));
     budget_used_ += budget;
     ++stats_.cursors_opened;
   }

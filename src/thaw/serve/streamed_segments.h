@@ -17,9 +17,11 @@
 // cut is forgotten. A cut whose segment was evicted is read again to the
 // same hi. A new cut stops where the next known cut starts.
 //
-// Cursors: at most max_cursors, least recently used closed first. Each gets
-// a share of memory_budget when it opens (half of what the others leave,
-// at least 1/32 of it), so all together stay within about 1.5x the budget.
+// Cursors: at most max_cursors (64: one per partition of a consumer reading
+// many partitions at once, when the cache has no room for their segments),
+// least recently used closed first. Each gets a share of memory_budget when
+// it opens (half of what the others leave, at least 1/128 of it and 4 MiB),
+// so all together stay within the budget + max(budget / 2, 256 MiB).
 // Two consumers asking for the same new cut wait for one read.
 #pragma once
 
@@ -58,7 +60,7 @@ class StreamedSegments {
  public:
   struct Options {
     SegmentReadOptions read;  // batch cut, compression, spill dir; read.memory_budget = all cursors together
-    size_t max_cursors = 16;
+    size_t max_cursors = 64;
     int64_t segment_bytes = int64_t{4} << 20;
   };
   struct Stats {
