@@ -321,3 +321,129 @@ def test_json_schema_framing_of_decoded_rows(kafka, thaw, schema_registry, aiven
     # Without a registry the format is refused before anything is produced.
     p = _replay(thaw, uri, table, kafka, archive_topics.topic_name("regjsonnoreg"), "--value-format", "json-schema")
     assert p.returncode == 2 and b"give --schema-registry URL" in p.stderr, p.stderr.decode(errors="replace")
+
+
+def aiven_proto_class(package: str, name: str, preceding: tuple = ()):
+    """The message class (built at run time, no protoc) of the .proto Thaw derives from aiven_decoded's value
+    struct: every scalar `optional`, the nested struct a message, fields numbered in column order. `preceding`:
+    names of other top-level messages declared before it (each with one int64 field), as a user's file may."""
+    from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
+    F = descriptor_pb2.FieldDescriptorProto
+    fdp = descriptor_pb2.FileDescriptorProto(name=f"{package}_{name}.proto", package=package, syntax="proto3")
+    for other in preceding:
+        fdp.message_type.add(name=other).field.add(name="x", number=1, type=F.TYPE_INT64, label=F.LABEL_OPTIONAL)
+    m = fdp.message_type.add(name=name)
+
+    def optional(msg, field, number, kind):
+        msg.oneof_decl.add(name=f"_{field}")
+        msg.field.add(name=field, number=number, type=kind, label=F.LABEL_OPTIONAL,
+                      oneof_index=len(msg.oneof_decl) - 1, proto3_optional=True)
+    lines = m.nested_type.add(name="Lines")
+    optional(lines, "count", 1, F.TYPE_INT32)
+    optional(lines, "sku", 2, F.TYPE_STRING)
+    optional(m, "order_id", 1, F.TYPE_INT64)
+    optional(m, "status", 2, F.TYPE_STRING)
+    m.field.add(name="lines", number=3, type=F.TYPE_MESSAGE, label=F.LABEL_OPTIONAL,
+                type_name=f".{package}.{name}.Lines")
+    pool = descriptor_pool.DescriptorPool()
+    pool.Add(fdp)
+    return message_factory.GetMessageClass(pool.FindMessageTypeByName(f"{package}.{name}"))
+
+
+def aiven_proto_row(m) -> dict:
+    """A decoded message as aiven_decoded's row: absent fields are the null columns."""
+    def opt(msg, f):
+        return getattr(msg, f) if msg.HasField(f) else None
+    lines = None
+    if m.HasField("lines"):
+        lines = {"count": opt(m.lines, "count"), "sku": opt(m.lines, "sku")}
+    return {"order_id": opt(m, "order_id"), "status": opt(m, "status"), "lines": lines}
+
+
+def test_protobuf_framing_of_decoded_rows(kafka, thaw, schema_registry, aiven_decoded):
+    """--value-format protobuf: the value struct encoded as a Protobuf message of a .proto derived from the columns,
+    registered under TOPIC-value (schema type PROTOBUF), framed with its id and message index; confluent-kafka's
+    ProtobufDeserializer reads every record as the row holds it (a null column is an absent field). A second replay
+    finds that schema: nothing new is registered."""
+    from confluent_kafka.schema_registry.protobuf import ProtobufDeserializer
+    from confluent_kafka.serialization import MessageField, SerializationContext
+    uri, table, values = aiven_decoded
+    topic = archive_topics.topic_name("regprotoframe")
+    p = _replay(thaw, uri, table, kafka, topic, "--value-format", "protobuf", "--schema-registry",
+                schema_registry.url)
+    assert p.returncode == 0, p.stderr.decode(errors="replace")[-3000:]
+    client = schema_registry.client()
+    latest = client.get_latest_version(f"{topic}-value")
+    assert latest.schema.schema_type == "PROTOBUF"
+    message = topic.replace("-", "_").replace(".", "_")
+    assert f"message {message} {{" in latest.schema.schema_str, latest.schema.schema_str
+    got = kafka.consume_all(topic)
+    assert len(got) == len(values)
+    des = ProtobufDeserializer(aiven_proto_class("thaw", message), {"use.deprecated.format": False})
+    decoded = []
+    for g in got:
+        assert _schema_id(g["value"]) == latest.schema_id
+        assert g["value"][5] == 0, "message index [0], written as the single byte 0"
+        decoded.append(aiven_proto_row(des(g["value"], SerializationContext(topic, MessageField.VALUE))))
+    assert sorted(decoded, key=lambda d: d["order_id"]) == values
+    p = thaw("replay", "--catalog", uri, "--table", table, "--brokers", kafka.bootstrap, "--topic", topic,
+             "--value-format", "protobuf", "--schema-registry", schema_registry.url, "--force", timeout=120)
+    assert p.returncode == 0, p.stderr.decode(errors="replace")[-3000:]
+    assert client.get_versions(f"{topic}-value") == [latest.version], "nothing new registered"
+
+
+def test_protobuf_a_matching_message_of_the_latest_schema_is_used(kafka, thaw, schema_registry, aiven_decoded):
+    """The subject's latest .proto (the user's own package, another message declared first) has a message whose
+    fields are exactly the columns: Thaw encodes with that message, frames with its index [1] and the schema's id,
+    and registers nothing. With use.latest.version and a schema the columns do not fit, the replay is refused
+    before anything is produced, naming the field."""
+    from confluent_kafka.schema_registry import Schema
+    from confluent_kafka.schema_registry.protobuf import ProtobufDeserializer
+    from confluent_kafka.serialization import MessageField, SerializationContext
+    uri, table, values = aiven_decoded
+    topic = archive_topics.topic_name("regprotomine")
+    client = schema_registry.client()
+    mine = """syntax = "proto3";
+package shop.orders;
+
+message Refund {
+  optional int64 x = 1;
+}
+message Order {
+  message Lines {
+    optional int32 count = 1;
+    optional string sku = 2;
+  }
+  optional int64 order_id = 1;
+  optional string status = 2;
+  Lines lines = 3;
+}
+"""
+    sid = client.register_schema(f"{topic}-value", Schema(mine, "PROTOBUF"))
+    p = _replay(thaw, uri, table, kafka, topic, "--value-format", "protobuf", "--schema-registry",
+                schema_registry.url)
+    err = p.stderr.decode(errors="replace")
+    assert p.returncode == 0, err[-3000:]
+    assert "values encoded as message shop.orders.Order of the latest schema" in err, err[-3000:]
+    assert len(client.get_versions(f"{topic}-value")) == 1
+    des = ProtobufDeserializer(aiven_proto_class("shop.orders", "Order", ("Refund",)),
+                               {"use.deprecated.format": False})
+    got = kafka.consume_all(topic)
+    assert len(got) == len(values)
+    decoded = []
+    for g in got:
+        assert _schema_id(g["value"]) == sid
+        assert g["value"][5:7] == b"\x02\x02", "message indexes [1]: count 1, then index 1 (zigzag varints)"
+        decoded.append(aiven_proto_row(des(g["value"], SerializationContext(topic, MessageField.VALUE))))
+    assert sorted(decoded, key=lambda d: d["order_id"]) == values
+
+    other = archive_topics.topic_name("regprotolatest")
+    client.register_schema(f"{other}-value", Schema(
+        'syntax = "proto3";\npackage shop;\n\nmessage Order {\n  optional int64 order_id = 1;\n'
+        '  optional double status = 2;\n}\n', "PROTOBUF"))
+    p = _replay(thaw, uri, table, kafka, other, "--value-format", "protobuf", "--schema-registry",
+                schema_registry.url, "--schema-registry-property", "use.latest.version=true")
+    err = p.stderr.decode(errors="replace")
+    assert p.returncode == 2, err[-3000:]
+    assert "field 'status' is string in the table but double in the writer schema" in err, err[-3000:]
+    assert other not in kafka.admin().list_topics(timeout=30).topics, "refused before the topic was made"

@@ -44,7 +44,8 @@ Result<std::shared_ptr<registry::SchemaRegistry>> OpenRegistry(const RegistryArg
   } else if (props.size() != before) {
     return Status::Invalid(
         "--schema-registry-property: auto.register.schemas, use.latest.version, normalize.schemas and "
-        "value.subject.name.strategy are serializer settings, for replay and serve --value-format avro");
+        "value.subject.name.strategy are serializer settings, for replay and serve --value-format avro, protobuf or "
+        "json-schema");
   }
   ASSIGN_OR_RAISE(auto options, registry::RegistryOptions::FromProperties(props, "--schema-registry-property"));
   ASSIGN_OR_RAISE(auto client, registry::SchemaRegistry::Make(std::move(options)));
@@ -55,9 +56,10 @@ Result<std::shared_ptr<records::ValueAvroChooser>> MakeValueAvroChooser(
     const std::string& format, const std::shared_ptr<registry::SchemaRegistry>& client,
     const registry::SerializerSettings& settings, const std::string& topic) {
   if (format.empty() || format == "json") return std::shared_ptr<records::ValueAvroChooser>();
-  if (format != "avro" && format != "json-schema") {
+  if (format != "avro" && format != "json-schema" && format != "protobuf") {
     return Status::Invalid(
-        "--value-format '{}': use json (decoded value columns as JSON, the default), avro or json-schema", format);
+        "--value-format '{}': use json (decoded value columns as JSON, the default), avro, protobuf or json-schema",
+        format);
   }
   if (!client) {
     return Status::Invalid("--value-format {} frames values with schema registry ids: give --schema-registry URL",
@@ -66,6 +68,10 @@ Result<std::shared_ptr<records::ValueAvroChooser>> MakeValueAvroChooser(
   if (format == "json-schema") {
     return std::shared_ptr<records::ValueAvroChooser>(
         std::make_shared<registry::JsonSchemaValueChooser>(client, settings, topic));
+  }
+  if (format == "protobuf") {
+    return std::shared_ptr<records::ValueAvroChooser>(
+        std::make_shared<registry::ProtobufValueChooser>(client, settings, topic));
   }
   return std::shared_ptr<records::ValueAvroChooser>(
       std::make_shared<registry::AvroValueChooser>(client, settings, topic));
@@ -79,7 +85,7 @@ Result<std::shared_ptr<records::ValueAvroChooser>> ValueAvroChooserFor(const std
   settings.dry_run = dry_run;
   if ((format.empty() || format == "json") && client) {
     return Status::Invalid(
-        "--schema-registry is for --value-format avro or json-schema (values encoded through the registry)");
+        "--schema-registry is for --value-format avro, protobuf or json-schema (values encoded through the registry)");
   }
   return MakeValueAvroChooser(format, client, settings, topic);
 }

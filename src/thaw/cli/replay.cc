@@ -56,7 +56,7 @@ struct ReplayArgs {
   std::string poll_interval = "2s";
   double rate = 0;
   int64_t checkpoint_every = 50000;
-  std::string value_format;  // empty/json: decoded value columns as JSON; avro, json-schema: through the registry
+  std::string value_format;  // empty/json: decoded value columns as JSON; avro, protobuf, json-schema: through the registry
   RegistryArgs registry;
 };
 
@@ -523,8 +523,9 @@ void RegisterReplay(CLI::App* app, int* exit_code) {
   cmd->add_flag("--force", a->force,
                 "Replay even where the target topic's retention would delete, or LogAppendTime rewrite, what is sent");
   cmd->add_option("--value-format", a->value_format,
-                  "Decoded value columns (row tables of other writers, --layout thaw-row) as json (default), avro or "
-                  "json-schema: framed with a schema registry id (--schema-registry; docs/schema-registry.md)")
+                  "Decoded value columns (row tables of other writers, --layout thaw-row) as json (default), avro, "
+                  "protobuf or json-schema: framed with a schema registry id (--schema-registry; "
+                  "docs/schema-registry.md)")
       ->type_name("FORMAT");
   AddRegistryOptions(cmd, &a->registry);
   cmd->add_option("--timestamps", a->timestamps,

@@ -57,7 +57,7 @@ struct ServeArgs {
   LogArgs log;
   std::string initial_rebalance_delay = "3s";
   int threads = 4;
-  std::string value_format;  // default of every topic: json (empty), avro or json-schema
+  std::string value_format;  // default of every topic: json (empty), avro, protobuf or json-schema
   RegistryArgs registry;
   // Resolved once from `registry` before the topics are parsed.
   std::shared_ptr<registry::SchemaRegistry> registry_client;
@@ -325,7 +325,7 @@ void RegisterServe(CLI::App* app, int* exit_code) {
   args->catalog.Register(cmd);
   cmd->add_option("--topic", args->topics,
                   "Serve a table as a topic: NAME=NAMESPACE.TABLE[:layout=L][:compression=C][:column=FIELD=COL]"
-                  "[:source-topic=T][:prefer=upstream|table][:cold-suffix=S][:value-format=json|avro|json-schema]; repeatable (in --config: [[topic]] tables with name, table, layout, "
+                  "[:source-topic=T][:prefer=upstream|table][:cold-suffix=S][:value-format=json|avro|protobuf|json-schema]; repeatable (in --config: [[topic]] tables with name, table, layout, "
                   "compression, column, source-topic, ...). source-topic picks one topic of a table that holds several")
       ->type_name("NAME=NS.TABLE");
   cmd->add_option("--table-prefix", args->table_prefix,
@@ -333,8 +333,9 @@ void RegisterServe(CLI::App* app, int* exit_code) {
   cmd->add_option("--layout", args->layout, "Default layout of every topic (auto, thaw, redpanda, ...; see inspect)");
   cmd->add_option("--column", args->columns, "Default column override FIELD=COLUMN of every topic; repeatable");
   cmd->add_option("--value-format", args->value_format,
-                  "Default of every topic (per topic :value-format=F): decoded value columns as json (default), avro "
-                  "or json-schema, framed with a schema registry id (--schema-registry; docs/schema-registry.md)")
+                  "Default of every topic (per topic :value-format=F): decoded value columns as json (default), avro, "
+                  "protobuf or json-schema, framed with a schema registry id (--schema-registry; "
+                  "docs/schema-registry.md)")
       ->type_name("FORMAT");
   AddRegistryOptions(cmd, &args->registry);
   cmd->add_option("--compression", args->compression,

@@ -346,6 +346,21 @@ static Status BindValueJsonSchema(const Schema& schema, ValueAvroChooser& choose
   return Status::OK();
 }
 
+// The value struct re-encoded as Protobuf (--value-format protobuf): the
+// chosen message resolved against it by field name.
+static Status BindValueProtobuf(const Schema& schema, ValueAvroChooser& chooser, Layout* l) {
+  ASSIGN_OR_RAISE(iceberg::TypePtr value, ValueStructOf(schema, *l, &l->value_avro_wrap));
+  ASSIGN_OR_RAISE(auto choice, chooser.Choose(value));
+  auto codec = ResolveFramed("protobuf", choice.schema_json, choice.message_name, value);
+  if (!codec.ok()) {
+    return codec.status().WithContext(fmt::format(
+        "the value columns of layout '{}' cannot be encoded as message {}", l->name, choice.message_name));
+  }
+  l->value_framed = std::move(*codec);
+  l->value_framed_id = choice.schema_id;
+  return Status::OK();
+}
+
 Result<Layout> ResolveLayout(const iceberg::TableMetadata& md, const Schema& schema, const LayoutOptions& options) {
   std::string name = options.forced ? *options.forced : DetectName(md, schema);
   ASSIGN_OR_RAISE(Layout l, Build(name, schema));
@@ -397,6 +412,8 @@ Result<Layout> ResolveLayout(const iceberg::TableMetadata& md, const Schema& sch
   if (options.value_avro && !l.value_json.empty() && !l.value_avro && !l.value_schema_id) {
     if (options.value_avro->format() == "json-schema") {
       RETURN_NOT_OK(BindValueJsonSchema(schema, *options.value_avro, &l));
+    } else if (options.value_avro->format() == "protobuf") {
+      RETURN_NOT_OK(BindValueProtobuf(schema, *options.value_avro, &l));
     } else {
       RETURN_NOT_OK(BindValueAvro(schema, *options.value_avro, &l));
     }

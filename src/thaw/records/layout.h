@@ -64,6 +64,11 @@ struct Layout {
   bool value_avro_wrap = false;
   // --value-format json-schema: the JSON rows framed with this registry id.
   std::optional<int32_t> value_json_frame_id;
+  // --value-format protobuf: the value struct (value_avro_wrap as for Avro)
+  // encoded and framed with this codec and id (none: a dry run that would
+  // register the schema; framed with id 0 then, nothing is produced).
+  std::shared_ptr<const FramedValueCodec> value_framed;
+  std::optional<int32_t> value_framed_id;
   std::optional<ColumnPath> headers;
   std::optional<ColumnPath> topic;  // the source topic per row (Kafka Connect sink); absent: none stored
   HeaderShape header_shape = HeaderShape::kListOfStructs;
@@ -104,12 +109,14 @@ class ValueAvroChooser {
  public:
   virtual ~ValueAvroChooser() = default;
   struct Choice {
-    std::string schema_json;
+    std::string schema_json;           // the schema's text (Avro JSON, JSON Schema, .proto)
     std::optional<int32_t> schema_id;  // framed with it when set
+    std::string message_name;          // Protobuf: the message type of the text the values are
   };
   virtual Result<Choice> Choose(const iceberg::TypePtr& value_struct) = 0;
   // "avro": values encoded as Avro datums; "json-schema": the JSON rows,
-  // framed with the id of a JSON Schema (Choice::schema_json).
+  // framed with the id of a JSON Schema (Choice::schema_json); "protobuf":
+  // values encoded as Protobuf messages (Choice::message_name).
   virtual std::string_view format() const { return "avro"; }
   // The same choice for another topic (serve --table-prefix names topics after tables).
   virtual std::shared_ptr<ValueAvroChooser> ForTopic(const std::string& topic) const = 0;

@@ -645,6 +645,14 @@ Result<iceberg::TypePtr> ProtobufValueSchema::Evolve(const iceberg::TypePtr& tab
   return iceberg::UnionByName(*table_type, *own, next_id);
 }
 
+Result<std::vector<std::string>> ProtobufValueSchema::MessageNames(std::string_view proto_text) {
+  pb::DescriptorPool pool(pb::DescriptorPool::generated_pool());
+  ASSIGN_OR_RAISE(const pb::FileDescriptor* file, ParseProto(proto_text, &pool));
+  std::vector<std::string> names;
+  for (int i = 0; i < file->message_type_count(); ++i) names.push_back(file->message_type(i)->full_name());
+  return names;
+}
+
 Status ProtobufValueSchema::DecodeFramed(std::string_view value, arrow::StructBuilder* builder) const {
   ASSIGN_OR_RAISE(registry::Framing framing, registry::ParseFraming(value, /*protobuf=*/true));
   if (framing.message_indexes != indexes_) {

@@ -60,6 +60,9 @@ class ProtobufValueSchema : public FramedValueCodec {
   static Result<iceberg::TypePtr> Evolve(const iceberg::TypePtr& table_type, std::string_view proto_text,
                                          const std::string& message_name, int32_t* next_id);
 
+  // The full names of the .proto text's top-level messages, in order.
+  static Result<std::vector<std::string>> MessageNames(std::string_view proto_text);
+
   ~ProtobufValueSchema() override;
 
   std::string_view format() const override { return "protobuf"; }

@@ -488,7 +488,8 @@ Status RecordReader::Impl::DecodeBatch(const std::shared_ptr<arrow::RecordBatch>
   std::optional<Accessor> avro_value, avro_schema_ids;
   const bool by_id = layout.value_schema_id.has_value();
   if (all && by_id) avro_schema_ids = resolve(layout.value_schema_id);
-  if (all && layout.value_avro && layout.value_avro_wrap) {
+  const bool value_encoded = layout.value_avro || layout.value_framed;  // --value-format avro or protobuf
+  if (all && value_encoded && layout.value_avro_wrap) {
     // The value columns as one struct (by name; columns a file lacks are left out: null when optional).
     std::vector<std::shared_ptr<arrow::Array>> children;
     std::vector<std::string> names;
@@ -505,7 +506,7 @@ Status RecordReader::Impl::DecodeBatch(const std::shared_ptr<arrow::RecordBatch>
                              st.status().ToString());
     }
     avro_value = Accessor{*st, {}};
-  } else if (all && (layout.value_avro || by_id)) {
+  } else if (all && (value_encoded || by_id)) {
     avro_value = resolve(layout.value_json.front());
     if (avro_value && avro_value->array->type_id() != arrow::Type::STRUCT) {
       return Status::Corrupt("data file {}: the value column '{}' is not a struct", path,
@@ -609,6 +610,8 @@ Status RecordReader::Impl::DecodeBatch(const std::shared_ptr<arrow::RecordBatch>
                                  path, pos, schema_id, schema_id, schema_id, schema_id);
         }
         st = it->second->EncodeFramed(values, i, schema_id, &datum, &value_fields);
+      } else if (layout.value_framed) {
+        st = layout.value_framed->EncodeFramed(values, i, layout.value_framed_id.value_or(0), &datum, &value_fields);
       } else {
         st = layout.value_avro->Encode(values, i, layout.value_avro_schema_id, &datum, &value_fields);
       }

@@ -1,9 +1,13 @@
 #include "thaw/registry/serializer.h"
 
+#include <algorithm>
+
 #include "thaw/common/log.h"
 #include "thaw/records/avro_derive.h"
 #include "thaw/records/avro_value.h"
 #include "thaw/records/json_schema_value.h"
+#include "thaw/records/protobuf_derive.h"
+#include "thaw/records/protobuf_value.h"
 #include "thaw/registry/client.h"
 
 namespace thaw::registry {
@@ -95,12 +99,12 @@ Result<records::ValueAvroChooser::Choice> RegistryValueChooser::RegisterDerived(
   Schema schema{type, derived, {}};
   if (settings_.auto_register && settings_.dry_run) {
     auto found = registry_->Lookup(subject, schema, settings_.normalize);
-    if (found.ok()) return Choice{derived, found->id};
+    if (found.ok()) return Choice{derived, found->id, {}};
     if (found.status().code() != StatusCode::kNotFound) return found.status();
     log::Info("dry run: a replay would register the {} derived from the table under subject {}; nothing is "
               "registered now",
               what, subject);
-    return Choice{derived, std::nullopt};
+    return Choice{derived, std::nullopt, {}};
   }
   if (settings_.auto_register) {
     auto id = registry_->Register(subject, schema, settings_.normalize);
@@ -110,7 +114,7 @@ Result<records::ValueAvroChooser::Choice> RegistryValueChooser::RegisterDerived(
     }
     log::Info("values encoded with a {} derived from the table, registered under subject {} (id {})", what, subject,
               *id);
-    return Choice{derived, *id};
+    return Choice{derived, *id, {}};
   }
   auto found = registry_->Lookup(subject, schema, settings_.normalize);
   if (!found.ok()) {
@@ -122,7 +126,7 @@ Result<records::ValueAvroChooser::Choice> RegistryValueChooser::RegisterDerived(
     }
     return found.status();
   }
-  return Choice{derived, found->id};
+  return Choice{derived, found->id, {}};
 }
 
 Result<records::ValueAvroChooser::Choice> AvroValueChooser::ChooseUncached(const iceberg::TypePtr& value_struct) {
@@ -147,7 +151,7 @@ Result<records::ValueAvroChooser::Choice> AvroValueChooser::ChooseUncached(const
     }
     log::Info("values encoded with the latest schema of subject {} (id {}, version {})", subject, latest->id,
               latest->version);
-    return Choice{latest->schema.text, latest->id};
+    return Choice{latest->schema.text, latest->id, {}};
   }
   // The subject's latest version, when it has exactly the table's fields.
   if (latest.ok() && latest->schema.type == SchemaType::kAvro) {
@@ -156,7 +160,7 @@ Result<records::ValueAvroChooser::Choice> AvroValueChooser::ChooseUncached(const
     if (fits.ok() && own.ok() && records::AvroValueSchema::Resolve(derived, (*own)->iceberg_type()).ok()) {
       log::Info("values encoded with the latest schema of subject {} (id {}, version {}): it matches the table",
                 subject, latest->id, latest->version);
-      return Choice{latest->schema.text, latest->id};
+      return Choice{latest->schema.text, latest->id, {}};
     }
   }
   return RegisterDerived(subject, derived, SchemaType::kAvro, "schema");
@@ -189,7 +193,7 @@ Result<records::ValueAvroChooser::Choice> JsonSchemaValueChooser::ChooseUncached
     }
     log::Info("values framed with the latest schema of subject {} (id {}, version {})", subject, latest->id,
               latest->version);
-    return Choice{latest->schema.text, latest->id};
+    return Choice{latest->schema.text, latest->id, {}};
   }
   if (latest_json && written.ok()) {
     auto own = records::JsonSchemaValue::Make(latest->schema.text, 1);
@@ -197,10 +201,71 @@ Result<records::ValueAvroChooser::Choice> JsonSchemaValueChooser::ChooseUncached
         records::JsonSchemaValue::Resolve(derived, (*own)->iceberg_type()).ok()) {
       log::Info("values framed with the latest schema of subject {} (id {}, version {}): it matches the table",
                 subject, latest->id, latest->version);
-      return Choice{latest->schema.text, latest->id};
+      return Choice{latest->schema.text, latest->id, {}};
     }
   }
   return RegisterDerived(subject, derived, SchemaType::kJson, "JSON Schema");
+}
+
+// The first top-level message of .proto `text` that the columns resolve
+// against (its name), or the first message's error.
+static Result<std::string> FittingMessage(const std::string& text, const iceberg::TypePtr& value_struct) {
+  ASSIGN_OR_RAISE(auto names, records::ProtobufValueSchema::MessageNames(text));
+  Status first = Status::Invalid("the schema declares no message");
+  for (const auto& name : names) {
+    auto fits = records::ProtobufValueSchema::Resolve(text, name, value_struct);
+    if (fits.ok()) return name;
+    if (&name == &names.front()) first = fits.status().WithContext(fmt::format("message {}", name));
+  }
+  return first;
+}
+
+Result<records::ValueAvroChooser::Choice> ProtobufValueChooser::ChooseUncached(const iceberg::TypePtr& value_struct) {
+  const std::string full_name = DerivedRecordName(topic_);
+  ASSIGN_OR_RAISE(std::string derived, records::DeriveProtobufSchema(*value_struct, full_name));
+  const std::string subject = SubjectName(settings_.strategy, topic_, full_name);
+  auto latest = registry_->LatestVersion(subject);
+  if (!latest.ok() && latest.status().code() != StatusCode::kNotFound) return latest.status();
+  const bool latest_proto = latest.ok() && latest->schema.type == SchemaType::kProtobuf;
+  if (settings_.use_latest) {
+    if (!latest.ok()) {
+      return Status::NotFound("use.latest.version: subject '{}' has no schema in the registry ({}); register one, or "
+                              "drop use.latest.version to register the schema derived from the table",
+                              subject, latest.status().message());
+    }
+    if (!latest_proto) {
+      return Status::Invalid("use.latest.version: the latest schema of subject '{}' (id {}) is {}, not Protobuf",
+                             subject, latest->id, SchemaTypeName(latest->schema.type));
+    }
+    auto message = FittingMessage(latest->schema.text, value_struct);
+    if (!message.ok()) {
+      return Status::Invalid("the value columns cannot be encoded with the latest schema of subject '{}' (id {}): {}",
+                             subject, latest->id, message.status().message());
+    }
+    log::Info("values encoded as message {} of the latest schema of subject {} (id {}, version {})", *message,
+              subject, latest->id, latest->version);
+    return Choice{latest->schema.text, latest->id, *message};
+  }
+  // The subject's latest version, when one of its messages has exactly the table's fields.
+  if (latest_proto) {
+    auto message = FittingMessage(latest->schema.text, value_struct);
+    if (message.ok()) {
+      auto names = records::ProtobufValueSchema::MessageNames(latest->schema.text);
+      if (!names.ok()) return names.status();
+      const auto index = std::find(names->begin(), names->end(), *message) - names->begin();
+      const int32_t indexes[] = {static_cast<int32_t>(index)};
+      auto own = records::ProtobufValueSchema::Make(latest->schema.text, indexes, 1);
+      if (own.ok() && records::ProtobufValueSchema::Resolve(derived, full_name, (*own)->iceberg_type()).ok()) {
+        log::Info("values encoded as message {} of the latest schema of subject {} (id {}, version {}): it matches "
+                  "the table",
+                  *message, subject, latest->id, latest->version);
+        return Choice{latest->schema.text, latest->id, *message};
+      }
+    }
+  }
+  ASSIGN_OR_RAISE(Choice c, RegisterDerived(subject, derived, SchemaType::kProtobuf, "Protobuf schema"));
+  c.message_name = full_name;
+  return c;
 }
 
 }  // namespace thaw::registry

@@ -110,4 +110,24 @@ class JsonSchemaValueChooser : public RegistryValueChooser {
   Result<Choice> ChooseUncached(const iceberg::TypePtr& value_struct) override;
 };
 
+// The same choice for Protobuf (replay and serve --value-format protobuf):
+// the value struct encoded as a Protobuf message and framed with its id and
+// message indexes. With use.latest.version the subject's latest (a .proto
+// one of whose top-level messages the columns resolve against, the first
+// such), else the latest when one of its messages has exactly the columns'
+// fields and types, else one derived from the columns
+// (records::DeriveProtobufSchema, message DerivedRecordName(topic)),
+// registered or looked up.
+class ProtobufValueChooser : public RegistryValueChooser {
+ public:
+  using RegistryValueChooser::RegistryValueChooser;
+  std::string_view format() const override { return "protobuf"; }
+  std::shared_ptr<records::ValueAvroChooser> ForTopic(const std::string& topic) const override {
+    return std::make_shared<ProtobufValueChooser>(registry_, settings_, topic);
+  }
+
+ private:
+  Result<Choice> ChooseUncached(const iceberg::TypePtr& value_struct) override;
+};
+
 }  // namespace thaw::registry

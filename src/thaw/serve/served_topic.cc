@@ -104,6 +104,9 @@ std::string LayoutSignature(const records::Layout& l) {
                      l.value_avro->schema_json());
   }
   if (l.value_json_frame_id) s += fmt::format("|json-schema#{}", *l.value_json_frame_id);
+  if (l.value_framed) {
+    s += fmt::format("|{}#{}|{}", l.value_framed->format(), l.value_framed_id.value_or(0), l.value_framed->schema_text());
+  }
   for (const auto& [id, schema] : l.value_by_id) s += fmt::format("|{}#{}|{}", schema->format(), id, schema->schema_text());
   return s;
 }
