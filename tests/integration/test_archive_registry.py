@@ -190,6 +190,66 @@ def test_duckdb_reads_the_evolved_columns(evolving):
         assert sid == evolving["ids"]["v2" if 40 <= id_ < 100 else "v1"]
 
 
+WIDE_V1 = {"type": "record", "name": "Reading", "namespace": "plant", "fields": [
+    {"name": "sensor", "type": "string"}, {"name": "count", "type": "int"}, {"name": "level", "type": "float"}]}
+WIDE_V2 = {"type": "record", "name": "Reading", "namespace": "plant", "fields": [
+    {"name": "sensor", "type": "string"}, {"name": "count", "type": "long"}, {"name": "level", "type": "double"}]}
+
+
+def test_a_schema_that_widens_int_and_float_evolves_the_columns(kafka, thaw, schema_registry, tmp_path):
+    """v2 of a topic's Avro schema widens int -> long and float -> double (promotions Avro and Iceberg both allow):
+    archive evolves the table's columns to long and double (same field ids), decodes both versions without value_raw,
+    pyiceberg and DuckDB read the widened columns across the files written before and after, and replay gives every
+    original value back byte for byte, each with its own schema id."""
+    uri = new_catalog(str(tmp_path / "wh"))
+    topic = archive_topics.topic_name("regwiden")
+    kafka.create_topic(topic, 1)
+    s1 = _serializer(schema_registry, WIDE_V1)
+    first = [(0, f"k{i}".encode(), _serialize(s1, topic, {"sensor": f"s{i}", "count": -i, "level": i / 4}))
+             for i in range(20)]
+    _produce(kafka, topic, first)
+    p = thaw(*archive_args(kafka, uri, "ns.wide", topic, *_registry_args(schema_registry)), timeout=120)
+    assert p.returncode == 0, p.stderr.decode(errors="replace")[-4000:]
+    assert str(readers.load_table(uri, "ns.wide").schema().find_field("value.count").field_type) == "int"
+    s2 = _serializer(schema_registry, WIDE_V2)
+    second = [(0, f"k{i}".encode(), _serialize(s2, topic, {"sensor": f"s{i}", "count": i << 36, "level": i / 10}))
+              for i in range(20, 40)]
+    second += [(0, b"k40", _serialize(s1, topic, {"sensor": "s40", "count": 40, "level": 10.0}))]  # v1 again
+    _produce(kafka, topic, second)
+    p = thaw(*archive_args(kafka, uri, "ns.wide", topic, *_registry_args(schema_registry)), timeout=120)
+    log = p.stderr.decode(errors="replace")
+    assert p.returncode == 0, log[-4000:]
+    assert "value columns evolved for schema id" in log, log[-4000:]
+    assert "does not fit the table" not in log, log[-4000:]
+
+    tbl = readers.load_table(uri, "ns.wide")
+    before = readers.load_table(uri, "ns.wide").schemas()
+    value = tbl.schema().find_field("value").field_type
+    assert [(f.name, str(f.field_type)) for f in value.fields] == \
+        [("sensor", "string"), ("count", "long"), ("level", "double")]
+    ids = {s.schema_id: s.find_field("value.count").field_id for s in before.values()}
+    assert len(set(ids.values())) == 1, ("count keeps its field id", ids)
+    rows = {r["key"]: r for r in tbl.scan().to_arrow().to_pylist()}
+    assert len(rows) == 41 and all(r["value_raw"] is None for r in rows.values())
+    assert rows[b"k3"]["value"] == {"sensor": "s3", "count": -3, "level": 0.75}
+    assert rows[b"k25"]["value"]["count"] == 25 << 36 and rows[b"k25"]["value"]["level"] == 2.5
+    loc = readers.metadata_location(uri, "ns.wide")
+    con = readers.duckdb_connect()
+    try:
+        path = readers._local(loc).replace("'", "''")
+        got = dict(con.execute(f"SELECT key, value.count FROM iceberg_scan('{path}')").fetchall())
+    finally:
+        con.close()
+    assert {bytes(k): v for k, v in got.items()} == {k: r["value"]["count"] for k, r in rows.items()}
+
+    target = archive_topics.topic_name("regwidenreplayed")
+    p = thaw("replay", "--catalog", uri, "--table", "ns.wide", "--brokers", kafka.bootstrap, "--topic", target,
+             "--create-topic", "--quiet", timeout=120)
+    assert p.returncode == 0, p.stderr.decode(errors="replace")[-4000:]
+    assert sorted((g["key"], g["value"]) for g in kafka.consume_all(target)) == \
+        sorted((k, v) for _p, k, v in first + second)
+
+
 def test_refused_values_are_said_once(evolving):
     for log in (evolving["resumed_log"], evolving["one_run_log"]):
         assert log.count("schema id 987654 is unknown to the registry") == 1, log[-3000:]

@@ -260,6 +260,18 @@ TypePtr Renumber(const Type& t, int32_t* next_id) {
 }  // namespace
 
 TypePtr UnionByName(const Type& t, const Type& w, int32_t* next_id) {
+  // Iceberg's type promotions: int -> long, float -> double, a decimal's
+  // precision raised at the same scale (the field keeps its id).
+  if ((t.id == TypeId::kInt && w.id == TypeId::kLong) || (t.id == TypeId::kFloat && w.id == TypeId::kDouble)) {
+    auto c = std::make_shared<Type>(t);
+    c->id = w.id;
+    return c;
+  }
+  if (t.id == TypeId::kDecimal && w.id == TypeId::kDecimal && w.scale == t.scale && w.precision > t.precision) {
+    auto c = std::make_shared<Type>(t);
+    c->precision = w.precision;
+    return c;
+  }
   if (t.id != w.id || t.is_primitive()) return std::make_shared<Type>(t);
   auto c = std::make_shared<Type>(t);
   if (t.id == TypeId::kStruct) {

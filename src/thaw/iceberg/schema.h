@@ -74,11 +74,13 @@ class Schema {
 
 Result<TypePtr> ParseType(const nlohmann::json& j);
 
-// Schema evolution by name (Iceberg Java's unionByNameWith, adding only):
+// Schema evolution by name (Iceberg Java's unionByNameWith):
 // `table` with every field of `other` it lacks (matched by name, in structs
 // nested through structs, list elements and map values) appended to its
 // struct, optional, with fresh ids from *next_id upward (depth-first).
-// Fields present in both keep the table's type, id and optionality.
+// Fields present in both keep the table's id and optionality, and its type
+// unless `other` widens it as Iceberg allows (int -> long, float -> double,
+// decimal(P, S) -> decimal(P', S) with P' > P), as unionByNameWith does.
 TypePtr UnionByName(const Type& table, const Type& other, int32_t* next_id);
 
 // The table property holding the default name mapping (spec "Column

@@ -8,7 +8,9 @@
 #include <arrow/util/utf8.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
+#include <limits>
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <unordered_map>
@@ -16,6 +18,7 @@
 
 #include "thaw/iceberg/avro/binary.h"
 #include "thaw/parquet/arrow_type.h"
+#include "thaw/records/arrow_access.h"
 #include "thaw/records/struct_fields.h"
 
 namespace thaw::records {
@@ -54,6 +57,10 @@ struct AvroValueSchema::Node {
   // files (fewer fields) encode too.
   std::vector<int> slots;
   std::vector<int> absent;
+  // kInt or kFloat resolved against a wider table column (long, double: the
+  // table evolved to a later writer schema that widened it): decoded into
+  // that column's builder.
+  bool widened = false;
 };
 
 namespace {
@@ -343,7 +350,9 @@ class DatumDecoder {
       case Kind::kInt: {
         int32_t v = 0;
         RETURN_NOT_OK(in_.ReadInt(&v));
-        return b ? FromArrow(static_cast<arrow::Int32Builder*>(b)->Append(v)) : Status::OK();
+        if (!b) return Status::OK();
+        if (n.widened) return FromArrow(static_cast<arrow::Int64Builder*>(b)->Append(v));
+        return FromArrow(static_cast<arrow::Int32Builder*>(b)->Append(v));
       }
       case Kind::kDate: {
         int32_t v = 0;
@@ -390,6 +399,7 @@ class DatumDecoder {
         uint32_t bits;
         std::memcpy(&bits, raw.data(), 4);
         if constexpr (std::endian::native == std::endian::big) bits = __builtin_bswap32(bits);
+        if (n.widened) return FromArrow(static_cast<arrow::DoubleBuilder*>(b)->Append(std::bit_cast<float>(bits)));
         return FromArrow(static_cast<arrow::FloatBuilder*>(b)->Append(std::bit_cast<float>(bits)));
       }
       case Kind::kDouble: {
@@ -586,10 +596,15 @@ class DatumEncoder {
         RETURN_NOT_OK(Expect(a, T::BOOL));
         out_.push_back(static_cast<const arrow::BooleanArray&>(a).Value(i) ? 1 : 0);
         return Status::OK();
-      case Kind::kInt:
-        RETURN_NOT_OK(Expect(a, T::INT32));
-        WriteLong(static_cast<const arrow::Int32Array&>(a).Value(i), &out_);
+      case Kind::kInt: {
+        // An int32 column, or a long one the table widened it to (its value must fit).
+        ASSIGN_OR_RAISE(int64_t v, GetIntOrLong(a, i));
+        if (v < std::numeric_limits<int32_t>::min() || v > std::numeric_limits<int32_t>::max()) {
+          return Status::Invalid("{} does not fit the Avro schema's int", v);
+        }
+        WriteLong(v, &out_);
         return Status::OK();
+      }
       case Kind::kDate:
         RETURN_NOT_OK(Expect(a, T::DATE32));
         WriteLong(static_cast<const arrow::Date32Array&>(a).Value(i), &out_);
@@ -602,10 +617,12 @@ class DatumEncoder {
         }
         return WriteScaled(static_cast<const arrow::Time64Array&>(a).Value(i), n);
       }
-      case Kind::kLong:
-        RETURN_NOT_OK(Expect(a, T::INT64));
-        WriteLong(static_cast<const arrow::Int64Array&>(a).Value(i), &out_);
+      case Kind::kLong: {
+        // A long column, or an int32 one of a file written before the table widened it.
+        ASSIGN_OR_RAISE(int64_t v, GetIntOrLong(a, i));
+        WriteLong(v, &out_);
         return Status::OK();
+      }
       case Kind::kTimestampMillis:
       case Kind::kTimestampMicros: {
         RETURN_NOT_OK(Expect(a, T::TIMESTAMP));
@@ -615,15 +632,33 @@ class DatumEncoder {
         return WriteScaled(static_cast<const arrow::TimestampArray&>(a).Value(i), n);
       }
       case Kind::kFloat: {
-        RETURN_NOT_OK(Expect(a, T::FLOAT));
-        uint32_t bits = std::bit_cast<uint32_t>(static_cast<const arrow::FloatArray&>(a).Value(i));
+        // A float column, or a double one the table widened it to (its value must be a float's).
+        float f = 0;
+        if (a.type_id() == T::DOUBLE) {
+          const double d = static_cast<const arrow::DoubleArray&>(a).Value(i);
+          f = static_cast<float>(d);
+          if (static_cast<double>(f) != d && !(std::isnan(d) && std::isnan(f))) {
+            return Status::Invalid("{} is not a value of the Avro schema's float", d);
+          }
+        } else {
+          RETURN_NOT_OK(Expect(a, T::FLOAT));
+          f = static_cast<const arrow::FloatArray&>(a).Value(i);
+        }
+        uint32_t bits = std::bit_cast<uint32_t>(f);
         if constexpr (std::endian::native == std::endian::big) bits = __builtin_bswap32(bits);
         out_.append(reinterpret_cast<const char*>(&bits), 4);
         return Status::OK();
       }
       case Kind::kDouble: {
-        RETURN_NOT_OK(Expect(a, T::DOUBLE));
-        uint64_t bits = std::bit_cast<uint64_t>(static_cast<const arrow::DoubleArray&>(a).Value(i));
+        // A double column, or a float one of a file written before the table widened it.
+        double d = 0;
+        if (a.type_id() == T::FLOAT) {
+          d = static_cast<const arrow::FloatArray&>(a).Value(i);
+        } else {
+          RETURN_NOT_OK(Expect(a, T::DOUBLE));
+          d = static_cast<const arrow::DoubleArray&>(a).Value(i);
+        }
+        uint64_t bits = std::bit_cast<uint64_t>(d);
         if constexpr (std::endian::native == std::endian::big) bits = __builtin_bswap64(bits);
         out_.append(reinterpret_cast<const char*>(&bits), 8);
         return Status::OK();
@@ -877,6 +912,20 @@ Status Bind(Node& n, const iceberg::Type& w, const iceberg::Type& t, const std::
     return Status::Invalid("field '{}' is {} in the table but {} in the writer schema", path.empty() ? "value" : path,
                            t.ToString(), w.ToString());
   };
+  // Iceberg's type promotions: an int or float the table widened (a later
+  // writer schema gave long or double) decodes and encodes as it was.
+  n.widened = (w.id == TypeId::kInt && t.id == TypeId::kLong && n.kind == Kind::kInt) ||
+              (w.id == TypeId::kFloat && t.id == TypeId::kDouble && n.kind == Kind::kFloat);
+  if (n.widened) return Status::OK();
+  const bool widens = (t.id == TypeId::kInt && w.id == TypeId::kLong) ||
+                      (t.id == TypeId::kFloat && w.id == TypeId::kDouble) ||
+                      (t.id == TypeId::kDecimal && w.id == TypeId::kDecimal && w.scale == t.scale &&
+                       w.precision > t.precision);
+  if (widens) {
+    // NotFound, as for a field the table lacks: Evolve widens the column.
+    return Status::NotFound("field '{}' is {} in the table but {} in the writer schema (the table can widen to it)",
+                            path.empty() ? "value" : path, t.ToString(), w.ToString());
+  }
   if (w.id != t.id) return differs();
   switch (w.id) {
     case TypeId::kStruct: {
@@ -924,6 +973,8 @@ Status Bind(Node& n, const iceberg::Type& w, const iceberg::Type& t, const std::
       if (!w.fields[1].required && t.fields[1].required) return differs();
       return Bind(n.children[0], *w.fields[1].type, *t.fields[1].type, path + ".value");
     default:
+      // A decimal whose precision the table raised (same scale) holds the writer's values as they are.
+      if (w.id == TypeId::kDecimal && w.scale == t.scale && w.precision < t.precision) return Status::OK();
       if (w.precision != t.precision || w.scale != t.scale || w.length != t.length) return differs();
       return Status::OK();
   }

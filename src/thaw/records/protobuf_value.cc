@@ -16,6 +16,7 @@
 #include <set>
 
 #include "thaw/parquet/arrow_type.h"
+#include "thaw/records/arrow_access.h"
 #include "thaw/records/struct_fields.h"
 #include "thaw/registry/wire.h"
 
@@ -168,13 +169,27 @@ class Mapper {
 // field name; errors name the field.
 Result<std::unique_ptr<Node>> Bind(const pb::Descriptor* d, const Type& w, const Type& t, const std::string& path);
 
+// The table's column holds the writer's type, or Iceberg's promotion of it
+// that Protobuf's wire format shares (int32 -> int64: a table widened by a
+// later schema).
+bool Holds(TypeId table, TypeId writer) { return table == writer || (writer == TypeId::kInt && table == TypeId::kLong); }
+
 Status BindField(const pb::FieldDescriptor* fd, const Type& w, const Type& t, const std::string& path,
                  std::unique_ptr<Node>* message) {
   auto differs = [&]() {
     return Status::Invalid("field '{}' is {} in the table but {} in the writer schema", path, t.ToString(),
                            w.ToString());
   };
-  if (w.id != t.id) return differs();
+  // A scalar (a field, list element or map value) of type `wid` into a column of type `tid`.
+  auto Scalar = [&](TypeId tid, TypeId wid) -> Status {
+    if (tid == TypeId::kInt && wid == TypeId::kLong) {
+      // NotFound, as for a field the table lacks: Evolve widens the column.
+      return Status::NotFound("field '{}' is {} in the table but {} in the writer schema (the table can widen to it)",
+                              path, t.ToString(), w.ToString());
+    }
+    return Holds(tid, wid) ? Status::OK() : differs();
+  };
+  RETURN_NOT_OK(Scalar(t.id, w.id));
   if (fd->is_map()) {
     if (t.fields.size() != 2 || t.fields[0].type->id != w.fields[0].type->id) return differs();
     const pb::FieldDescriptor* v = fd->message_type()->map_value();
@@ -182,14 +197,14 @@ Status BindField(const pb::FieldDescriptor* fd, const Type& w, const Type& t, co
       ASSIGN_OR_RAISE(*message, Bind(v->message_type(), *w.fields[1].type, *t.fields[1].type, path + ".value"));
       return Status::OK();
     }
-    return w.fields[1].type->id == t.fields[1].type->id ? Status::OK() : differs();
+    return Scalar(t.fields[1].type->id, w.fields[1].type->id);
   }
   if (fd->is_repeated()) {
     if (fd->type() == pb::FieldDescriptor::TYPE_MESSAGE) {
       ASSIGN_OR_RAISE(*message, Bind(fd->message_type(), *w.fields[0].type, *t.fields[0].type, path + ".element"));
       return Status::OK();
     }
-    return w.fields[0].type->id == t.fields[0].type->id ? Status::OK() : differs();
+    return Scalar(t.fields[0].type->id, w.fields[0].type->id);
   }
   if (fd->type() == pb::FieldDescriptor::TYPE_MESSAGE) {
     ASSIGN_OR_RAISE(*message, Bind(fd->message_type(), w, t, path));
@@ -295,9 +310,12 @@ Status AppendValue(const pb::FieldDescriptor* v, const pb::Message& holder, int 
     case pb::FieldDescriptor::CPPTYPE_BOOL:
       return FromArrow(static_cast<arrow::BooleanBuilder*>(b)->Append(rep ? r->GetRepeatedBool(holder, v, i)
                                                                            : r->GetBool(holder, v)));
-    case pb::FieldDescriptor::CPPTYPE_INT32:
-      return FromArrow(static_cast<arrow::Int32Builder*>(b)->Append(rep ? r->GetRepeatedInt32(holder, v, i)
-                                                                         : r->GetInt32(holder, v)));
+    case pb::FieldDescriptor::CPPTYPE_INT32: {
+      const int32_t x = rep ? r->GetRepeatedInt32(holder, v, i) : r->GetInt32(holder, v);
+      // A long column: the table widened this int32 field (a later schema made it int64).
+      if (b->type()->id() == arrow::Type::INT64) return FromArrow(static_cast<arrow::Int64Builder*>(b)->Append(x));
+      return FromArrow(static_cast<arrow::Int32Builder*>(b)->Append(x));
+    }
     case pb::FieldDescriptor::CPPTYPE_INT64:
       return FromArrow(static_cast<arrow::Int64Builder*>(b)->Append(rep ? r->GetRepeatedInt64(holder, v, i)
                                                                          : r->GetInt64(holder, v)));
@@ -382,17 +400,6 @@ Status View(const arrow::Array& a, int64_t i, std::string_view* out) {
   }
 }
 
-Result<int64_t> Integer(const arrow::Array& a, int64_t i) {
-  switch (a.type_id()) {
-    case arrow::Type::INT32:
-      return static_cast<const arrow::Int32Array&>(a).Value(i);
-    case arrow::Type::INT64:
-      return static_cast<const arrow::Int64Array&>(a).Value(i);
-    default:
-      return Status::Invalid("column of type {} where the schema has an integer field", a.type()->ToString());
-  }
-}
-
 Status SetMessage(const Node& n, const arrow::StructArray& a, int64_t i, pb::Message* m, StructFields& boxed);
 
 // Sets (singular) or adds (repeated) one value of `v` in `m` from a[i].
@@ -410,7 +417,7 @@ Status SetValue(const pb::FieldDescriptor* v, bool add, const Node* message, con
     case pb::FieldDescriptor::CPPTYPE_INT64:
     case pb::FieldDescriptor::CPPTYPE_UINT32:
     case pb::FieldDescriptor::CPPTYPE_UINT64: {
-      ASSIGN_OR_RAISE(int64_t x, Integer(a, i));
+      ASSIGN_OR_RAISE(int64_t x, GetIntOrLong(a, i));
       switch (v->cpp_type()) {
         case pb::FieldDescriptor::CPPTYPE_INT32:
           if (x < std::numeric_limits<int32_t>::min() || x > std::numeric_limits<int32_t>::max()) {

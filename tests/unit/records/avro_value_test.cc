@@ -413,5 +413,57 @@ TEST(AvroValue, WriterSchemasResolveAgainstAnEvolvedTableByName) {
             "field 'id' is required in the table but the writer schema lacks it");
 }
 
+TEST(AvroValue, ALaterSchemaWidensIntAndFloatColumnsAndOlderSchemasStillEncode) {
+  const std::string v1 = R"({"type": "record", "name": "R", "fields": [
+      {"name": "n", "type": "int"}, {"name": "f", "type": "float"},
+      {"name": "d", "type": {"type": "bytes", "logicalType": "decimal", "precision": 5, "scale": 2}}]})";
+  const std::string v2 = R"({"type": "record", "name": "R", "fields": [
+      {"name": "n", "type": "long"}, {"name": "f", "type": "double"},
+      {"name": "d", "type": {"type": "bytes", "logicalType": "decimal", "precision": 12, "scale": 2}}]})";
+  auto table_v1 = MakeSchema(v1);
+  ASSERT_TRUE(table_v1);
+  // v2 widens all three: NotFound (evolve), not a refusal.
+  auto wider = AvroValueSchema::Resolve(v2, table_v1->iceberg_type());
+  ASSERT_FALSE(wider.ok());
+  EXPECT_EQ(wider.status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(wider.status().message(),
+            "field 'n' is int in the table but long in the writer schema (the table can widen to it)");
+  int32_t next = 200;
+  auto evolved = AvroValueSchema::Evolve(table_v1->iceberg_type(), v2, &next);
+  ASSERT_TRUE(evolved.ok()) << evolved.status().ToString();
+  EXPECT_EQ((*evolved)->ToString(), "struct<n: long, f: double, d: decimal(12,2)>");
+  EXPECT_EQ((*evolved)->fields[0].id, table_v1->iceberg_type()->fields[0].id) << "a widened field keeps its id";
+  EXPECT_EQ(next, 200) << "nothing added";
+  // A narrower writer against the wider table, never the reverse.
+  auto narrowing = AvroValueSchema::Resolve(v1, *evolved);
+  ASSERT_TRUE(narrowing.ok()) << narrowing.status().ToString();
+  auto r1 = *narrowing;
+  auto r2 = AvroValueSchema::Resolve(v2, *evolved).ValueOrDie();
+  // v1 {n: -3, f: 0.5, d: 1.23}, v2 {n: 2^40, f: 0.1, d: 1234567.89}: decoded into the long, double and decimal(12, 2) columns.
+  const std::string d1 = Bytes("05 0000003f 02 7b");
+  const std::string d2 = Bytes("8080808080 40 9a9999999999b93f 08 075bcd15");
+  auto b = r1->MakeBuilder();
+  ASSERT_TRUE(b.ok());
+  ASSERT_TRUE(r1->Decode(d1, false, b->get()).ok());
+  ASSERT_TRUE(r2->Decode(d2, false, b->get()).ok());
+  std::shared_ptr<arrow::Array> out;
+  ASSERT_TRUE((*b)->Finish(&out).ok());
+  ASSERT_TRUE(out->ValidateFull().ok());
+  const auto& a = static_cast<const arrow::StructArray&>(*out);
+  EXPECT_EQ(a.field(0)->type()->id(), arrow::Type::INT64);
+  EXPECT_EQ(Field(a, "n", 0), "-3");
+  EXPECT_EQ(Field(a, "f", 0), "0.5");
+  EXPECT_EQ(Field(a, "n", 1), "1099511627776");
+  // Each row encodes back with its own writer schema, byte for byte.
+  EXPECT_EQ(Hex(EncodeRow(*r1, a, 0)), Hex(d1));
+  EXPECT_EQ(Hex(EncodeRow(*r2, a, 1)), Hex(d2));
+  // v2's long does not fit v1's int; 0.1 as a double is not a float.
+  EXPECT_EQ(EncodeRow(*r1, a, 1), "error: Avro encode: field 'n': 1099511627776 does not fit the Avro schema's int");
+  // A file written before the table widened holds int32 and float columns: both schemas still encode them.
+  auto old = DecodeAll(*table_v1, {d1});
+  EXPECT_EQ(Hex(EncodeRow(*r1, *old, 0)), Hex(d1));
+  EXPECT_EQ(Hex(EncodeRow(*r2, *old, 0)), Hex(Bytes("05 000000000000e03f 02 7b")));
+}
+
 }  // namespace
 }  // namespace thaw::records

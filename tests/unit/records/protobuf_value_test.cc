@@ -180,5 +180,49 @@ TEST(ProtobufValue, RefusalsNameTheProblem) {
             "field 'order_id' is long in the table but string in the writer schema");
 }
 
+TEST(ProtobufValue, ALaterSchemaWidensInt32ToInt64) {
+  constexpr char v1[] = R"(syntax = "proto3";
+package w;
+message M { int32 n = 1; repeated sint32 xs = 2; }
+)";
+  constexpr char v2[] = R"(syntax = "proto3";
+package w;
+message M { int64 n = 1; repeated sint64 xs = 2; }
+)";
+  const int32_t first[] = {0};
+  auto t1 = ProtobufValueSchema::Make(v1, first, 100);
+  ASSERT_TRUE(t1.ok());
+  auto wider = ProtobufValueSchema::Resolve(v2, "w.M", (*t1)->iceberg_type());
+  ASSERT_FALSE(wider.ok());
+  EXPECT_EQ(wider.status().code(), StatusCode::kNotFound) << wider.status().ToString();
+  int32_t next = 200;
+  auto grown = ProtobufValueSchema::Evolve((*t1)->iceberg_type(), v2, "w.M", &next);
+  ASSERT_TRUE(grown.ok()) << grown.status().ToString();
+  EXPECT_EQ((*grown)->ToString(), "struct<n: long, xs: list<long>>");
+  auto r1 = ProtobufValueSchema::Resolve(v1, "w.M", *grown);
+  auto r2 = ProtobufValueSchema::Resolve(v2, "w.M", *grown);
+  ASSERT_TRUE(r1.ok() && r2.ok()) << r1.status().ToString() << r2.status().ToString();
+  // v1 {n: -1, xs: [-2]} (an int32's -1 is ten varint bytes, as an int64's); v2 {n: 2^40, xs: [2^33]}.
+  const std::string old_value = Framed("08ffffffffffffffffff01" "120103");
+  const std::string new_value = Framed("088080808080" "20" "12058080808040");
+  std::unique_ptr<arrow::ArrayBuilder> b;
+  ASSERT_TRUE(arrow::MakeBuilder(arrow::default_memory_pool(), (*r1)->arrow_type(), &b).ok());
+  auto* sb = static_cast<arrow::StructBuilder*>(b.get());
+  ASSERT_TRUE((*r1)->DecodeFramed(old_value, sb).ok());
+  ASSERT_TRUE((*r2)->DecodeFramed(new_value, sb).ok());
+  std::shared_ptr<arrow::Array> out;
+  ASSERT_TRUE(sb->Finish(&out).ok());
+  ASSERT_TRUE(out->ValidateFull().ok());
+  const auto& a = static_cast<const arrow::StructArray&>(*out);
+  EXPECT_EQ(a.ToString(), arrow::json::ArrayFromJSONString(a.type(), R"([
+      {"n": -1, "xs": [-2]}, {"n": 1099511627776, "xs": [8589934592]}])").ValueOrDie()->ToString());
+  std::string e1, e2, e3;
+  ASSERT_TRUE((*r1)->EncodeFramed(a, 0, 7, &e1, nullptr).ok());
+  ASSERT_TRUE((*r2)->EncodeFramed(a, 1, 7, &e2, nullptr).ok());
+  EXPECT_EQ(Hex(e1), Hex(old_value));
+  EXPECT_EQ(Hex(e2), Hex(new_value));
+  EXPECT_FALSE((*r1)->EncodeFramed(a, 1, 7, &e3, nullptr).ok()) << "2^40 does not fit int32";
+}
+
 }  // namespace
 }  // namespace thaw::records
