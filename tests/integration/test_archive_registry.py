@@ -551,6 +551,122 @@ def test_protobuf_values_round_trip(kafka, thaw, schema_registry, tmp_path):
             _pb_dict(_order(Order2, i, i >= 30))
 
 
+CUSTOMER_AVRO = {"type": "record", "name": "Customer", "namespace": "shop.common",
+                 "fields": [{"name": "name", "type": "string"}, {"name": "vip", "type": "boolean"}]}
+ORDER_AVRO = {"type": "record", "name": "Order", "namespace": "shop", "fields": [
+    {"name": "id", "type": "long"}, {"name": "customer", "type": "shop.common.Customer"}]}
+CUSTOMER_PROTO = """syntax = "proto3";
+package shop.common;
+
+message Customer {
+  string name = 1;
+  bool vip = 2;
+}
+"""
+ORDER_PROTO = """syntax = "proto3";
+package shop;
+
+import "shop/common/customer.proto";
+
+message Order {
+  int64 id = 1;
+  shop.common.Customer customer = 2;
+}
+"""
+
+
+def _referencing_proto_class():
+    """shop.Order built at run time, its Customer in a file of its own (the import), as protoc would lay it out."""
+    from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
+    F = descriptor_pb2.FieldDescriptorProto
+    common = descriptor_pb2.FileDescriptorProto(name="shop/common/customer.proto", package="shop.common",
+                                                syntax="proto3")
+    c = common.message_type.add(name="Customer")
+    c.field.add(name="name", number=1, type=F.TYPE_STRING, label=F.LABEL_OPTIONAL)
+    c.field.add(name="vip", number=2, type=F.TYPE_BOOL, label=F.LABEL_OPTIONAL)
+    main = descriptor_pb2.FileDescriptorProto(name="shop/order.proto", package="shop", syntax="proto3",
+                                              dependency=["shop/common/customer.proto"])
+    o = main.message_type.add(name="Order")
+    o.field.add(name="id", number=1, type=F.TYPE_INT64, label=F.LABEL_OPTIONAL)
+    o.field.add(name="customer", number=2, type=F.TYPE_MESSAGE, label=F.LABEL_OPTIONAL,
+                type_name=".shop.common.Customer")
+    pool = descriptor_pool.DescriptorPool()
+    pool.Add(common)
+    pool.Add(main)
+    return message_factory.GetMessageClass(pool.FindMessageTypeByName("shop.Order"))
+
+
+@pytest.mark.parametrize("kind", ["avro", "protobuf"])
+def test_schemas_with_references(kafka, thaw, schema_registry, tmp_path, kind):
+    """A value schema that refers to another subject's schema (an Avro named type, a Protobuf import), produced by
+    confluent-kafka's serializer with use.latest.version: archive fetches the references by subject and version,
+    decodes every value into typed columns (the referenced record a nested struct), keeps the referenced texts with
+    the table (thaw.row.schema-refs.<ID>), and replay -- which asks no registry -- gives every value back byte for
+    byte, which the deserializer reads."""
+    from confluent_kafka.schema_registry import Schema, SchemaReference
+    from confluent_kafka.serialization import MessageField, SerializationContext
+    uri = new_catalog(str(tmp_path / "wh"))
+    topic = archive_topics.topic_name(f"regref{kind}")
+    kafka.create_topic(topic, 2)
+    client = schema_registry.client()
+    ctx = SerializationContext(topic, MessageField.VALUE)
+    if kind == "avro":
+        from confluent_kafka.schema_registry.avro import AvroDeserializer, AvroSerializer
+        client.register_schema(f"{topic}-customer", Schema(json.dumps(CUSTOMER_AVRO), "AVRO"))
+        main = Schema(json.dumps(ORDER_AVRO), "AVRO",
+                      [SchemaReference("shop.common.Customer", f"{topic}-customer", 1)])
+        sid = client.register_schema(f"{topic}-value", main)
+        ser = AvroSerializer(client, main, conf={"auto.register.schemas": False, "use.latest.version": True})
+        objs = [{"id": i, "customer": {"name": f"c{i}", "vip": i % 2 == 0}} for i in range(30)]
+        values = [(i % 2, f"k{i}".encode(), ser(o, ctx)) for i, o in enumerate(objs)]
+
+        def decode(v):
+            return AvroDeserializer(schema_registry.client())(v, ctx)
+    else:
+        from confluent_kafka.schema_registry.protobuf import ProtobufDeserializer, ProtobufSerializer
+        from google.protobuf.json_format import MessageToDict
+        client.register_schema(f"{topic}-customer", Schema(CUSTOMER_PROTO, "PROTOBUF"))
+        sid = client.register_schema(f"{topic}-value", Schema(
+            ORDER_PROTO, "PROTOBUF", [SchemaReference("shop/common/customer.proto", f"{topic}-customer", 1)]))
+        Order = _referencing_proto_class()
+        ser = ProtobufSerializer(Order, client, {"use.deprecated.format": False, "auto.register.schemas": False,
+                                                 "use.latest.version": True})
+        objs = [{"id": i, "customer": {"name": f"c{i}", "vip": i % 2 == 0}} for i in range(30)]
+        values = [(i % 2, f"k{i}".encode(), ser(Order(id=o["id"], customer=o["customer"]), ctx))
+                  for i, o in enumerate(objs)]
+        des = ProtobufDeserializer(Order, {"use.deprecated.format": False})
+
+        def decode(v):
+            d = MessageToDict(des(v, ctx), preserving_proto_field_name=True,
+                              always_print_fields_with_no_presence=True)
+            return {"id": int(d["id"]), "customer": d["customer"]}
+    assert all(int.from_bytes(v[1:5], "big") == sid for _p, _k, v in values)
+    _produce(kafka, topic, values)
+    p = thaw(*archive_args(kafka, uri, f"ns.ref{kind}", topic, *_registry_args(schema_registry)), timeout=120)
+    log = p.stderr.decode(errors="replace")
+    assert p.returncode == 0, log[-4000:]
+    assert "not resolved" not in log and "value_raw (0 not framed" in log, log[-4000:]
+
+    tbl = readers.load_table(uri, f"ns.ref{kind}")
+    refs = json.loads(tbl.properties[f"thaw.row.schema-refs.{sid}"])
+    want_name = "shop.common.Customer" if kind == "avro" else "shop/common/customer.proto"
+    assert [r["name"] for r in refs] == [want_name]
+    rows = {r["key"]: r for r in tbl.scan().to_arrow().to_pylist()}
+    assert len(rows) == 30
+    for i, o in enumerate(objs):
+        r = rows[f"k{i}".encode()]
+        assert r["value_raw"] is None, (i, "re-encodes exactly")
+        assert r["value"] == o, (i, r["value"])
+
+    target = archive_topics.topic_name(f"regref{kind}replayed")
+    p = thaw("replay", "--catalog", uri, "--table", f"ns.ref{kind}", "--brokers", kafka.bootstrap, "--topic",
+             target, "--create-topic", "--quiet", timeout=120)
+    assert p.returncode == 0, p.stderr.decode(errors="replace")[-4000:]
+    got = kafka.consume_all(target)
+    assert sorted((g["key"], g["value"]) for g in got) == sorted((k, v) for _p, k, v in values)
+    assert sorted((decode(g["value"]) for g in got), key=lambda d: d["id"]) == objs
+
+
 JSON_V1 = {
     "$schema": "http://json-schema.org/draft-07/schema#", "title": "Order", "type": "object",
     "properties": {

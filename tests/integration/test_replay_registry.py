@@ -147,6 +147,32 @@ def test_a_matching_latest_schema_is_used(kafka, thaw, schema_registry, aiven_de
     assert decoded == values
 
 
+def test_a_latest_schema_with_a_reference(kafka, thaw, schema_registry, aiven_decoded):
+    """The subject's latest Avro schema takes its Lines record from another subject (a schema reference):
+    use.latest.version encodes with it (the reference fetched by subject and version), and AvroDeserializer, which
+    resolves the reference itself, reads every record as the row holds it."""
+    uri, table, values = aiven_decoded
+    topic = archive_topics.topic_name("regaivenref")
+    from confluent_kafka.schema_registry import Schema, SchemaReference
+    lines = {"type": "record", "name": "Lines", "namespace": "shop.parts", "fields": [
+        {"name": "count", "type": "int"}, {"name": "sku", "type": ["null", "string"], "default": None}]}
+    mine = {"type": "record", "name": "Order", "namespace": "shop.orders", "fields": [
+        {"name": "order_id", "type": "long"},
+        {"name": "status", "type": ["null", "string"], "default": None},
+        {"name": "lines", "type": ["null", "shop.parts.Lines"], "default": None}]}
+    client = schema_registry.client()
+    client.register_schema(f"{topic}-lines", Schema(json.dumps(lines), "AVRO"))
+    sid = client.register_schema(f"{topic}-value", Schema(
+        json.dumps(mine), "AVRO", [SchemaReference("shop.parts.Lines", f"{topic}-lines", 1)]))
+    p = _replay(thaw, uri, table, kafka, topic, "--value-format", "avro", "--schema-registry", schema_registry.url,
+                "--schema-registry-property", "use.latest.version=true")
+    assert p.returncode == 0, p.stderr.decode(errors="replace")[-3000:]
+    got = kafka.consume_all(topic)
+    assert len(got) == len(values) and all(_schema_id(g["value"]) == sid for g in got)
+    decoded = sorted((_deserialize(schema_registry, topic, g["value"]) for g in got), key=lambda d: d["order_id"])
+    assert decoded == values
+
+
 def test_refused_before_anything_is_produced(kafka, thaw, schema_registry, aiven_decoded):
     uri, table, _values = aiven_decoded
     client = schema_registry.client()

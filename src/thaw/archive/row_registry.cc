@@ -27,16 +27,27 @@ RegistrySchemas::RegistrySchemas(std::shared_ptr<registry::SchemaRegistry> regis
       format_(std::move(format)),
       message_name_(std::move(message_name)) {}
 
-Result<iceberg::TypePtr> RegistrySchemas::EvolveText(const std::string& text, int32_t* next_id) const {
-  if (format_ == "protobuf") return records::ProtobufValueSchema::Evolve(value_type_, text, message_name_, next_id);
+Result<iceberg::TypePtr> RegistrySchemas::EvolveText(const std::string& text, const records::SchemaReferences& refs,
+                                                      int32_t* next_id) const {
+  if (format_ == "protobuf") {
+    return records::ProtobufValueSchema::Evolve(value_type_, text, message_name_, next_id, refs);
+  }
   if (format_ == "json-schema") return records::JsonSchemaValue::Evolve(value_type_, text, next_id);
-  return records::AvroValueSchema::Evolve(value_type_, text, next_id);
+  return records::AvroValueSchema::Evolve(value_type_, text, next_id, refs);
+}
+
+void RegistrySchemas::KeepProperties(int32_t id, const std::string& text, const records::SchemaReferences& refs) {
+  texts_[id] = text;
+  refs_[id] = refs;
+  new_properties_[PropertyKey(id)] = text;
+  if (!refs.empty()) new_properties_[records::ReferencesPropertyKey(id)] = records::ReferencesToJson(refs);
 }
 
 Status RegistrySchemas::Load(const std::map<std::string, std::string>& table_properties) {
   ASSIGN_OR_RAISE(auto texts, records::SchemaTextsById(table_properties, format_));
+  ASSIGN_OR_RAISE(auto refs, records::ReferencesById(table_properties));
   for (const auto& [id, text] : texts) {
-    auto s = ResolveText(text, value_type_);
+    auto s = ResolveText(text, refs[id], value_type_);
     if (!s.ok()) {
       log::Debug("table property {} does not resolve against the table's value columns yet: {}", PropertyKey(id),
                  s.status().message());
@@ -44,6 +55,7 @@ Status RegistrySchemas::Load(const std::map<std::string, std::string>& table_pro
     }
     std::lock_guard<std::mutex> lock(mu_);
     texts_[id] = text;
+    refs_[id] = refs[id];
     resolved_[id] = *s;
   }
   return Status::OK();
@@ -51,9 +63,11 @@ Status RegistrySchemas::Load(const std::map<std::string, std::string>& table_pro
 
 namespace {
 
-// The schema of `id` when the registry has it and Thaw can decode it; an
-// empty text with *why when not (unknown id, references).
-Result<registry::Schema> Fetch(registry::SchemaRegistry& registry, int32_t id, std::string* why) {
+// The schema of `id` and the schemas it refers to, when the registry has
+// them and Thaw can decode them; an empty text with *why when not (an
+// unknown id or reference, a JSON Schema with references).
+Result<registry::Schema> Fetch(registry::SchemaRegistry& registry, int32_t id, records::SchemaReferences* refs,
+                               std::string* why) {
   auto schema = registry.SchemaById(id);
   if (!schema.ok()) {
     if (schema.status().code() == StatusCode::kNotFound) {
@@ -62,11 +76,22 @@ Result<registry::Schema> Fetch(registry::SchemaRegistry& registry, int32_t id, s
     }
     return schema.status().WithContext(fmt::format("fetching schema id {} from the schema registry", id));
   }
-  if (!schema->references.empty()) {
-    *why = fmt::format("schema id {} refers to {} other schema(s) ('{}'…): references are not resolved yet", id,
-                       schema->references.size(), schema->references.front().subject);
+  if (schema->references.empty()) return *schema;
+  if (schema->type == registry::SchemaType::kJson) {
+    *why = fmt::format("schema id {} is a JSON Schema that refers to {} other schema(s) ('{}'…): JSON Schema "
+                       "references are not resolved",
+                       id, schema->references.size(), schema->references.front().subject);
     return registry::Schema{};
   }
+  auto resolved = registry.ResolveReferences(*schema);
+  if (!resolved.ok()) {
+    if (resolved.status().code() == StatusCode::kNotFound || resolved.status().code() == StatusCode::kInvalidArgument) {
+      *why = fmt::format("schema id {}: {}", id, resolved.status().message());
+      return registry::Schema{};
+    }
+    return resolved.status().WithContext(fmt::format("schema id {}", id));
+  }
+  *refs = std::move(*resolved);
   return *schema;
 }
 
@@ -83,14 +108,15 @@ std::string FormatOf(registry::SchemaType t) {
 Result<RegistryValueType> RegistrySchemas::NewTableType(registry::SchemaRegistry& registry, int32_t id,
                                                         std::string_view value, int32_t first_field_id) {
   std::string why;
-  ASSIGN_OR_RAISE(registry::Schema schema, Fetch(registry, id, &why));
+  records::SchemaReferences refs;
+  ASSIGN_OR_RAISE(registry::Schema schema, Fetch(registry, id, &refs, &why));
   if (schema.text.empty()) return Status::Unsupported("{}", why);
   RegistryValueType out;
   out.format = FormatOf(schema.type);
   if (schema.type == registry::SchemaType::kProtobuf) {
     auto framing = registry::ParseFraming(value, /*protobuf=*/true);
     if (!framing.ok()) return Status::Unsupported("schema id {}: {}", id, framing.status().message());
-    auto s = records::ProtobufValueSchema::Make(schema.text, framing->message_indexes, first_field_id);
+    auto s = records::ProtobufValueSchema::Make(schema.text, framing->message_indexes, first_field_id, refs);
     if (!s.ok()) return Status::Unsupported("schema id {}: {}", id, s.status().message());
     out.type = (*s)->iceberg_type();
     out.message_name = (*s)->message_name();
@@ -102,7 +128,7 @@ Result<RegistryValueType> RegistrySchemas::NewTableType(registry::SchemaRegistry
     out.type = (*s)->iceberg_type();
     return out;
   }
-  auto s = records::AvroValueSchema::Make(schema.text, first_field_id);
+  auto s = records::AvroValueSchema::Make(schema.text, first_field_id, refs);
   if (!s.ok()) return Status::Unsupported("schema id {}: {}", id, s.status().message());
   out.type = (*s)->iceberg_type();
   return out;
@@ -114,7 +140,8 @@ Result<RegistrySchemas::Outcome> RegistrySchemas::Prepare(int32_t id, int32_t ne
     std::lock_guard<std::mutex> lock(mu_);
     if (resolved_.count(id) || refused_.count(id)) return Outcome::kKnown;
   }
-  ASSIGN_OR_RAISE(registry::Schema schema, Fetch(*registry_, id, why));
+  records::SchemaReferences refs;
+  ASSIGN_OR_RAISE(registry::Schema schema, Fetch(*registry_, id, &refs, why));
   auto refuse = [&](std::string reason) {
     *why = std::move(reason);
     std::lock_guard<std::mutex> lock(mu_);
@@ -127,28 +154,26 @@ Result<RegistrySchemas::Outcome> RegistrySchemas::Prepare(int32_t id, int32_t ne
                               registry::SchemaTypeName(schema.type), format_));
   }
   const std::string& text = schema.text;
-  auto resolved = ResolveText(text, value_type_);
+  auto resolved = ResolveText(text, refs, value_type_);
   if (resolved.ok()) {
     std::lock_guard<std::mutex> lock(mu_);
-    texts_[id] = text;
     resolved_[id] = *resolved;
-    new_properties_[PropertyKey(id)] = text;
+    KeepProperties(id, text, refs);
     return Outcome::kReady;
   }
   if (resolved.status().code() != StatusCode::kNotFound) {
     return refuse(fmt::format("schema id {} does not fit the table: {}", id, resolved.status().message()));
   }
   int32_t next = next_field_id;
-  auto grown = EvolveText(text, &next);
+  auto grown = EvolveText(text, refs, &next);
   if (!grown.ok()) return refuse(fmt::format("schema id {}: {}", id, grown.status().message()));
-  if (auto check = ResolveText(text, *grown); !check.ok()) {
+  if (auto check = ResolveText(text, refs, *grown); !check.ok()) {
     return refuse(fmt::format("schema id {} cannot evolve the table: {}", id, check.status().message()));
   }
   *evolved = *grown;
   // Known once the evolution commit lands (SetValueType re-resolves it).
   std::lock_guard<std::mutex> lock(mu_);
-  texts_[id] = text;
-  new_properties_[PropertyKey(id)] = text;
+  KeepProperties(id, text, refs);
   return Outcome::kEvolve;
 }
 
@@ -156,7 +181,7 @@ Status RegistrySchemas::SetValueType(iceberg::TypePtr value_type) {
   std::lock_guard<std::mutex> lock(mu_);
   std::map<int32_t, std::shared_ptr<const records::FramedValueCodec>> next;
   for (const auto& [id, text] : texts_) {
-    auto s = ResolveText(text, value_type);
+    auto s = ResolveText(text, refs_[id], value_type);
     if (!s.ok()) return s.status().WithContext(fmt::format("schema id {} after evolving the table", id));
     next[id] = *s;
   }

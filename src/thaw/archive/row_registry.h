@@ -88,10 +88,14 @@ class RegistrySchemas {
 
  private:
   Result<std::shared_ptr<const records::FramedValueCodec>> ResolveText(const std::string& text,
+                                                                       const records::SchemaReferences& refs,
                                                                        const iceberg::TypePtr& type) const {
-    return records::ResolveFramed(format_, text, message_name_, type);
+    return records::ResolveFramed(format_, text, message_name_, type, refs);
   }
-  Result<iceberg::TypePtr> EvolveText(const std::string& text, int32_t* next_id) const;
+  Result<iceberg::TypePtr> EvolveText(const std::string& text, const records::SchemaReferences& refs,
+                                      int32_t* next_id) const;
+  // The properties that keep schema `id`: its text, and its references when it has any.
+  void KeepProperties(int32_t id, const std::string& text, const records::SchemaReferences& refs);
   std::string PropertyKey(int32_t id) const {
     return std::string(records::SchemaPropertyPrefix(format_)) + std::to_string(id);
   }
@@ -101,6 +105,7 @@ class RegistrySchemas {
   std::string format_, message_name_;
   mutable std::mutex mu_;
   std::map<int32_t, std::string> texts_;                                            // resolved ones
+  std::map<int32_t, records::SchemaReferences> refs_;                              // their references
   std::map<int32_t, std::shared_ptr<const records::FramedValueCodec>> resolved_;  // guarded by mu_
   std::map<int32_t, std::string> refused_;                                          // id -> why
   std::map<std::string, std::string> new_properties_;

@@ -24,14 +24,6 @@ std::shared_ptr<arrow::Array> ChildOf(const std::shared_ptr<arrow::Array>& paren
 
 }  // namespace
 
-Result<int64_t> GetIntOrLong(const arrow::Array& a, int64_t i) {
-  switch (a.type_id()) {
-    case arrow::Type::INT32: return static_cast<const arrow::Int32Array&>(a).Value(i);
-    case arrow::Type::INT64: return static_cast<const arrow::Int64Array&>(a).Value(i);
-    default: return Status::Invalid("column of type {} where the schema has an integer field", a.type()->ToString());
-  }
-}
-
 std::optional<int64_t> GetInt(const arrow::Array& a, int64_t i) {
   if (a.IsNull(i)) return std::nullopt;
   switch (a.type_id()) {

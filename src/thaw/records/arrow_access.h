@@ -14,16 +14,11 @@
 #include <arrow/array.h>
 #include <arrow/record_batch.h>
 
-#include "thaw/common/status.h"
 #include "thaw/records/layout.h"
 
 namespace thaw::records {
 
 std::optional<int64_t> GetInt(const arrow::Array& a, int64_t i);
-// A non-null value of an Iceberg int or long column: int32 or int64 (a long
-// column reads int32 from files written before the table widened it), else
-// Invalid naming the column's type.
-Result<int64_t> GetIntOrLong(const arrow::Array& a, int64_t i);
 // Kafka milliseconds from a timestamp column (timestamps by their unit, longs as ms).
 std::optional<int64_t> GetTimestampMs(const arrow::Array& a, int64_t i);
 std::optional<std::string_view> GetBytes(const arrow::Array& a, int64_t i);

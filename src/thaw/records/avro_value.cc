@@ -18,7 +18,7 @@
 
 #include "thaw/iceberg/avro/binary.h"
 #include "thaw/parquet/arrow_type.h"
-#include "thaw/records/arrow_access.h"
+#include "thaw/records/arrow_int.h"
 #include "thaw/records/struct_fields.h"
 
 namespace thaw::records {
@@ -879,11 +879,21 @@ std::optional<int32_t> ConfluentSchemaId(std::string_view value) {
 AvroValueSchema::AvroValueSchema() = default;
 AvroValueSchema::~AvroValueSchema() = default;
 
+namespace {
+// An Avro schema after the named types of its references.
+Result<avro::SchemaPtr> ParseWithReferences(std::string_view json, const SchemaReferences& references) {
+  std::vector<std::string> texts;
+  for (const auto& r : references) texts.push_back(r.text);
+  return avro::ParseSchema(json, texts);
+}
+}  // namespace
+
 Result<std::shared_ptr<const AvroValueSchema>> AvroValueSchema::Make(std::string_view avro_schema_json,
-                                                                     int32_t first_field_id) {
+                                                                     int32_t first_field_id,
+                                                                     const SchemaReferences& references) {
   static std::once_flag utf8_once;
   std::call_once(utf8_once, [] { arrow::util::InitializeUTF8(); });
-  ASSIGN_OR_RAISE(avro::SchemaPtr avro, avro::ParseSchema(avro_schema_json));
+  ASSIGN_OR_RAISE(avro::SchemaPtr avro, ParseWithReferences(avro_schema_json, references));
   if (avro->type != avro::Type::kRecord) {
     return Status::Unsupported(
         "Avro value schema: the top level must be a record (its fields become the value columns), not {}",
@@ -983,11 +993,12 @@ Status Bind(Node& n, const iceberg::Type& w, const iceberg::Type& t, const std::
 }  // namespace
 
 Result<std::shared_ptr<const AvroValueSchema>> AvroValueSchema::Resolve(std::string_view avro_schema_json,
-                                                                        const iceberg::TypePtr& table_type) {
+                                                                        const iceberg::TypePtr& table_type,
+                                                                        const SchemaReferences& references) {
   if (!table_type || table_type->id != TypeId::kStruct) {
     return Status::Invalid("Avro value schema: the table's value column is not a struct");
   }
-  ASSIGN_OR_RAISE(avro::SchemaPtr avro, avro::ParseSchema(avro_schema_json));
+  ASSIGN_OR_RAISE(avro::SchemaPtr avro, ParseWithReferences(avro_schema_json, references));
   if (avro->type != avro::Type::kRecord) {
     return Status::Unsupported("Avro value schema: the top level must be a record, not {}",
                                avro::SchemaToJson(*avro).substr(0, 80));
@@ -1006,8 +1017,8 @@ Result<std::shared_ptr<const AvroValueSchema>> AvroValueSchema::Resolve(std::str
 }
 
 Result<iceberg::TypePtr> AvroValueSchema::Evolve(const iceberg::TypePtr& table_type, std::string_view avro_schema_json,
-                                                 int32_t* next_id) {
-  ASSIGN_OR_RAISE(auto writer, Make(avro_schema_json, 1));
+                                                 int32_t* next_id, const SchemaReferences& references) {
+  ASSIGN_OR_RAISE(auto writer, Make(avro_schema_json, 1, references));
   return iceberg::UnionByName(*table_type, *writer->iceberg_type(), next_id);
 }
 

@@ -45,6 +45,7 @@
 #include "thaw/iceberg/avro/avro.h"
 #include "thaw/iceberg/schema.h"
 #include "thaw/records/framed_value.h"
+#include "thaw/records/schema_references.h"
 
 namespace arrow {
 class DataType;
@@ -65,7 +66,10 @@ class AvroValueSchema {
  public:
   // Parses the writer schema (Avro schema JSON text) and maps it; the
   // struct's field ids start at `first_field_id`.
-  static Result<std::shared_ptr<const AvroValueSchema>> Make(std::string_view avro_schema_json, int32_t first_field_id);
+  // `references`: schemas defining named types it uses (a schema registry's
+  // references, dependencies first).
+  static Result<std::shared_ptr<const AvroValueSchema>> Make(std::string_view avro_schema_json, int32_t first_field_id,
+                                                             const SchemaReferences& references = {});
   ~AvroValueSchema();
 
   // The writer schema resolved against a table's value struct by field
@@ -77,12 +81,13 @@ class AvroValueSchema {
   // the schema has a field the table lacks (Evolve adds it); Invalid, naming
   // the field, when a field's type or optionality differs.
   static Result<std::shared_ptr<const AvroValueSchema>> Resolve(std::string_view avro_schema_json,
-                                                                const iceberg::TypePtr& table_type);
+                                                                const iceberg::TypePtr& table_type,
+                                                                const SchemaReferences& references = {});
   // The table's value struct with the writer schema's fields it lacks added
   // (at the end of their struct, optional, ids from *next_id upward,
   // depth-first); fields present in both are kept as the table has them.
   static Result<iceberg::TypePtr> Evolve(const iceberg::TypePtr& table_type, std::string_view avro_schema_json,
-                                         int32_t* next_id);
+                                         int32_t* next_id, const SchemaReferences& references = {});
 
   // The schema JSON as given (for the thaw.row.avro-schema property).
   const std::string& schema_json() const { return schema_json_; }

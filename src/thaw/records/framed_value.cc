@@ -33,16 +33,20 @@ Result<std::map<int32_t, std::string>> SchemaTextsById(const std::map<std::strin
 
 Result<std::shared_ptr<const FramedValueCodec>> ResolveFramed(std::string_view format, const std::string& text,
                                                               const std::string& message_name,
-                                                              const iceberg::TypePtr& value_type) {
+                                                              const iceberg::TypePtr& value_type,
+                                                              const SchemaReferences& references) {
   if (format == "protobuf") {
-    ASSIGN_OR_RAISE(auto s, ProtobufValueSchema::Resolve(text, message_name, value_type));
+    ASSIGN_OR_RAISE(auto s, ProtobufValueSchema::Resolve(text, message_name, value_type, references));
     return std::shared_ptr<const FramedValueCodec>(std::move(s));
   }
   if (format == "json-schema") {
+    if (!references.empty()) {
+      return Status::Unsupported("a JSON Schema with references ('{}'…) is not resolved", references.front().name);
+    }
     ASSIGN_OR_RAISE(auto s, JsonSchemaValue::Resolve(text, value_type));
     return std::shared_ptr<const FramedValueCodec>(std::move(s));
   }
-  ASSIGN_OR_RAISE(auto s, AvroValueSchema::Resolve(text, value_type));
+  ASSIGN_OR_RAISE(auto s, AvroValueSchema::Resolve(text, value_type, references));
   return AvroFramed(std::move(s));
 }
 

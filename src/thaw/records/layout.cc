@@ -285,8 +285,9 @@ static Status BindRegistryValues(const iceberg::TableMetadata& md, const Schema&
   }
   const std::string message = md.Property("thaw.row.proto-message");
   ASSIGN_OR_RAISE(auto texts, SchemaTextsById(md.properties, format));
+  ASSIGN_OR_RAISE(auto refs, ReferencesById(md.properties));
   for (const auto& [id, text] : texts) {
-    auto codec = ResolveFramed(format, text, message, l->value_json[0].type);
+    auto codec = ResolveFramed(format, text, message, l->value_json[0].type, refs[id]);
     if (codec.ok()) l->value_by_id[id] = std::move(*codec);
   }
   return Status::OK();
@@ -324,7 +325,7 @@ static Result<iceberg::TypePtr> ValueStructOf(const Schema& schema, const Layout
 static Status BindValueAvro(const Schema& schema, ValueAvroChooser& chooser, Layout* l) {
   ASSIGN_OR_RAISE(iceberg::TypePtr value, ValueStructOf(schema, *l, &l->value_avro_wrap));
   ASSIGN_OR_RAISE(auto choice, chooser.Choose(value));
-  auto avro = AvroValueSchema::Resolve(choice.schema_json, value);
+  auto avro = AvroValueSchema::Resolve(choice.schema_json, value, choice.references);
   if (!avro.ok()) {
     return avro.status().WithContext(fmt::format("the value columns of layout '{}' cannot be encoded with the "
                                                  "chosen Avro schema",
@@ -351,7 +352,7 @@ static Status BindValueJsonSchema(const Schema& schema, ValueAvroChooser& choose
 static Status BindValueProtobuf(const Schema& schema, ValueAvroChooser& chooser, Layout* l) {
   ASSIGN_OR_RAISE(iceberg::TypePtr value, ValueStructOf(schema, *l, &l->value_avro_wrap));
   ASSIGN_OR_RAISE(auto choice, chooser.Choose(value));
-  auto codec = ResolveFramed("protobuf", choice.schema_json, choice.message_name, value);
+  auto codec = ResolveFramed("protobuf", choice.schema_json, choice.message_name, value, choice.references);
   if (!codec.ok()) {
     return codec.status().WithContext(fmt::format(
         "the value columns of layout '{}' cannot be encoded as message {}", l->name, choice.message_name));

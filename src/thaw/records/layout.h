@@ -13,6 +13,7 @@
 
 #include "thaw/common/status.h"
 #include "thaw/iceberg/table_metadata.h"
+#include "thaw/records/schema_references.h"
 
 namespace thaw::records {
 
@@ -112,6 +113,7 @@ class ValueAvroChooser {
     std::string schema_json;           // the schema's text (Avro JSON, JSON Schema, .proto)
     std::optional<int32_t> schema_id;  // framed with it when set
     std::string message_name;          // Protobuf: the message type of the text the values are
+    SchemaReferences references;       // what the schema refers to (a registry's latest with references)
   };
   virtual Result<Choice> Choose(const iceberg::TypePtr& value_struct) = 0;
   // "avro": values encoded as Avro datums; "json-schema": the JSON rows,

@@ -16,7 +16,7 @@
 #include <set>
 
 #include "thaw/parquet/arrow_type.h"
-#include "thaw/records/arrow_access.h"
+#include "thaw/records/arrow_int.h"
 #include "thaw/records/struct_fields.h"
 #include "thaw/registry/wire.h"
 
@@ -524,9 +524,8 @@ Status SetMessage(const Node& n, const arrow::StructArray& a, int64_t i, pb::Mes
   return Status::OK();
 }
 
-// The .proto text parsed into a pool over the generated one (the
-// well-known types' imports resolve there).
-Result<const pb::FileDescriptor*> ParseProto(std::string_view text, pb::DescriptorPool* pool) {
+// One .proto text parsed and built into `pool` as file `name`.
+Result<const pb::FileDescriptor*> BuildProto(std::string_view text, const std::string& name, pb::DescriptorPool* pool) {
   pb::io::ArrayInputStream in(text.data(), static_cast<int>(text.size()));
   TextErrors errors;
   pb::io::Tokenizer tokenizer(&in, &errors);
@@ -534,18 +533,34 @@ Result<const pb::FileDescriptor*> ParseProto(std::string_view text, pb::Descript
   pb::compiler::Parser parser;
   parser.RecordErrorsTo(&errors);
   if (!parser.Parse(&tokenizer, &proto) || !errors.first.empty()) {
-    return Status::Invalid("Protobuf schema: {}", errors.first.empty() ? "cannot parse" : errors.first);
+    return Status::Invalid("{}", errors.first.empty() ? "cannot parse" : errors.first);
   }
-  proto.set_name("thaw_registry_value.proto");
+  proto.set_name(name);
   PoolErrors pool_errors;
   const pb::FileDescriptor* file = pool->BuildFileCollectingErrors(proto, &pool_errors);
-  if (!file) {
-    return Status::Invalid(
-        "Protobuf schema: {} (imports other than google/protobuf/*.proto come from schema references, which are not "
-        "resolved yet)",
-        pool_errors.first);
-  }
+  if (!file) return Status::Invalid("{}", pool_errors.first);
   return file;
+}
+
+// The .proto text parsed into a pool over the generated one (the
+// well-known types' imports resolve there), after the files it imports
+// (its references, by their import paths).
+Result<const pb::FileDescriptor*> ParseProto(std::string_view text, pb::DescriptorPool* pool,
+                                             const SchemaReferences& references) {
+  for (const auto& r : references) {
+    if (pool->FindFileByName(r.name)) continue;  // a well-known type, or listed twice
+    auto built = BuildProto(r.text, r.name, pool);
+    if (!built.ok()) return Status::Invalid("Protobuf schema: the imported file '{}': {}", r.name, built.status().message());
+  }
+  auto file = BuildProto(text, "thaw_registry_value.proto", pool);
+  if (!file.ok()) {
+    const bool missing_import = file.status().message().find("has not been loaded") != std::string::npos;
+    return Status::Invalid("Protobuf schema: {}{}", file.status().message(),
+                           missing_import ? " (imports other than google/protobuf/*.proto come from the schema "
+                                            "references, and the schema has none for it)"
+                                          : "");
+  }
+  return *file;
 }
 
 Result<const pb::Descriptor*> ByIndexes(const pb::FileDescriptor* file, std::span<const int32_t> indexes) {
@@ -593,9 +608,10 @@ namespace {
 Result<std::shared_ptr<ProtobufValueSchema>> Build(std::shared_ptr<ProtobufValueSchema> s,
                                                    ProtobufValueSchema::Impl& impl, std::string_view text,
                                                    std::span<const int32_t> indexes, const std::string* name,
-                                                   const TypePtr& table, int32_t first_field_id, TypePtr* type) {
+                                                   const TypePtr& table, int32_t first_field_id, TypePtr* type,
+                                                   const SchemaReferences& references) {
   impl.pool = std::make_unique<pb::DescriptorPool>(pb::DescriptorPool::generated_pool());
-  ASSIGN_OR_RAISE(const pb::FileDescriptor* file, ParseProto(text, impl.pool.get()));
+  ASSIGN_OR_RAISE(const pb::FileDescriptor* file, ParseProto(text, impl.pool.get(), references));
   if (name) {
     impl.desc = impl.pool->FindMessageTypeByName(*name);
     if (!impl.desc || impl.desc->file() != file) {
@@ -618,9 +634,11 @@ Result<std::shared_ptr<ProtobufValueSchema>> Build(std::shared_ptr<ProtobufValue
 
 Result<std::shared_ptr<const ProtobufValueSchema>> ProtobufValueSchema::Make(std::string_view proto_text,
                                                                              std::span<const int32_t> message_indexes,
-                                                                             int32_t first_field_id) {
+                                                                             int32_t first_field_id,
+                                                                             const SchemaReferences& references) {
   std::shared_ptr<ProtobufValueSchema> s(new ProtobufValueSchema());
-  ASSIGN_OR_RAISE(s, Build(s, *s->impl_, proto_text, message_indexes, nullptr, nullptr, first_field_id, &s->type_));
+  ASSIGN_OR_RAISE(s, Build(s, *s->impl_, proto_text, message_indexes, nullptr, nullptr, first_field_id, &s->type_,
+                           references));
   s->text_ = std::string(proto_text);
   s->indexes_ = IndexesOf(s->impl_->desc);
   ASSIGN_OR_RAISE(s->arrow_type_, parquet::ArrowTypeOf(*s->type_));
@@ -629,12 +647,13 @@ Result<std::shared_ptr<const ProtobufValueSchema>> ProtobufValueSchema::Make(std
 
 Result<std::shared_ptr<const ProtobufValueSchema>> ProtobufValueSchema::Resolve(std::string_view proto_text,
                                                                                 const std::string& message_name,
-                                                                                const iceberg::TypePtr& table_type) {
+                                                                                const iceberg::TypePtr& table_type,
+                                                                                const SchemaReferences& references) {
   if (!table_type || table_type->id != TypeId::kStruct) {
     return Status::Invalid("Protobuf value schema: the table's value column is not a struct");
   }
   std::shared_ptr<ProtobufValueSchema> s(new ProtobufValueSchema());
-  ASSIGN_OR_RAISE(s, Build(s, *s->impl_, proto_text, {}, &message_name, table_type, 1, &s->type_));
+  ASSIGN_OR_RAISE(s, Build(s, *s->impl_, proto_text, {}, &message_name, table_type, 1, &s->type_, references));
   s->text_ = std::string(proto_text);
   s->indexes_ = IndexesOf(s->impl_->desc);
   ASSIGN_OR_RAISE(s->arrow_type_, parquet::ArrowTypeOf(*s->type_));
@@ -642,9 +661,10 @@ Result<std::shared_ptr<const ProtobufValueSchema>> ProtobufValueSchema::Resolve(
 }
 
 Result<iceberg::TypePtr> ProtobufValueSchema::Evolve(const iceberg::TypePtr& table_type, std::string_view proto_text,
-                                                     const std::string& message_name, int32_t* next_id) {
+                                                     const std::string& message_name, int32_t* next_id,
+                                                     const SchemaReferences& references) {
   pb::DescriptorPool pool(pb::DescriptorPool::generated_pool());
-  ASSIGN_OR_RAISE(const pb::FileDescriptor* file, ParseProto(proto_text, &pool));
+  ASSIGN_OR_RAISE(const pb::FileDescriptor* file, ParseProto(proto_text, &pool, references));
   const pb::Descriptor* d = pool.FindMessageTypeByName(message_name);
   if (!d || d->file() != file) return Status::Invalid("Protobuf schema: no message '{}' in it", message_name);
   Mapper mapper(1);
@@ -652,9 +672,10 @@ Result<iceberg::TypePtr> ProtobufValueSchema::Evolve(const iceberg::TypePtr& tab
   return iceberg::UnionByName(*table_type, *own, next_id);
 }
 
-Result<std::vector<std::string>> ProtobufValueSchema::MessageNames(std::string_view proto_text) {
+Result<std::vector<std::string>> ProtobufValueSchema::MessageNames(std::string_view proto_text,
+                                                                  const SchemaReferences& references) {
   pb::DescriptorPool pool(pb::DescriptorPool::generated_pool());
-  ASSIGN_OR_RAISE(const pb::FileDescriptor* file, ParseProto(proto_text, &pool));
+  ASSIGN_OR_RAISE(const pb::FileDescriptor* file, ParseProto(proto_text, &pool, references));
   std::vector<std::string> names;
   for (int i = 0; i < file->message_type_count(); ++i) names.push_back(file->message_type(i)->full_name());
   return names;

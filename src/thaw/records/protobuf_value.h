@@ -32,6 +32,7 @@
 #include "thaw/common/status.h"
 #include "thaw/iceberg/schema.h"
 #include "thaw/records/framed_value.h"
+#include "thaw/records/schema_references.h"
 
 namespace arrow {
 class DataType;
@@ -45,23 +46,29 @@ class ProtobufValueSchema : public FramedValueCodec {
   // The message at `message_indexes` (the framing's path: [i] the file's
   // i-th message, [i, j] its j-th nested message…) of the .proto text,
   // mapped on its own (a new table's struct), ids from `first_field_id`.
+  // `references`: the files it imports (by their import paths) other than
+  // the well-known types, dependencies first.
   static Result<std::shared_ptr<const ProtobufValueSchema>> Make(std::string_view proto_text,
                                                                  std::span<const int32_t> message_indexes,
-                                                                 int32_t first_field_id);
+                                                                 int32_t first_field_id,
+                                                                 const SchemaReferences& references = {});
   // The message named `message_name` (full name, "pkg.Order") of the .proto
   // text resolved against a table's value struct by field name, as
   // AvroValueSchema::Resolve: NotFound when the message has a field the
   // table lacks (Evolve adds it), Invalid naming a field of another type.
   static Result<std::shared_ptr<const ProtobufValueSchema>> Resolve(std::string_view proto_text,
                                                                     const std::string& message_name,
-                                                                    const iceberg::TypePtr& table_type);
+                                                                    const iceberg::TypePtr& table_type,
+                                                                    const SchemaReferences& references = {});
   // The table's struct with the message's fields it lacks added (optional,
   // ids from *next_id upward).
   static Result<iceberg::TypePtr> Evolve(const iceberg::TypePtr& table_type, std::string_view proto_text,
-                                         const std::string& message_name, int32_t* next_id);
+                                         const std::string& message_name, int32_t* next_id,
+                                         const SchemaReferences& references = {});
 
   // The full names of the .proto text's top-level messages, in order.
-  static Result<std::vector<std::string>> MessageNames(std::string_view proto_text);
+  static Result<std::vector<std::string>> MessageNames(std::string_view proto_text,
+                                                      const SchemaReferences& references = {});
 
   ~ProtobufValueSchema() override;
 

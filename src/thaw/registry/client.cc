@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <functional>
+#include <set>
 
 #include "thaw/common/secrets.h"
 
@@ -301,6 +303,45 @@ Result<SubjectVersion> SchemaRegistry::LatestVersion(const std::string& subject)
   std::lock_guard lock(cache_mu_);
   by_id_.Put(v.id, v.schema);
   return v;
+}
+
+Result<SubjectVersion> SchemaRegistry::Version(const std::string& subject, int32_t version) {
+  if (version < 0) return LatestVersion(subject);
+  std::string path = "/subjects/" + catalog::PercentEncode(subject) + fmt::format("/versions/{}", version);
+  ASSIGN_OR_RAISE(std::string body, Call("GET", path, ""));
+  ASSIGN_OR_RAISE(SubjectVersion v, ParseSubjectVersionResponse(body, "schema registry: GET " + path));
+  std::lock_guard lock(cache_mu_);
+  by_id_.Put(v.id, v.schema);
+  return v;
+}
+
+Result<records::SchemaReferences> SchemaRegistry::ResolveReferences(const Schema& schema) {
+  constexpr int kMaxDepth = 16;
+  constexpr size_t kMaxSchemas = 256;
+  records::SchemaReferences out;
+  std::set<std::string> done, visiting;
+  std::function<Status(const Schema&, int)> walk = [&](const Schema& s, int depth) -> Status {
+    for (const auto& r : s.references) {
+      if (done.count(r.name)) continue;
+      const std::string what = fmt::format("reference '{}' (subject '{}', version {})", r.name, r.subject, r.version);
+      if (depth >= kMaxDepth || !visiting.insert(r.name).second) {
+        return Status::Invalid("schema registry: {} is nested deeper than {} levels or refers to itself", what,
+                               kMaxDepth);
+      }
+      auto v = Version(r.subject, r.version);
+      if (!v.ok()) return v.status().WithContext("schema registry: fetching " + what);
+      RETURN_NOT_OK(walk(v->schema, depth + 1));
+      visiting.erase(r.name);
+      if (out.size() >= kMaxSchemas) {
+        return Status::Invalid("schema registry: more than {} referenced schemas", kMaxSchemas);
+      }
+      done.insert(r.name);
+      out.push_back({r.name, v->schema.text});
+    }
+    return Status::OK();
+  };
+  RETURN_NOT_OK(walk(schema, 0));
+  return out;
 }
 
 Result<int32_t> SchemaRegistry::Register(const std::string& subject, const Schema& schema, bool normalize) {

@@ -23,6 +23,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "thaw/records/schema_references.h"
 #include "thaw/catalog/http_client.h"
 #include "thaw/common/status.h"
 #include "thaw/registry/wire.h"
@@ -104,6 +105,13 @@ class SchemaRegistry {
   Result<Schema> SchemaById(int32_t id);
   // GET /subjects/SUBJECT/versions/latest (not cached: it moves).
   Result<SubjectVersion> LatestVersion(const std::string& subject);
+  // GET /subjects/SUBJECT/versions/VERSION (-1: latest).
+  Result<SubjectVersion> Version(const std::string& subject, int32_t version);
+  // The texts of every schema `schema` refers to, through its references
+  // and theirs (each fetched by subject and version), each once, a schema's
+  // own references before it: what a codec parses first. At most 16 levels
+  // and 256 schemas; errors name the reference.
+  Result<records::SchemaReferences> ResolveReferences(const Schema& schema);
   // POST /subjects/SUBJECT/versions[?normalize=true]: the schema's id, the
   // existing one when the subject already has it (cached by subject and
   // schema). An incompatible schema is Invalid with the registry's reason.

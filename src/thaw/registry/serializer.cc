@@ -99,12 +99,12 @@ Result<records::ValueAvroChooser::Choice> RegistryValueChooser::RegisterDerived(
   Schema schema{type, derived, {}};
   if (settings_.auto_register && settings_.dry_run) {
     auto found = registry_->Lookup(subject, schema, settings_.normalize);
-    if (found.ok()) return Choice{derived, found->id, {}};
+    if (found.ok()) return Choice{derived, found->id, {}, {}};
     if (found.status().code() != StatusCode::kNotFound) return found.status();
     log::Info("dry run: a replay would register the {} derived from the table under subject {}; nothing is "
               "registered now",
               what, subject);
-    return Choice{derived, std::nullopt, {}};
+    return Choice{derived, std::nullopt, {}, {}};
   }
   if (settings_.auto_register) {
     auto id = registry_->Register(subject, schema, settings_.normalize);
@@ -114,7 +114,7 @@ Result<records::ValueAvroChooser::Choice> RegistryValueChooser::RegisterDerived(
     }
     log::Info("values encoded with a {} derived from the table, registered under subject {} (id {})", what, subject,
               *id);
-    return Choice{derived, *id, {}};
+    return Choice{derived, *id, {}, {}};
   }
   auto found = registry_->Lookup(subject, schema, settings_.normalize);
   if (!found.ok()) {
@@ -126,7 +126,7 @@ Result<records::ValueAvroChooser::Choice> RegistryValueChooser::RegisterDerived(
     }
     return found.status();
   }
-  return Choice{derived, found->id, {}};
+  return Choice{derived, found->id, {}, {}};
 }
 
 Result<records::ValueAvroChooser::Choice> AvroValueChooser::ChooseUncached(const iceberg::TypePtr& value_struct) {
@@ -144,23 +144,25 @@ Result<records::ValueAvroChooser::Choice> AvroValueChooser::ChooseUncached(const
       return Status::Invalid("use.latest.version: the latest schema of subject '{}' (id {}) is {}, not Avro", subject,
                              latest->id, SchemaTypeName(latest->schema.type));
     }
-    auto fits = records::AvroValueSchema::Resolve(latest->schema.text, value_struct);
+    ASSIGN_OR_RAISE(auto refs, registry_->ResolveReferences(latest->schema));
+    auto fits = records::AvroValueSchema::Resolve(latest->schema.text, value_struct, refs);
     if (!fits.ok()) {
       return Status::Invalid("the value columns cannot be encoded with the latest schema of subject '{}' (id {}): {}",
                              subject, latest->id, fits.status().message());
     }
     log::Info("values encoded with the latest schema of subject {} (id {}, version {})", subject, latest->id,
               latest->version);
-    return Choice{latest->schema.text, latest->id, {}};
+    return Choice{latest->schema.text, latest->id, {}, std::move(refs)};
   }
   // The subject's latest version, when it has exactly the table's fields.
   if (latest.ok() && latest->schema.type == SchemaType::kAvro) {
-    auto fits = records::AvroValueSchema::Resolve(latest->schema.text, value_struct);
-    auto own = records::AvroValueSchema::Make(latest->schema.text, 1);
+    ASSIGN_OR_RAISE(auto refs, registry_->ResolveReferences(latest->schema));
+    auto fits = records::AvroValueSchema::Resolve(latest->schema.text, value_struct, refs);
+    auto own = records::AvroValueSchema::Make(latest->schema.text, 1, refs);
     if (fits.ok() && own.ok() && records::AvroValueSchema::Resolve(derived, (*own)->iceberg_type()).ok()) {
       log::Info("values encoded with the latest schema of subject {} (id {}, version {}): it matches the table",
                 subject, latest->id, latest->version);
-      return Choice{latest->schema.text, latest->id, {}};
+      return Choice{latest->schema.text, latest->id, {}, std::move(refs)};
     }
   }
   return RegisterDerived(subject, derived, SchemaType::kAvro, "schema");
@@ -193,7 +195,7 @@ Result<records::ValueAvroChooser::Choice> JsonSchemaValueChooser::ChooseUncached
     }
     log::Info("values framed with the latest schema of subject {} (id {}, version {})", subject, latest->id,
               latest->version);
-    return Choice{latest->schema.text, latest->id, {}};
+    return Choice{latest->schema.text, latest->id, {}, {}};
   }
   if (latest_json && written.ok()) {
     auto own = records::JsonSchemaValue::Make(latest->schema.text, 1);
@@ -201,7 +203,7 @@ Result<records::ValueAvroChooser::Choice> JsonSchemaValueChooser::ChooseUncached
         records::JsonSchemaValue::Resolve(derived, (*own)->iceberg_type()).ok()) {
       log::Info("values framed with the latest schema of subject {} (id {}, version {}): it matches the table",
                 subject, latest->id, latest->version);
-      return Choice{latest->schema.text, latest->id, {}};
+      return Choice{latest->schema.text, latest->id, {}, {}};
     }
   }
   return RegisterDerived(subject, derived, SchemaType::kJson, "JSON Schema");
@@ -209,11 +211,12 @@ Result<records::ValueAvroChooser::Choice> JsonSchemaValueChooser::ChooseUncached
 
 // The first top-level message of .proto `text` that the columns resolve
 // against (its name), or the first message's error.
-static Result<std::string> FittingMessage(const std::string& text, const iceberg::TypePtr& value_struct) {
-  ASSIGN_OR_RAISE(auto names, records::ProtobufValueSchema::MessageNames(text));
+static Result<std::string> FittingMessage(const std::string& text, const records::SchemaReferences& refs,
+                                          const iceberg::TypePtr& value_struct) {
+  ASSIGN_OR_RAISE(auto names, records::ProtobufValueSchema::MessageNames(text, refs));
   Status first = Status::Invalid("the schema declares no message");
   for (const auto& name : names) {
-    auto fits = records::ProtobufValueSchema::Resolve(text, name, value_struct);
+    auto fits = records::ProtobufValueSchema::Resolve(text, name, value_struct, refs);
     if (fits.ok()) return name;
     if (&name == &names.front()) first = fits.status().WithContext(fmt::format("message {}", name));
   }
@@ -237,29 +240,31 @@ Result<records::ValueAvroChooser::Choice> ProtobufValueChooser::ChooseUncached(c
       return Status::Invalid("use.latest.version: the latest schema of subject '{}' (id {}) is {}, not Protobuf",
                              subject, latest->id, SchemaTypeName(latest->schema.type));
     }
-    auto message = FittingMessage(latest->schema.text, value_struct);
+    ASSIGN_OR_RAISE(auto refs, registry_->ResolveReferences(latest->schema));
+    auto message = FittingMessage(latest->schema.text, refs, value_struct);
     if (!message.ok()) {
       return Status::Invalid("the value columns cannot be encoded with the latest schema of subject '{}' (id {}): {}",
                              subject, latest->id, message.status().message());
     }
     log::Info("values encoded as message {} of the latest schema of subject {} (id {}, version {})", *message,
               subject, latest->id, latest->version);
-    return Choice{latest->schema.text, latest->id, *message};
+    return Choice{latest->schema.text, latest->id, *message, std::move(refs)};
   }
   // The subject's latest version, when one of its messages has exactly the table's fields.
   if (latest_proto) {
-    auto message = FittingMessage(latest->schema.text, value_struct);
+    ASSIGN_OR_RAISE(auto refs, registry_->ResolveReferences(latest->schema));
+    auto message = FittingMessage(latest->schema.text, refs, value_struct);
     if (message.ok()) {
-      auto names = records::ProtobufValueSchema::MessageNames(latest->schema.text);
+      auto names = records::ProtobufValueSchema::MessageNames(latest->schema.text, refs);
       if (!names.ok()) return names.status();
       const auto index = std::find(names->begin(), names->end(), *message) - names->begin();
       const int32_t indexes[] = {static_cast<int32_t>(index)};
-      auto own = records::ProtobufValueSchema::Make(latest->schema.text, indexes, 1);
+      auto own = records::ProtobufValueSchema::Make(latest->schema.text, indexes, 1, refs);
       if (own.ok() && records::ProtobufValueSchema::Resolve(derived, full_name, (*own)->iceberg_type()).ok()) {
         log::Info("values encoded as message {} of the latest schema of subject {} (id {}, version {}): it matches "
                   "the table",
                   *message, subject, latest->id, latest->version);
-        return Choice{latest->schema.text, latest->id, *message};
+        return Choice{latest->schema.text, latest->id, *message, std::move(refs)};
       }
     }
   }

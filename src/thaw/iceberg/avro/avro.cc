@@ -1144,16 +1144,24 @@ Value Value::Record(std::vector<Value> field_values) {
   return v;
 }
 
-Result<SchemaPtr> ParseSchema(std::string_view json_text) {
-  try {
-    Json j = Json::parse(json_text.begin(), json_text.end());
-    SchemaParser parser;
-    return parser.Parse(j, "", "$", 0);
-  } catch (const Json::exception& e) {
-    return Status::Corrupt("invalid Avro schema JSON: {}", e.what());
-  } catch (const std::exception& e) {
-    return Status::Corrupt("invalid Avro schema: {}", e.what());
+Result<SchemaPtr> ParseSchema(std::string_view json_text) { return ParseSchema(json_text, {}); }
+
+Result<SchemaPtr> ParseSchema(std::string_view json_text, std::span<const std::string> named_first) {
+  SchemaParser parser;
+  auto parse = [&](std::string_view text, const std::string& path) -> Result<SchemaPtr> {
+    try {
+      Json j = Json::parse(text.begin(), text.end());
+      return parser.Parse(j, "", path, 0);
+    } catch (const Json::exception& e) {
+      return Status::Corrupt("invalid Avro schema JSON{}: {}", path == "$" ? "" : " (" + path + ")", e.what());
+    } catch (const std::exception& e) {
+      return Status::Corrupt("invalid Avro schema{}: {}", path == "$" ? "" : " (" + path + ")", e.what());
+    }
+  };
+  for (size_t k = 0; k < named_first.size(); ++k) {
+    RETURN_NOT_OK(parse(named_first[k], fmt::format("reference {}", k + 1)).status());
   }
+  return parse(json_text, "$");
 }
 
 std::string SchemaToJson(const Schema& schema) {

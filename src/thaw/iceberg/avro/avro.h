@@ -10,6 +10,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -57,6 +58,10 @@ struct Schema {
 // Parses an Avro schema from its JSON text. Named types may be referenced
 // later by name. Errors name the offending JSON path.
 Result<SchemaPtr> ParseSchema(std::string_view json_text);
+// The same after `named_first`: schemas whose named types it may use (a
+// schema registry's references, dependencies first; Corrupt naming which
+// one is not a schema).
+Result<SchemaPtr> ParseSchema(std::string_view json_text, std::span<const std::string> named_first);
 // Serialises a schema back to JSON (attributes kept).
 std::string SchemaToJson(const Schema& schema);
 

@@ -1,0 +1,51 @@
+#include "thaw/records/schema_references.h"
+
+#include <charconv>
+
+#include <nlohmann/json.hpp>
+
+namespace thaw::records {
+
+namespace {
+constexpr std::string_view kPrefix = "thaw.row.schema-refs.";
+}
+
+std::string ReferencesPropertyKey(int32_t id) { return std::string(kPrefix) + std::to_string(id); }
+
+std::string ReferencesToJson(const SchemaReferences& refs) {
+  nlohmann::ordered_json j = nlohmann::ordered_json::array();
+  for (const auto& r : refs) j.push_back({{"name", r.name}, {"text", r.text}});
+  return j.dump();
+}
+
+Result<SchemaReferences> ReferencesFromJson(const std::string& json, const std::string& key) {
+  auto j = nlohmann::json::parse(json, nullptr, /*allow_exceptions=*/false);
+  SchemaReferences out;
+  if (!j.is_array()) return Status::Corrupt("table property {}: not a JSON array of references", key);
+  for (const auto& r : j) {
+    if (!r.is_object() || !r.contains("name") || !r["name"].is_string() || !r.contains("text") ||
+        !r["text"].is_string()) {
+      return Status::Corrupt("table property {}: each reference needs a string name and text", key);
+    }
+    out.push_back({r["name"].get<std::string>(), r["text"].get<std::string>()});
+  }
+  return out;
+}
+
+Result<std::map<int32_t, SchemaReferences>> ReferencesById(const std::map<std::string, std::string>& properties) {
+  std::map<int32_t, SchemaReferences> out;
+  for (auto it = properties.lower_bound(std::string(kPrefix)); it != properties.end(); ++it) {
+    const auto& [key, json] = *it;
+    if (key.rfind(kPrefix, 0) != 0) break;
+    const std::string_view digits = std::string_view(key).substr(kPrefix.size());
+    int32_t id = 0;
+    auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), id);
+    if (ec != std::errc() || end != digits.data() + digits.size()) {
+      return Status::Corrupt("table property {}: '{}' is not a schema id", key, digits);
+    }
+    ASSIGN_OR_RAISE(out[id], ReferencesFromJson(json, key));
+  }
+  return out;
+}
+
+}  // namespace thaw::records

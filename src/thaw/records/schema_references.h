@@ -1,0 +1,36 @@
+// The schemas a registry schema refers to (Confluent's "references": a
+// Protobuf file's imports, an Avro schema's named types defined under other
+// subjects), resolved to their texts: what the codecs parse before the
+// schema itself, so that a writer schema with references decodes and
+// re-encodes like one without. Kept with a table as the property
+// thaw.row.schema-refs.<ID> (JSON), so readers need no registry.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "thaw/common/status.h"
+
+namespace thaw::records {
+
+struct ReferencedSchema {
+  std::string name;  // as the referring schema names it: the import path, the Avro full name
+  std::string text;
+  bool operator==(const ReferencedSchema&) const = default;
+};
+// Every schema a schema refers to, directly or through others, each once,
+// a schema's own references before it.
+using SchemaReferences = std::vector<ReferencedSchema>;
+
+// The table property holding the references of schema `id`.
+std::string ReferencesPropertyKey(int32_t id);
+// `refs` as that property's JSON text ([{"name", "text"}, ...]) and back
+// (Corrupt naming `key` when it is not that).
+std::string ReferencesToJson(const SchemaReferences& refs);
+Result<SchemaReferences> ReferencesFromJson(const std::string& json, const std::string& key);
+// The references of every schema id among `properties`.
+Result<std::map<int32_t, SchemaReferences>> ReferencesById(const std::map<std::string, std::string>& properties);
+
+}  // namespace thaw::records
