@@ -173,6 +173,33 @@ def test_a_latest_schema_with_a_reference(kafka, thaw, schema_registry, aiven_de
     assert decoded == values
 
 
+def test_uuid_columns_as_avro_uuid_strings(kafka, thaw, schema_registry, tmp_path):
+    """A plain row table with a uuid column (written by pyiceberg as 16 bytes): the derived Avro schema gives it as
+    a string with logicalType uuid, Thaw writes the canonical text, and AvroDeserializer reads each row's uuid."""
+    import uuid as uuidlib
+    from pyiceberg.types import UUIDType
+    wh = str(tmp_path)
+    cat = fixtures.open_catalog(wh)
+    cat.create_namespace_if_not_exists(fixtures.NS)
+    t = fixtures.create(cat, wh, f"{fixtures.NS}.uuids", fixtures.fresh(
+        [F("id", LongType(), True), F("ref", UUIDType()), F("note", StringType())]))
+    ids = [uuidlib.UUID(int=(i * 0x9E3779B97F4A7C15) % (1 << 128)) for i in range(12)]
+    rows = [{"id": i, "ref": None if i % 5 == 0 else ids[i].bytes, "note": f"n{i}"} for i in range(12)]
+    fixtures.append_rows(t, rows)
+    topic = archive_topics.topic_name("reguuid")
+    p = _replay(thaw, fixtures.catalog_uri(wh), f"{fixtures.NS}.uuids", kafka, topic, "--layout", "plain",
+                "--value-format", "avro", "--schema-registry", schema_registry.url)
+    assert p.returncode == 0, p.stderr.decode(errors="replace")[-3000:]
+    schema = json.loads(schema_registry.client().get_latest_version(f"{topic}-value").schema.schema_str)
+    assert schema["fields"][1]["type"] == ["null", {"type": "string", "logicalType": "uuid"}], schema
+    got = sorted((_deserialize(schema_registry, topic, g["value"]) for g in kafka.consume_all(topic)),
+                 key=lambda d: d["id"])
+    assert len(got) == 12
+    for i, d in enumerate(got):
+        assert d["id"] == i and d["note"] == f"n{i}"
+        assert (None if d["ref"] is None else str(d["ref"])) == (None if i % 5 == 0 else str(ids[i])), d
+
+
 def test_refused_before_anything_is_produced(kafka, thaw, schema_registry, aiven_decoded):
     uri, table, _values = aiven_decoded
     client = schema_registry.client()

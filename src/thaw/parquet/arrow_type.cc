@@ -41,6 +41,10 @@ Result<std::shared_ptr<arrow::DataType>> ArrowTypeOf(const iceberg::Type& type) 
       return arrow::timestamp(arrow::TimeUnit::MICRO);
     case TypeId::kTimestampTz:
       return arrow::timestamp(arrow::TimeUnit::MICRO, "UTC");
+    case TypeId::kTimestampNs:
+      return arrow::timestamp(arrow::TimeUnit::NANO);
+    case TypeId::kTimestampTzNs:
+      return arrow::timestamp(arrow::TimeUnit::NANO, "UTC");
     case TypeId::kString:
       return arrow::utf8();
     case TypeId::kUuid:

@@ -111,10 +111,11 @@ class Deriver {
         return Json{{"type", "map"}, {"values", std::move(values)}};
       }
       case TypeId::kUuid:
-        return refuse("uuid is not mapped yet");
-      case TypeId::kTimestampNs:
+        return Json{{"type", "string"}, {"logicalType", "uuid"}};
       case TypeId::kTimestampTzNs:
-        return refuse("nanosecond timestamps are not mapped yet");
+        return Json{{"type", "long"}, {"logicalType", "timestamp-nanos"}};
+      case TypeId::kTimestampNs:
+        return Json{{"type", "long"}, {"logicalType", "local-timestamp-nanos"}};
       default:
         return refuse("no Avro counterpart");
     }

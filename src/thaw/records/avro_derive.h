@@ -8,11 +8,13 @@
 //   string; binary -> bytes; fixed[n] -> fixed; decimal(p, s) -> bytes with
 //   logicalType decimal; date -> int date; time -> long time-micros;
 //   timestamptz -> long timestamp-micros; timestamp -> long
-//   local-timestamp-micros; list -> array; map<string, V> -> map;
+//   local-timestamp-micros; timestamptz_ns -> long timestamp-nanos;
+//   timestamp_ns -> long local-timestamp-nanos; uuid -> string uuid (the
+//   canonical text); list -> array; map<string, V> -> map;
 //   an optional field or element -> ["null", T] with default null.
-// Refused, naming the column: uuid, nanosecond timestamps, variant and
-// geometry types, maps with non-string keys, and names that are not Avro
-// names ([A-Za-z_][A-Za-z0-9_]*).
+// Refused, naming the column: variant and geometry types, maps with
+// non-string keys, and names that are not Avro names
+// ([A-Za-z_][A-Za-z0-9_]*).
 #pragma once
 
 #include <string>

@@ -2,16 +2,19 @@
 
 #include <arrow/array.h>
 #include <arrow/builder.h>
+#include <arrow/extension_type.h>
 #include <arrow/type.h>
 #include <arrow/util/decimal.h>
 #include <arrow/util/key_value_metadata.h>
 #include <arrow/util/utf8.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstring>
 #include <limits>
 #include <mutex>
+#include <optional>
 #include <nlohmann/json.hpp>
 #include <unordered_map>
 #include <vector>
@@ -61,6 +64,12 @@ struct AvroValueSchema::Node {
   // table evolved to a later writer schema that widened it): decoded into
   // that column's builder.
   bool widened = false;
+  // A string with logicalType uuid resolved against a table's uuid column
+  // (16 bytes: the canonical text both ways), a long with logicalType
+  // (local-)timestamp-nanos against a nanosecond timestamp column: what a
+  // schema derived from such columns (records/avro_derive.h) encodes.
+  bool uuid_column = false;
+  bool nanos_column = false;
 };
 
 namespace {
@@ -68,6 +77,37 @@ namespace {
 using Node = AvroValueSchema::Node;
 
 constexpr int64_t kMillisPerDay = 86'400'000;
+
+// A uuid's 16 bytes as its canonical text (lower-case 8-4-4-4-12) and back.
+std::string UuidText(const uint8_t* b) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out;
+  out.reserve(36);
+  for (int k = 0; k < 16; ++k) {
+    if (k == 4 || k == 6 || k == 8 || k == 10) out.push_back('-');
+    out.push_back(kHex[b[k] >> 4]);
+    out.push_back(kHex[b[k] & 15]);
+  }
+  return out;
+}
+
+std::optional<std::array<uint8_t, 16>> UuidBytes(std::string_view text) {
+  if (text.size() != 36) return std::nullopt;
+  std::array<uint8_t, 16> out{};
+  size_t k = 0;
+  for (size_t i = 0; i < text.size(); ++i) {
+    if (i == 8 || i == 13 || i == 18 || i == 23) {
+      if (text[i] != '-') return std::nullopt;
+      continue;
+    }
+    const char c = text[i];
+    int v = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+    if (v < 0) return std::nullopt;
+    out[k / 2] = static_cast<uint8_t>(out[k / 2] | (k % 2 ? v : v << 4));
+    ++k;
+  }
+  return out;
+}
 
 std::shared_ptr<const arrow::KeyValueMetadata> IdMeta(int32_t id) {
   return arrow::key_value_metadata({"PARQUET:field_id"}, {std::to_string(id)});
@@ -380,7 +420,9 @@ class DatumDecoder {
       case Kind::kLong: {
         int64_t v = 0;
         RETURN_NOT_OK(in_.ReadLong(&v));
-        return b ? FromArrow(static_cast<arrow::Int64Builder*>(b)->Append(v)) : Status::OK();
+        if (!b) return Status::OK();
+        if (n.nanos_column) return FromArrow(static_cast<arrow::TimestampBuilder*>(b)->Append(v));
+        return FromArrow(static_cast<arrow::Int64Builder*>(b)->Append(v));
       }
       case Kind::kTimestampMillis:
       case Kind::kTimestampMicros: {
@@ -408,9 +450,16 @@ class DatumDecoder {
         return b ? FromArrow(static_cast<arrow::DoubleBuilder*>(b)->Append(v)) : Status::OK();
       }
       case Kind::kString: {
+        size_t start = in_.pos();
         std::string_view v;
         RETURN_NOT_OK(ReadString(&v, "string"));
-        return b ? FromArrow(static_cast<arrow::StringBuilder*>(b)->Append(v)) : Status::OK();
+        if (!b) return Status::OK();
+        if (n.uuid_column) {
+          auto bytes = UuidBytes(v);
+          if (!bytes) return Status::Corrupt("'{}' at byte {} is not a uuid", v, start);
+          return FromArrow(static_cast<arrow::FixedSizeBinaryBuilder*>(b)->Append(bytes->data()));
+        }
+        return FromArrow(static_cast<arrow::StringBuilder*>(b)->Append(v));
       }
       case Kind::kEnum: {
         size_t start = in_.pos();
@@ -618,6 +667,14 @@ class DatumEncoder {
         return WriteScaled(static_cast<const arrow::Time64Array&>(a).Value(i), n);
       }
       case Kind::kLong: {
+        if (n.nanos_column) {
+          RETURN_NOT_OK(Expect(a, T::TIMESTAMP));
+          if (static_cast<const arrow::TimestampType&>(*a.type()).unit() != arrow::TimeUnit::NANO) {
+            return Status::Invalid("timestamp column is not in nanoseconds ({})", a.type()->ToString());
+          }
+          WriteLong(static_cast<const arrow::TimestampArray&>(a).Value(i), &out_);
+          return Status::OK();
+        }
         // A long column, or an int32 one of a file written before the table widened it.
         ASSIGN_OR_RAISE(int64_t v, GetIntOrLong(a, i));
         WriteLong(v, &out_);
@@ -664,6 +721,17 @@ class DatumEncoder {
         return Status::OK();
       }
       case Kind::kString: {
+        if (n.uuid_column) {
+          // fixed_size_binary(16), or Arrow's uuid extension type over it.
+          const arrow::Array& u =
+              a.type_id() == T::EXTENSION ? *static_cast<const arrow::ExtensionArray&>(a).storage() : a;
+          if (u.type_id() != T::FIXED_SIZE_BINARY ||
+              static_cast<const arrow::FixedSizeBinaryType&>(*u.type()).byte_width() != 16) {
+            return Status::Invalid("column of type {} where the Avro schema needs a uuid", a.type()->ToString());
+          }
+          avro::WriteBytes(UuidText(static_cast<const arrow::FixedSizeBinaryArray&>(u).GetValue(i)), &out_);
+          return Status::OK();
+        }
         std::string_view v;
         RETURN_NOT_OK(View(a, i, /*text=*/true, &v));
         avro::WriteBytes(v, &out_);
@@ -927,6 +995,12 @@ Status Bind(Node& n, const iceberg::Type& w, const iceberg::Type& t, const std::
   n.widened = (w.id == TypeId::kInt && t.id == TypeId::kLong && n.kind == Kind::kInt) ||
               (w.id == TypeId::kFloat && t.id == TypeId::kDouble && n.kind == Kind::kFloat);
   if (n.widened) return Status::OK();
+  const std::string_view logical = n.schema ? std::string_view(n.schema->logical_type) : std::string_view();
+  n.uuid_column = t.id == TypeId::kUuid && w.id == TypeId::kString && n.kind == Kind::kString && logical == "uuid";
+  n.nanos_column = n.kind == Kind::kLong && w.id == TypeId::kLong &&
+                   ((t.id == TypeId::kTimestampTzNs && logical == "timestamp-nanos") ||
+                    (t.id == TypeId::kTimestampNs && logical == "local-timestamp-nanos"));
+  if (n.uuid_column || n.nanos_column) return Status::OK();
   const bool widens = (t.id == TypeId::kInt && w.id == TypeId::kLong) ||
                       (t.id == TypeId::kFloat && w.id == TypeId::kDouble) ||
                       (t.id == TypeId::kDecimal && w.id == TypeId::kDecimal && w.scale == t.scale &&

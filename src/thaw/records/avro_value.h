@@ -11,7 +11,10 @@
 //   timestamp-millis/-micros -> timestamptz, or timestamp when the schema says
 //   "adjust-to-utc": false; local-timestamp-millis/-micros -> timestamp;
 //   uuid, timestamp-nanos and other logical types -> their underlying type
-//   (a uuid string stays a string, so its text round-trips exactly);
+//   (a uuid string stays a string, so its text round-trips exactly; resolved
+//   against a table's uuid or nanosecond timestamp column -- the schema
+//   records/avro_derive.h derives from it -- a string uuid and a long
+//   (local-)timestamp-nanos read and write that column);
 //   array -> list; map -> map<string, V>;
 //   [null, T] (either order) -> optional T; a union of one type -> that type;
 //   other unions -> struct<tag int, field0 T0, field1 T1, ...> with one fieldK
