@@ -551,6 +551,62 @@ def test_protobuf_values_round_trip(kafka, thaw, schema_registry, tmp_path):
             _pb_dict(_order(Order2, i, i >= 30))
 
 
+def _float_proto_class(v2: bool):
+    """m.M: v1 {float level = 2}; v2 {string tag = 3; double level = 2} (a new field declared first)."""
+    from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
+    F = descriptor_pb2.FieldDescriptorProto
+    fdp = descriptor_pb2.FileDescriptorProto(name=f"m_{int(v2)}.proto", package="m", syntax="proto3")
+    m = fdp.message_type.add(name="M")
+    if v2:
+        m.field.add(name="tag", number=3, type=F.TYPE_STRING, label=F.LABEL_OPTIONAL)
+    m.field.add(name="level", number=2, type=F.TYPE_DOUBLE if v2 else F.TYPE_FLOAT, label=F.LABEL_OPTIONAL)
+    pool = descriptor_pool.DescriptorPool()
+    pool.Add(fdp)
+    return message_factory.GetMessageClass(pool.FindMessageTypeByName("m.M"))
+
+
+def test_an_evolution_older_schemas_could_not_read_is_refused(kafka, thaw, schema_registry, tmp_path):
+    """Protobuf v2 adds a field and turns a float into a double (wire-incompatible in Protobuf, so its int32 ->
+    int64 widening does not apply): evolving the table to it would leave v1's rows without a schema that reads them.
+    archive refuses v2 (its values kept in value_raw, said once), the table keeps its float column, and replay gives
+    every value back byte for byte."""
+    from confluent_kafka.schema_registry import Schema
+    from confluent_kafka.schema_registry.protobuf import ProtobufSerializer
+    from confluent_kafka.serialization import MessageField, SerializationContext
+    uri = new_catalog(str(tmp_path / "wh"))
+    topic = archive_topics.topic_name("regpbfloat")
+    kafka.create_topic(topic, 1)
+    ctx = SerializationContext(topic, MessageField.VALUE)
+    conf = {"use.deprecated.format": False, "auto.register.schemas": False, "use.latest.version": True}
+    client = schema_registry.client()
+    client.register_schema(f"{topic}-value", Schema('syntax = "proto3";\npackage m;\n\nmessage M {\n'
+                                                    '  float level = 2;\n}\n', "PROTOBUF"))
+    v1 = _float_proto_class(False)
+    values = [(0, f"a{i}".encode(), ProtobufSerializer(v1, client, conf)(v1(level=i / 4), ctx)) for i in range(10)]
+    client.set_compatibility(f"{topic}-value", "NONE")
+    client.register_schema(f"{topic}-value", Schema('syntax = "proto3";\npackage m;\n\nmessage M {\n'
+                                                    '  string tag = 3;\n  double level = 2;\n}\n', "PROTOBUF"))
+    client = schema_registry.client()  # the serializer caches the latest version
+    v2 = _float_proto_class(True)
+    values += [(0, f"b{i}".encode(), ProtobufSerializer(v2, client, conf)(v2(tag=f"t{i}", level=i / 10), ctx))
+               for i in range(10)]
+    _produce(kafka, topic, values)
+    p = thaw(*archive_args(kafka, uri, "ns.pbfloat", topic, *_registry_args(schema_registry)), timeout=120)
+    log = p.stderr.decode(errors="replace")
+    assert p.returncode == 0, log[-4000:]
+    assert log.count("cannot read") == 1 and "would evolve the table into columns schema id" in log, log[-4000:]
+    tbl = readers.load_table(uri, "ns.pbfloat")
+    assert str(tbl.schema().find_field("value.level").field_type) == "float"
+    rows = {r["key"]: r for r in tbl.scan().to_arrow().to_pylist()}
+    assert all(rows[f"a{i}".encode()]["value_raw"] is None for i in range(10))
+    assert all(rows[f"b{i}".encode()]["value_raw"] is not None for i in range(10))
+    target = archive_topics.topic_name("regpbfloatreplayed")
+    p = thaw("replay", "--catalog", uri, "--table", "ns.pbfloat", "--brokers", kafka.bootstrap, "--topic", target,
+             "--create-topic", "--quiet", timeout=120)
+    assert p.returncode == 0, p.stderr.decode(errors="replace")[-4000:]
+    assert sorted((g["key"], g["value"]) for g in kafka.consume_all(target)) == sorted((k, v) for _p, k, v in values)
+
+
 CUSTOMER_AVRO = {"type": "record", "name": "Customer", "namespace": "shop.common",
                  "fields": [{"name": "name", "type": "string"}, {"name": "vip", "type": "boolean"}]}
 ORDER_AVRO = {"type": "record", "name": "Order", "namespace": "shop", "fields": [
@@ -596,9 +652,15 @@ def _referencing_proto_class():
     return message_factory.GetMessageClass(pool.FindMessageTypeByName("shop.Order"))
 
 
-@pytest.mark.parametrize("kind", ["avro", "protobuf"])
+CUSTOMER_JSON = {"type": "object", "properties": {"name": {"type": "string"}, "vip": {"type": "boolean"}}}
+ORDER_JSON = {"type": "object", "title": "Order",
+              "properties": {"id": {"type": "integer"}, "customer": {"$ref": "customer.json"}}}
+
+
+@pytest.mark.parametrize("kind", ["avro", "protobuf", "json"])
 def test_schemas_with_references(kafka, thaw, schema_registry, tmp_path, kind):
-    """A value schema that refers to another subject's schema (an Avro named type, a Protobuf import), produced by
+    """A value schema that refers to another subject's schema (an Avro named type, a Protobuf import, a JSON Schema
+    $ref to another document), produced by
     confluent-kafka's serializer with use.latest.version: archive fetches the references by subject and version,
     decodes every value into typed columns (the referenced record a nested struct), keeps the referenced texts with
     the table (thaw.row.schema-refs.<ID>), and replay -- which asks no registry -- gives every value back byte for
@@ -622,6 +684,17 @@ def test_schemas_with_references(kafka, thaw, schema_registry, tmp_path, kind):
 
         def decode(v):
             return AvroDeserializer(schema_registry.client())(v, ctx)
+    elif kind == "json":
+        from confluent_kafka.schema_registry.json_schema import JSONDeserializer, JSONSerializer
+        client.register_schema(f"{topic}-customer", Schema(json.dumps(CUSTOMER_JSON), "JSON"))
+        main = Schema(json.dumps(ORDER_JSON), "JSON", [SchemaReference("customer.json", f"{topic}-customer", 1)])
+        sid = client.register_schema(f"{topic}-value", main)
+        ser = JSONSerializer(main, client, conf={"auto.register.schemas": False, "use.latest.version": True})
+        objs = [{"id": i, "customer": {"name": f"c{i}", "vip": i % 2 == 0}} for i in range(30)]
+        values = [(i % 2, f"k{i}".encode(), ser(o, ctx)) for i, o in enumerate(objs)]
+
+        def decode(v):
+            return JSONDeserializer(None, schema_registry_client=schema_registry.client())(v, ctx)
     else:
         from confluent_kafka.schema_registry.protobuf import ProtobufDeserializer, ProtobufSerializer
         from google.protobuf.json_format import MessageToDict
@@ -649,7 +722,8 @@ def test_schemas_with_references(kafka, thaw, schema_registry, tmp_path, kind):
 
     tbl = readers.load_table(uri, f"ns.ref{kind}")
     refs = json.loads(tbl.properties[f"thaw.row.schema-refs.{sid}"])
-    want_name = "shop.common.Customer" if kind == "avro" else "shop/common/customer.proto"
+    want_name = {"avro": "shop.common.Customer", "protobuf": "shop/common/customer.proto",
+                 "json": "customer.json"}[kind]
     assert [r["name"] for r in refs] == [want_name]
     rows = {r["key"]: r for r in tbl.scan().to_arrow().to_pylist()}
     assert len(rows) == 30

@@ -32,7 +32,7 @@ Result<iceberg::TypePtr> RegistrySchemas::EvolveText(const std::string& text, co
   if (format_ == "protobuf") {
     return records::ProtobufValueSchema::Evolve(value_type_, text, message_name_, next_id, refs);
   }
-  if (format_ == "json-schema") return records::JsonSchemaValue::Evolve(value_type_, text, next_id);
+  if (format_ == "json-schema") return records::JsonSchemaValue::Evolve(value_type_, text, next_id, refs);
   return records::AvroValueSchema::Evolve(value_type_, text, next_id, refs);
 }
 
@@ -64,8 +64,7 @@ Status RegistrySchemas::Load(const std::map<std::string, std::string>& table_pro
 namespace {
 
 // The schema of `id` and the schemas it refers to, when the registry has
-// them and Thaw can decode them; an empty text with *why when not (an
-// unknown id or reference, a JSON Schema with references).
+// them; an empty text with *why when not (an unknown id or reference).
 Result<registry::Schema> Fetch(registry::SchemaRegistry& registry, int32_t id, records::SchemaReferences* refs,
                                std::string* why) {
   auto schema = registry.SchemaById(id);
@@ -77,12 +76,6 @@ Result<registry::Schema> Fetch(registry::SchemaRegistry& registry, int32_t id, r
     return schema.status().WithContext(fmt::format("fetching schema id {} from the schema registry", id));
   }
   if (schema->references.empty()) return *schema;
-  if (schema->type == registry::SchemaType::kJson) {
-    *why = fmt::format("schema id {} is a JSON Schema that refers to {} other schema(s) ('{}'…): JSON Schema "
-                       "references are not resolved",
-                       id, schema->references.size(), schema->references.front().subject);
-    return registry::Schema{};
-  }
   auto resolved = registry.ResolveReferences(*schema);
   if (!resolved.ok()) {
     if (resolved.status().code() == StatusCode::kNotFound || resolved.status().code() == StatusCode::kInvalidArgument) {
@@ -123,7 +116,7 @@ Result<RegistryValueType> RegistrySchemas::NewTableType(registry::SchemaRegistry
     return out;
   }
   if (schema.type == registry::SchemaType::kJson) {
-    auto s = records::JsonSchemaValue::Make(schema.text, first_field_id);
+    auto s = records::JsonSchemaValue::Make(schema.text, first_field_id, refs);
     if (!s.ok()) return Status::Unsupported("schema id {}: {}", id, s.status().message());
     out.type = (*s)->iceberg_type();
     return out;
@@ -169,6 +162,22 @@ Result<RegistrySchemas::Outcome> RegistrySchemas::Prepare(int32_t id, int32_t ne
   if (!grown.ok()) return refuse(fmt::format("schema id {}: {}", id, grown.status().message()));
   if (auto check = ResolveText(text, refs, *grown); !check.ok()) {
     return refuse(fmt::format("schema id {} cannot evolve the table: {}", id, check.status().message()));
+  }
+  // Every schema the table already holds must still read the evolved
+  // columns (a widening one format's codec does not share would strand
+  // their rows): else the table is left as it is.
+  std::map<int32_t, std::string> texts;
+  std::map<int32_t, records::SchemaReferences> all_refs;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    texts = texts_;
+    all_refs = refs_;
+  }
+  for (const auto& [old_id, old_text] : texts) {
+    if (auto check = ResolveText(old_text, all_refs[old_id], *grown); !check.ok()) {
+      return refuse(fmt::format("schema id {} would evolve the table into columns schema id {} cannot read: {}", id,
+                                old_id, check.status().message()));
+    }
   }
   *evolved = *grown;
   // Known once the evolution commit lands (SetValueType re-resolves it).

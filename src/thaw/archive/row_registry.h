@@ -11,12 +11,14 @@
 // (thaw.row.value-format=protobuf, one message type named by
 // thaw.row.proto-message, the .proto texts as thaw.row.proto-schema.<ID>)
 // or JSON Schema (thaw.row.value-format=json-schema, the schemas as
-// thaw.row.json-schema.<ID>), so replay, serve and inspect need no registry to give the original bytes
-// back. A schema with fields the table lacks evolves the table (archiver.cc
-// commits the new schema before such values are written); a schema the
-// table cannot take (a field of another type, an unknown id, another format,
-// another message type, references) leaves its values in
-// value_raw, said once in the log.
+// thaw.row.json-schema.<ID>; the schemas each refers to as
+// thaw.row.schema-refs.<ID>), so replay, serve and inspect need no registry
+// to give the original bytes back. A schema with fields the table lacks, or
+// that widens a field, evolves the table (archiver.cc commits the new schema
+// before such values are written) when every schema the table holds still
+// reads the evolved columns; a schema the table cannot take (a field of
+// another type, an unknown id or reference, another format, another message
+// type) leaves its values in value_raw, said once in the log.
 #pragma once
 
 #include <cstdint>

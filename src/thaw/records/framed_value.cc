@@ -40,10 +40,7 @@ Result<std::shared_ptr<const FramedValueCodec>> ResolveFramed(std::string_view f
     return std::shared_ptr<const FramedValueCodec>(std::move(s));
   }
   if (format == "json-schema") {
-    if (!references.empty()) {
-      return Status::Unsupported("a JSON Schema with references ('{}'…) is not resolved", references.front().name);
-    }
-    ASSIGN_OR_RAISE(auto s, JsonSchemaValue::Resolve(text, value_type));
+    ASSIGN_OR_RAISE(auto s, JsonSchemaValue::Resolve(text, value_type, references));
     return std::shared_ptr<const FramedValueCodec>(std::move(s));
   }
   ASSIGN_OR_RAISE(auto s, AvroValueSchema::Resolve(text, value_type, references));

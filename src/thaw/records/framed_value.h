@@ -60,8 +60,7 @@ Result<std::map<int32_t, std::string>> SchemaTextsById(const std::map<std::strin
 // Schema `text` of `format` ("avro", or "protobuf" with the table's message
 // type `message_name`) resolved against the table's value struct by field
 // name (AvroValueSchema::Resolve, ProtobufValueSchema::Resolve).
-// `references`: the schemas it refers to (Avro and Protobuf; a JSON Schema
-// with references is Unsupported).
+// `references`: the schemas it refers to.
 Result<std::shared_ptr<const FramedValueCodec>> ResolveFramed(std::string_view format, const std::string& text,
                                                               const std::string& message_name,
                                                               const iceberg::TypePtr& value_type,

@@ -4,6 +4,7 @@
 #include <arrow/builder.h>
 #include <fmt/format.h>
 
+#include <map>
 #include <nlohmann/json.hpp>
 #include <utility>
 
@@ -29,9 +30,14 @@ constexpr int kMaxNodes = 10000;
 
 std::string Where(const std::string& where) { return where.empty() ? "the schema's root" : "'" + where + "'"; }
 
-// The schema `s` (at `where`) as a Node; `root` resolves local $refs;
+// The documents a schema's references give, by the name its $refs use.
+using Documents = std::map<std::string, Json>;
+
+// The schema `s` (at `where`) as a Node; `root` resolves local $refs,
+// `docs` those to other documents ("customer.json", "customer.json#/$defs/X");
 // *budget counts the nodes left.
-Result<Node> Map(const Json& s, const Json& root, const std::string& where, int depth, int* budget) {
+Result<Node> Map(const Json& s, const Json& root, const Documents& docs, const std::string& where, int depth,
+                 int* budget) {
   if (depth > kMaxDepth) return Status::Unsupported("{} nests deeper than {} levels", Where(where), kMaxDepth);
   if (--*budget < 0) return Status::Unsupported("the schema maps to more than {} fields", kMaxNodes);
   if (s.is_boolean()) return Status::Unsupported("{} is the schema `{}`, which gives no type", Where(where), s.dump());
@@ -39,16 +45,28 @@ Result<Node> Map(const Json& s, const Json& root, const std::string& where, int 
   if (auto ref = s.find("$ref"); ref != s.end()) {
     if (!ref->is_string()) return Status::Invalid("{}: $ref is not a string", Where(where));
     const std::string& r = ref->get_ref<const std::string&>();
+    const size_t hash = r.find('#');
+    const std::string doc_name = r.substr(0, hash);
+    const std::string fragment = hash == std::string::npos ? "" : r.substr(hash);
+    const Json* base = &root;
+    if (!doc_name.empty()) {
+      auto d = docs.find(doc_name);
+      if (d == docs.end()) {
+        return Status::Unsupported("{}: $ref '{}' points to a document the schema's references do not give",
+                                   Where(where), r);
+      }
+      base = &d->second;
+      if (fragment.empty() || fragment == "#") return Map(*base, *base, docs, where, depth + 1, budget);
+    }
     for (const char* prefix : {"#/definitions/", "#/$defs/"}) {
       const std::string p = prefix;
-      if (r.rfind(p, 0) != 0) continue;
-      const Json& defs = root.value(p.substr(2, p.size() - 3), Json::object());
-      auto it = defs.find(r.substr(p.size()));
+      if (fragment.rfind(p, 0) != 0) continue;
+      const Json& defs = base->value(p.substr(2, p.size() - 3), Json::object());
+      auto it = defs.find(fragment.substr(p.size()));
       if (it == defs.end()) return Status::Invalid("{}: $ref '{}' names no definition", Where(where), r);
-      return Map(*it, root, where, depth + 1, budget);
+      return Map(*it, *base, docs, where, depth + 1, budget);
     }
-    return Status::Unsupported("{}: $ref '{}' points outside the schema (references are not resolved yet)",
-                               Where(where), r);
+    return Status::Unsupported("{}: $ref '{}' is neither a definition nor a referenced document", Where(where), r);
   }
   for (const char* combinator : {"oneOf", "anyOf"}) {
     auto it = s.find(combinator);
@@ -63,7 +81,7 @@ Result<Node> Map(const Json& s, const Json& root, const std::string& where, int 
       return Status::Unsupported("{}: {} of {} types other than null (a union Iceberg has no column type for)",
                                  Where(where), combinator, kept.size());
     }
-    return Map(*kept[0], root, where, depth + 1, budget);
+    return Map(*kept[0], root, docs, where, depth + 1, budget);
   }
   std::string type;
   if (auto t = s.find("type"); t != s.end()) {
@@ -96,7 +114,7 @@ Result<Node> Map(const Json& s, const Json& root, const std::string& where, int 
     auto items = s.find("items");
     if (items == s.end()) return Status::Unsupported("{} is an array without `items`", Where(where));
     n.kind = TypeId::kList;
-    ASSIGN_OR_RAISE(Node e, Map(*items, root, where + "[]", depth + 1, budget));
+    ASSIGN_OR_RAISE(Node e, Map(*items, root, docs, where + "[]", depth + 1, budget));
     n.element.push_back(std::move(e));
   } else if (type == "object") {
     auto props = s.find("properties");
@@ -112,7 +130,7 @@ Result<Node> Map(const Json& s, const Json& root, const std::string& where, int 
         return Status::Unsupported("{} has a property named '{}': Iceberg column names are not empty and hold no '.'",
                                    Where(where), name);
       }
-      ASSIGN_OR_RAISE(Node f, Map(sub, root, where.empty() ? name : where + "." + name, depth + 1, budget));
+      ASSIGN_OR_RAISE(Node f, Map(sub, root, docs, where.empty() ? name : where + "." + name, depth + 1, budget));
       f.name = name;
       n.fields.push_back(std::move(f));
     }
@@ -123,11 +141,17 @@ Result<Node> Map(const Json& s, const Json& root, const std::string& where, int 
   return n;
 }
 
-Result<Node> Parse(std::string_view text) {
+Result<Node> Parse(std::string_view text, const SchemaReferences& references) {
   Json doc = Json::parse(text.begin(), text.end(), nullptr, /*allow_exceptions=*/false);
   if (doc.is_discarded()) return Status::Invalid("the JSON Schema is not JSON");
+  Documents docs;
+  for (const auto& r : references) {
+    Json d = Json::parse(r.text, nullptr, /*allow_exceptions=*/false);
+    if (d.is_discarded()) return Status::Invalid("the referenced JSON Schema '{}' is not JSON", r.name);
+    docs.emplace(r.name, std::move(d));
+  }
   int budget = kMaxNodes;
-  ASSIGN_OR_RAISE(Node root, Map(doc, doc, "", 0, &budget));
+  ASSIGN_OR_RAISE(Node root, Map(doc, doc, docs, "", 0, &budget));
   if (root.kind != TypeId::kStruct) return Status::Unsupported("the schema's root is not an object with properties");
   return root;
 }
@@ -317,24 +341,26 @@ JsonSchemaValue::JsonSchemaValue(std::string text, Node root, iceberg::TypePtr t
     : text_(std::move(text)), root_(std::move(root)), type_(std::move(type)) {}
 
 Result<std::shared_ptr<const JsonSchemaValue>> JsonSchemaValue::Make(std::string_view schema_text,
-                                                                     int32_t first_field_id) {
-  ASSIGN_OR_RAISE(Node root, Parse(schema_text));
+                                                                     int32_t first_field_id,
+                                                                     const SchemaReferences& references) {
+  ASSIGN_OR_RAISE(Node root, Parse(schema_text, references));
   int32_t next = first_field_id;
   TypePtr type = ToType(root, &next);
   return std::make_shared<const JsonSchemaValue>(std::string(schema_text), std::move(root), std::move(type));
 }
 
 Result<std::shared_ptr<const JsonSchemaValue>> JsonSchemaValue::Resolve(std::string_view schema_text,
-                                                                        const iceberg::TypePtr& table_type) {
-  ASSIGN_OR_RAISE(Node root, Parse(schema_text));
+                                                                        const iceberg::TypePtr& table_type,
+                                                                        const SchemaReferences& references) {
+  ASSIGN_OR_RAISE(Node root, Parse(schema_text, references));
   RETURN_NOT_OK(CheckRequired(table_type, ""));
   RETURN_NOT_OK(Match(root, table_type, "", nullptr).status());
   return std::make_shared<const JsonSchemaValue>(std::string(schema_text), std::move(root), table_type);
 }
 
 Result<iceberg::TypePtr> JsonSchemaValue::Evolve(const iceberg::TypePtr& table_type, std::string_view schema_text,
-                                                 int32_t* next_id) {
-  ASSIGN_OR_RAISE(Node root, Parse(schema_text));
+                                                 int32_t* next_id, const SchemaReferences& references) {
+  ASSIGN_OR_RAISE(Node root, Parse(schema_text, references));
   return Match(root, table_type, "", next_id);
 }
 

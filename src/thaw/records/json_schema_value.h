@@ -22,6 +22,7 @@
 #include "thaw/common/status.h"
 #include "thaw/iceberg/schema.h"
 #include "thaw/records/framed_value.h"
+#include "thaw/records/schema_references.h"
 
 namespace thaw::records {
 
@@ -37,17 +38,21 @@ class JsonSchemaValue : public FramedValueCodec {
 
   // The value struct of a new table from the writer schema; field ids from
   // `first_field_id` upward, depth-first.
-  static Result<std::shared_ptr<const JsonSchemaValue>> Make(std::string_view schema_text, int32_t first_field_id);
+  // `references`: the documents its $refs name (by the reference's name,
+  // e.g. "customer.json" or "customer.json#/$defs/Customer").
+  static Result<std::shared_ptr<const JsonSchemaValue>> Make(std::string_view schema_text, int32_t first_field_id,
+                                                             const SchemaReferences& references = {});
   // The writer schema resolved against a table's value struct by name (the
   // table may hold fields the schema lacks: they decode as null). NotFound
   // when the schema has a property the table lacks (Evolve adds it); Invalid,
   // naming the field, when a type differs.
   static Result<std::shared_ptr<const JsonSchemaValue>> Resolve(std::string_view schema_text,
-                                                                const iceberg::TypePtr& table_type);
+                                                                const iceberg::TypePtr& table_type,
+                                                                const SchemaReferences& references = {});
   // The table's value struct with the schema's properties it lacks added (at
   // the end of their struct, optional, ids from *next_id upward).
   static Result<iceberg::TypePtr> Evolve(const iceberg::TypePtr& table_type, std::string_view schema_text,
-                                         int32_t* next_id);
+                                         int32_t* next_id, const SchemaReferences& references = {});
 
   JsonSchemaValue(std::string text, Node root, iceberg::TypePtr type);
 

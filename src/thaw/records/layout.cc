@@ -288,7 +288,11 @@ static Status BindRegistryValues(const iceberg::TableMetadata& md, const Schema&
   ASSIGN_OR_RAISE(auto refs, ReferencesById(md.properties));
   for (const auto& [id, text] : texts) {
     auto codec = ResolveFramed(format, text, message, l->value_json[0].type, refs[id]);
-    if (codec.ok()) l->value_by_id[id] = std::move(*codec);
+    if (codec.ok()) {
+      l->value_by_id[id] = std::move(*codec);
+    } else {
+      l->value_unresolved[id] = codec.status().message();
+    }
   }
   return Status::OK();
 }

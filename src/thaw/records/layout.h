@@ -59,6 +59,9 @@ struct Layout {
   // against the value struct by name) and the framing the struct re-encodes with.
   std::optional<ColumnPath> value_schema_id;
   std::map<int32_t, std::shared_ptr<const FramedValueCodec>> value_by_id;
+  // Ids whose writer schema the table holds but that does not resolve
+  // against the value struct (no row should use them): why, for the error.
+  std::map<int32_t, std::string> value_unresolved;
   // value_avro set by LayoutOptions::value_avro over value_json columns of
   // any layout: a single struct column (value_json_unwrap) is the record;
   // otherwise (wrap) the columns are the record's fields, by name.

@@ -1,5 +1,6 @@
 #include "thaw/records/protobuf_derive.h"
 
+#include <map>
 #include <set>
 
 #include <fmt/format.h>
@@ -32,6 +33,21 @@ class Deriver {
     const std::string pad(static_cast<size_t>(depth) * 2, ' ');
     std::set<std::string> taken;
     for (const auto& f : t.fields) taken.insert(f.name);
+    // proto3 refuses two fields whose names agree once lower-cased without
+    // underscores (their JSON names would clash): name both columns.
+    std::map<std::string, std::string> folded;
+    for (const auto& f : t.fields) {
+      std::string key;
+      for (char c : f.name) {
+        if (c != '_') key.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
+      }
+      auto [it, fresh] = folded.emplace(key, f.name);
+      if (!fresh) {
+        return Status::Invalid("columns '{}' and '{}' cannot both be fields of a Protobuf message: proto3 takes "
+                               "names that differ only in case or underscores as the same",
+                               Sub(path, it->second), Sub(path, f.name));
+      }
+    }
     std::string nested, fields;
     int number = 1;
     for (const auto& f : t.fields) {

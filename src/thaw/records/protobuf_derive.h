@@ -8,7 +8,10 @@
 //   float, double, string -> the same; binary -> bytes; list<T> ->
 //   repeated T; map<K, V> -> map<K, V> (K string, int, long or boolean);
 //   every scalar field `optional` (a null column is an absent field, a zero
-//   a present one); fields numbered 1, 2, … in column order.
+//   a present one; a null map value, which Protobuf cannot hold, is the
+//   value type's default); fields numbered 1, 2, … in column order.
+// Refused as well: two columns whose names differ only in case or
+// underscores (proto3 takes them as the same name).
 // Refused, naming the column (Protobuf has no such type; --value-format avro
 // has logical types for them): date, time, timestamps, decimal, uuid,
 // fixed, variant and geometry types; lists of lists or maps, maps of lists

@@ -180,16 +180,17 @@ Status BindField(const pb::FieldDescriptor* fd, const Type& w, const Type& t, co
     return Status::Invalid("field '{}' is {} in the table but {} in the writer schema", path, t.ToString(),
                            w.ToString());
   };
-  // A scalar (a field, list element or map value) of type `wid` into a column of type `tid`.
-  auto Scalar = [&](TypeId tid, TypeId wid) -> Status {
-    if (tid == TypeId::kInt && wid == TypeId::kLong) {
+  // A scalar (a field, list element or map value: `sub` of the path) of
+  // writer type `wt` into a column of type `tt`.
+  auto Scalar = [&](const Type& tt, const Type& wt, const char* sub) -> Status {
+    if (tt.id == TypeId::kInt && wt.id == TypeId::kLong) {
       // NotFound, as for a field the table lacks: Evolve widens the column.
-      return Status::NotFound("field '{}' is {} in the table but {} in the writer schema (the table can widen to it)",
-                              path, t.ToString(), w.ToString());
+      return Status::NotFound("field '{}{}' is {} in the table but {} in the writer schema (the table can widen to it)",
+                              path, sub, tt.ToString(), wt.ToString());
     }
-    return Holds(tid, wid) ? Status::OK() : differs();
+    return Holds(tt.id, wt.id) ? Status::OK() : differs();
   };
-  RETURN_NOT_OK(Scalar(t.id, w.id));
+  RETURN_NOT_OK(Scalar(t, w, ""));
   if (fd->is_map()) {
     if (t.fields.size() != 2 || t.fields[0].type->id != w.fields[0].type->id) return differs();
     const pb::FieldDescriptor* v = fd->message_type()->map_value();
@@ -197,14 +198,14 @@ Status BindField(const pb::FieldDescriptor* fd, const Type& w, const Type& t, co
       ASSIGN_OR_RAISE(*message, Bind(v->message_type(), *w.fields[1].type, *t.fields[1].type, path + ".value"));
       return Status::OK();
     }
-    return Scalar(t.fields[1].type->id, w.fields[1].type->id);
+    return Scalar(*t.fields[1].type, *w.fields[1].type, ".value");
   }
   if (fd->is_repeated()) {
     if (fd->type() == pb::FieldDescriptor::TYPE_MESSAGE) {
       ASSIGN_OR_RAISE(*message, Bind(fd->message_type(), *w.fields[0].type, *t.fields[0].type, path + ".element"));
       return Status::OK();
     }
-    return Scalar(t.fields[0].type->id, w.fields[0].type->id);
+    return Scalar(*t.fields[0].type, *w.fields[0].type, ".element");
   }
   if (fd->type() == pb::FieldDescriptor::TYPE_MESSAGE) {
     ASSIGN_OR_RAISE(*message, Bind(fd->message_type(), w, t, path));

@@ -1,6 +1,7 @@
 #include "thaw/registry/serializer.h"
 
 #include <algorithm>
+#include <optional>
 
 #include "thaw/common/log.h"
 #include "thaw/records/avro_derive.h"
@@ -129,6 +130,47 @@ Result<records::ValueAvroChooser::Choice> RegistryValueChooser::RegisterDerived(
   return Choice{derived, found->id, {}, {}};
 }
 
+// The first field the table holds wider than `writer` gives it (a long
+// column where the schema says int, double where it says float, a decimal
+// of more digits): the archive decodes such older schemas into widened
+// columns, but encoding a table's values with one fails on the first value
+// that does not fit, so replay and serve refuse it before producing.
+static Status NoNarrowing(const iceberg::Type& table, const iceberg::Type& writer, const std::string& path) {
+  using iceberg::TypeId;
+  const bool narrower = (table.id == TypeId::kLong && writer.id == TypeId::kInt) ||
+                        (table.id == TypeId::kDouble && writer.id == TypeId::kFloat) ||
+                        (table.id == TypeId::kDecimal && writer.id == TypeId::kDecimal &&
+                         writer.precision < table.precision);
+  if (narrower) {
+    return Status::Invalid("field '{}' is {} in the table but {} in the schema: the table's values may not fit",
+                           path.empty() ? "value" : path, table.ToString(), writer.ToString());
+  }
+  if (table.id != writer.id) return Status::OK();
+  if (table.id == TypeId::kStruct) {
+    for (const auto& wf : writer.fields) {
+      auto it = std::find_if(table.fields.begin(), table.fields.end(),
+                             [&](const iceberg::NestedField& f) { return f.name == wf.name; });
+      if (it != table.fields.end()) {
+        RETURN_NOT_OK(NoNarrowing(*it->type, *wf.type, path.empty() ? wf.name : path + "." + wf.name));
+      }
+    }
+  } else if (table.id == TypeId::kList && !table.fields.empty() && !writer.fields.empty()) {
+    RETURN_NOT_OK(NoNarrowing(*table.fields[0].type, *writer.fields[0].type, path + ".element"));
+  } else if (table.id == TypeId::kMap && table.fields.size() == 2 && writer.fields.size() == 2) {
+    RETURN_NOT_OK(NoNarrowing(*table.fields[1].type, *writer.fields[1].type, path + ".value"));
+  }
+  return Status::OK();
+}
+
+// A latest schema's references, or none (logged) when they cannot be had:
+// only for the choice that merely tries the latest before deriving one.
+static std::optional<records::SchemaReferences> ReferencesOrNone(SchemaRegistry& registry, const SubjectVersion& v) {
+  auto refs = registry.ResolveReferences(v.schema);
+  if (refs.ok()) return std::move(*refs);
+  log::Warn("the latest schema of subject {} (id {}) is passed over: {}", v.subject, v.id, refs.status().message());
+  return std::nullopt;
+}
+
 Result<records::ValueAvroChooser::Choice> AvroValueChooser::ChooseUncached(const iceberg::TypePtr& value_struct) {
   ASSIGN_OR_RAISE(std::string derived, records::DeriveAvroSchema(*value_struct, DerivedRecordName(topic_)));
   const std::string subject = SubjectName(settings_.strategy, topic_, DerivedRecordName(topic_));
@@ -146,23 +188,26 @@ Result<records::ValueAvroChooser::Choice> AvroValueChooser::ChooseUncached(const
     }
     ASSIGN_OR_RAISE(auto refs, registry_->ResolveReferences(latest->schema));
     auto fits = records::AvroValueSchema::Resolve(latest->schema.text, value_struct, refs);
-    if (!fits.ok()) {
+    auto own = records::AvroValueSchema::Make(latest->schema.text, 1, refs);
+    Status narrowing = own.ok() ? NoNarrowing(*value_struct, *(*own)->iceberg_type(), "") : own.status();
+    if (!fits.ok() || !narrowing.ok()) {
       return Status::Invalid("the value columns cannot be encoded with the latest schema of subject '{}' (id {}): {}",
-                             subject, latest->id, fits.status().message());
+                             subject, latest->id, (fits.ok() ? narrowing : fits.status()).message());
     }
     log::Info("values encoded with the latest schema of subject {} (id {}, version {})", subject, latest->id,
               latest->version);
     return Choice{latest->schema.text, latest->id, {}, std::move(refs)};
   }
   // The subject's latest version, when it has exactly the table's fields.
-  if (latest.ok() && latest->schema.type == SchemaType::kAvro) {
-    ASSIGN_OR_RAISE(auto refs, registry_->ResolveReferences(latest->schema));
-    auto fits = records::AvroValueSchema::Resolve(latest->schema.text, value_struct, refs);
-    auto own = records::AvroValueSchema::Make(latest->schema.text, 1, refs);
+  std::optional<records::SchemaReferences> refs;
+  if (latest.ok() && latest->schema.type == SchemaType::kAvro) refs = ReferencesOrNone(*registry_, *latest);
+  if (refs) {
+    auto fits = records::AvroValueSchema::Resolve(latest->schema.text, value_struct, *refs);
+    auto own = records::AvroValueSchema::Make(latest->schema.text, 1, *refs);
     if (fits.ok() && own.ok() && records::AvroValueSchema::Resolve(derived, (*own)->iceberg_type()).ok()) {
       log::Info("values encoded with the latest schema of subject {} (id {}, version {}): it matches the table",
                 subject, latest->id, latest->version);
-      return Choice{latest->schema.text, latest->id, {}, std::move(refs)};
+      return Choice{latest->schema.text, latest->id, {}, std::move(*refs)};
     }
   }
   return RegisterDerived(subject, derived, SchemaType::kAvro, "schema");
@@ -186,8 +231,10 @@ Result<records::ValueAvroChooser::Choice> JsonSchemaValueChooser::ChooseUncached
       return Status::Invalid("use.latest.version: the latest schema of subject '{}' (id {}) is {}, not JSON Schema",
                              subject, latest->id, SchemaTypeName(latest->schema.type));
     }
+    ASSIGN_OR_RAISE(auto refs, registry_->ResolveReferences(latest->schema));
     if (written.ok()) {
-      if (auto fits = records::JsonSchemaValue::Resolve(latest->schema.text, (*written)->iceberg_type()); !fits.ok()) {
+      if (auto fits = records::JsonSchemaValue::Resolve(latest->schema.text, (*written)->iceberg_type(), refs);
+          !fits.ok()) {
         return Status::Invalid("the value columns do not give what the latest schema of subject '{}' (id {}) "
                                "describes: {}",
                                subject, latest->id, fits.status().message());
@@ -195,15 +242,17 @@ Result<records::ValueAvroChooser::Choice> JsonSchemaValueChooser::ChooseUncached
     }
     log::Info("values framed with the latest schema of subject {} (id {}, version {})", subject, latest->id,
               latest->version);
-    return Choice{latest->schema.text, latest->id, {}, {}};
+    return Choice{latest->schema.text, latest->id, {}, std::move(refs)};
   }
-  if (latest_json && written.ok()) {
-    auto own = records::JsonSchemaValue::Make(latest->schema.text, 1);
-    if (own.ok() && records::JsonSchemaValue::Resolve(latest->schema.text, (*written)->iceberg_type()).ok() &&
+  std::optional<records::SchemaReferences> refs;
+  if (latest_json && written.ok()) refs = ReferencesOrNone(*registry_, *latest);
+  if (refs) {
+    auto own = records::JsonSchemaValue::Make(latest->schema.text, 1, *refs);
+    if (own.ok() && records::JsonSchemaValue::Resolve(latest->schema.text, (*written)->iceberg_type(), *refs).ok() &&
         records::JsonSchemaValue::Resolve(derived, (*own)->iceberg_type()).ok()) {
       log::Info("values framed with the latest schema of subject {} (id {}, version {}): it matches the table",
                 subject, latest->id, latest->version);
-      return Choice{latest->schema.text, latest->id, {}, {}};
+      return Choice{latest->schema.text, latest->id, {}, std::move(*refs)};
     }
   }
   return RegisterDerived(subject, derived, SchemaType::kJson, "JSON Schema");
@@ -215,10 +264,16 @@ static Result<std::string> FittingMessage(const std::string& text, const records
                                           const iceberg::TypePtr& value_struct) {
   ASSIGN_OR_RAISE(auto names, records::ProtobufValueSchema::MessageNames(text, refs));
   Status first = Status::Invalid("the schema declares no message");
-  for (const auto& name : names) {
-    auto fits = records::ProtobufValueSchema::Resolve(text, name, value_struct, refs);
-    if (fits.ok()) return name;
-    if (&name == &names.front()) first = fits.status().WithContext(fmt::format("message {}", name));
+  for (size_t k = 0; k < names.size(); ++k) {
+    auto fits = records::ProtobufValueSchema::Resolve(text, names[k], value_struct, refs);
+    Status st = fits.status();
+    if (fits.ok()) {
+      const int32_t indexes[] = {static_cast<int32_t>(k)};
+      auto own = records::ProtobufValueSchema::Make(text, indexes, 1, refs);
+      st = own.ok() ? NoNarrowing(*value_struct, *(*own)->iceberg_type(), "") : own.status();
+      if (st.ok()) return names[k];
+    }
+    if (k == 0) first = st.WithContext(fmt::format("message {}", names[k]));
   }
   return first;
 }
@@ -251,20 +306,21 @@ Result<records::ValueAvroChooser::Choice> ProtobufValueChooser::ChooseUncached(c
     return Choice{latest->schema.text, latest->id, *message, std::move(refs)};
   }
   // The subject's latest version, when one of its messages has exactly the table's fields.
-  if (latest_proto) {
-    ASSIGN_OR_RAISE(auto refs, registry_->ResolveReferences(latest->schema));
-    auto message = FittingMessage(latest->schema.text, refs, value_struct);
+  std::optional<records::SchemaReferences> refs;
+  if (latest_proto) refs = ReferencesOrNone(*registry_, *latest);
+  if (refs) {
+    auto message = FittingMessage(latest->schema.text, *refs, value_struct);
     if (message.ok()) {
-      auto names = records::ProtobufValueSchema::MessageNames(latest->schema.text, refs);
+      auto names = records::ProtobufValueSchema::MessageNames(latest->schema.text, *refs);
       if (!names.ok()) return names.status();
       const auto index = std::find(names->begin(), names->end(), *message) - names->begin();
       const int32_t indexes[] = {static_cast<int32_t>(index)};
-      auto own = records::ProtobufValueSchema::Make(latest->schema.text, indexes, 1, refs);
+      auto own = records::ProtobufValueSchema::Make(latest->schema.text, indexes, 1, *refs);
       if (own.ok() && records::ProtobufValueSchema::Resolve(derived, full_name, (*own)->iceberg_type()).ok()) {
         log::Info("values encoded as message {} of the latest schema of subject {} (id {}, version {}): it matches "
                   "the table",
                   *message, subject, latest->id, latest->version);
-        return Choice{latest->schema.text, latest->id, *message, std::move(refs)};
+        return Choice{latest->schema.text, latest->id, *message, std::move(*refs)};
       }
     }
   }

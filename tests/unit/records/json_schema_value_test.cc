@@ -88,7 +88,8 @@ TEST(JsonSchemaValue, RefusesWhatAColumnCannotHold) {
   };
   refused(R"({"type":"object","properties":{"a":{"type":["string","integer"]}}})", "'a' has types");
   refused(R"({"type":"object","properties":{"m":{"type":"object"}}})", "'m' is an object without properties");
-  refused(R"({"type":"object","properties":{"a":{"$ref":"other.json#/X"}}})", "references are not resolved");
+  refused(R"({"type":"object","properties":{"a":{"$ref":"other.json#/X"}}})", "the schema's references do not give");
+  refused(R"({"type":"object","properties":{"a":{"$ref":"#/properties/b"}}})", "neither a definition nor");
   refused(R"({"type":"object","properties":{"a":{"anyOf":[{"type":"string"},{"type":"integer"}]}}})",
           "anyOf of 2 types");
   refused(R"({"type":"string"})", "root is not an object");

@@ -137,6 +137,11 @@ TEST(ProtobufDerive, TypesProtobufLacksAreRefusedNamingTheColumn) {
                 "value": "int"}}]})j")
                 .find("map keys are strings, integers or booleans"),
             std::string::npos);
+  EXPECT_EQ(refused(R"j({"type": "struct", "fields": [
+      {"id": 1, "name": "user_id", "required": false, "type": "long"},
+      {"id": 2, "name": "userId", "required": false, "type": "long"}]})j"),
+            "columns 'user_id' and 'userId' cannot both be fields of a Protobuf message: proto3 takes names that "
+            "differ only in case or underscores as the same");
   EXPECT_NE(refused(R"j({"type": "struct", "fields": [
       {"id": 1, "name": "order-id", "required": false, "type": "long"}]})j")
                 .find("column 'order-id' cannot be a Protobuf field"),

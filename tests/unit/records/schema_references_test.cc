@@ -2,7 +2,8 @@
 // importing another, an Avro record using a named type another schema
 // defines, both decoded and encoded back byte for byte once the referenced
 // texts come first; refused, naming the missing import or name, without
-// them; and the table property that keeps them.
+// them; a JSON Schema $ref to another document; and the table property
+// that keeps them.
 #include "thaw/records/schema_references.h"
 
 #include <arrow/api.h>
@@ -10,6 +11,7 @@
 
 #include "test_hex.h"
 #include "thaw/records/avro_value.h"
+#include "thaw/records/json_schema_value.h"
 #include "thaw/records/protobuf_value.h"
 
 namespace thaw::records {
@@ -82,6 +84,28 @@ TEST(SchemaReferences, AnAvroNamedTypeComesFromTheReferences) {
   std::string out;
   ASSERT_TRUE((*resolved)->Encode(static_cast<const arrow::StructArray&>(*a), 0, std::nullopt, &out).ok());
   EXPECT_EQ(Hex(out), Hex(datum));
+}
+
+TEST(SchemaReferences, AJsonSchemaRefToAnotherDocumentComesFromTheReferences) {
+  constexpr char kMain[] = R"({"type": "object", "properties": {
+      "id": {"type": "integer"},
+      "customer": {"$ref": "customer.json"},
+      "ship_to": {"$ref": "common.json#/$defs/Address"}}})";
+  const SchemaReferences refs{
+      {"customer.json", R"({"type": "object", "properties": {"name": {"type": "string"},
+                             "home": {"$ref": "common.json#/$defs/Address"}}})"},
+      {"common.json", R"({"$defs": {"Address": {"type": "object", "properties": {"city": {"type": "string"}}}}})"}};
+  auto without = JsonSchemaValue::Make(kMain, 1);
+  ASSERT_FALSE(without.ok());
+  EXPECT_EQ(without.status().message(),
+            "'customer': $ref 'customer.json' points to a document the schema's references do not give");
+  auto s = JsonSchemaValue::Make(kMain, 1, refs);
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  EXPECT_EQ((*s)->iceberg_type()->ToString(),
+            "struct<id: long, customer: struct<name: string, home: struct<city: string>>, ship_to: struct<city: "
+            "string>>");
+  auto resolved = JsonSchemaValue::Resolve(kMain, (*s)->iceberg_type(), refs);
+  EXPECT_TRUE(resolved.ok()) << resolved.status().ToString();
 }
 
 TEST(SchemaReferences, TheTablePropertyKeepsThemInOrder) {
