@@ -216,6 +216,19 @@ def test_refused_before_anything_is_produced(kafka, thaw, schema_registry, aiven
     assert "field 'order_id' is long in the table but string in the writer schema" in err, err[-2000:]
     assert topic not in kafka.admin().list_topics(timeout=30).topics, "refused before the topic was made"
 
+    # use.latest.version with a schema narrower than a column (int where the table holds long): values may not
+    # fit, so refused up front rather than on the first that does not.
+    topic = archive_topics.topic_name("regnarrow")
+    narrow = {"type": "record", "name": "Order", "fields": [{"name": "order_id", "type": "int"}]}
+    client.register_schema(f"{topic}-value", Schema(json.dumps(narrow), "AVRO"))
+    p = _replay(thaw, uri, table, kafka, topic, "--value-format", "avro", "--schema-registry", schema_registry.url,
+                "--schema-registry-property", "use.latest.version=true")
+    err = p.stderr.decode(errors="replace")
+    assert p.returncode == 2, err[-2000:]
+    assert "field 'order_id' is long in the table but int in the schema: the table's values may not fit" in err, \
+        err[-2000:]
+    assert topic not in kafka.admin().list_topics(timeout=30).topics
+
     # auto.register.schemas=false and no schema under the subject.
     topic = archive_topics.topic_name("regnoauto")
     p = _replay(thaw, uri, table, kafka, topic, "--value-format", "avro", "--schema-registry", schema_registry.url,
