@@ -1,7 +1,5 @@
 #include "thaw/records/framed_value.h"
 
-#include <charconv>
-
 #include "thaw/records/avro_value.h"
 #include "thaw/records/json_schema_value.h"
 #include "thaw/records/protobuf_value.h"
@@ -20,12 +18,7 @@ Result<std::map<int32_t, std::string>> SchemaTextsById(const std::map<std::strin
   std::map<int32_t, std::string> out;
   for (const auto& [key, text] : properties) {
     if (key.rfind(prefix, 0) != 0) continue;
-    const std::string_view digits = std::string_view(key).substr(prefix.size());
-    int32_t id = 0;
-    auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), id);
-    if (ec != std::errc() || end != digits.data() + digits.size()) {
-      return Status::Corrupt("table property {}: '{}' is not a schema id", key, digits);
-    }
+    ASSIGN_OR_RAISE(const int32_t id, SchemaIdOfProperty(key, prefix));
     out.emplace(id, text);
   }
   return out;

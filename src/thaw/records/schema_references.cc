@@ -32,17 +32,22 @@ Result<SchemaReferences> ReferencesFromJson(const std::string& json, const std::
   return out;
 }
 
+Result<int32_t> SchemaIdOfProperty(std::string_view key, std::string_view prefix) {
+  const std::string_view digits = key.substr(prefix.size());
+  int32_t id = 0;
+  auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), id);
+  if (ec != std::errc() || end != digits.data() + digits.size()) {
+    return Status::Corrupt("table property {}: '{}' is not a schema id", key, digits);
+  }
+  return id;
+}
+
 Result<std::map<int32_t, SchemaReferences>> ReferencesById(const std::map<std::string, std::string>& properties) {
   std::map<int32_t, SchemaReferences> out;
   for (auto it = properties.lower_bound(std::string(kPrefix)); it != properties.end(); ++it) {
     const auto& [key, json] = *it;
     if (key.rfind(kPrefix, 0) != 0) break;
-    const std::string_view digits = std::string_view(key).substr(kPrefix.size());
-    int32_t id = 0;
-    auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), id);
-    if (ec != std::errc() || end != digits.data() + digits.size()) {
-      return Status::Corrupt("table property {}: '{}' is not a schema id", key, digits);
-    }
+    ASSIGN_OR_RAISE(const int32_t id, SchemaIdOfProperty(key, kPrefix));
     ASSIGN_OR_RAISE(out[id], ReferencesFromJson(json, key));
   }
   return out;

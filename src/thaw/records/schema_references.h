@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "thaw/common/status.h"
@@ -30,6 +31,9 @@ std::string ReferencesPropertyKey(int32_t id);
 // (Corrupt naming `key` when it is not that).
 std::string ReferencesToJson(const SchemaReferences& refs);
 Result<SchemaReferences> ReferencesFromJson(const std::string& json, const std::string& key);
+// The schema id a table property `key` ends with after `prefix`
+// ("thaw.row.avro-schema.12" -> 12); Corrupt naming the key otherwise.
+Result<int32_t> SchemaIdOfProperty(std::string_view key, std::string_view prefix);
 // The references of every schema id among `properties`.
 Result<std::map<int32_t, SchemaReferences>> ReferencesById(const std::map<std::string, std::string>& properties);
 

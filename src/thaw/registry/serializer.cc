@@ -130,6 +130,22 @@ Result<records::ValueAvroChooser::Choice> RegistryValueChooser::RegisterDerived(
   return Choice{derived, found->id, {}, {}};
 }
 
+// use.latest.version: the subject's latest version must exist and be of
+// `type` (`what` names it in the message).
+static Status RequireLatest(const Result<SubjectVersion>& latest, const std::string& subject, SchemaType type,
+                            std::string_view what) {
+  if (!latest.ok()) {
+    return Status::NotFound("use.latest.version: subject '{}' has no schema in the registry ({}); register one, or "
+                            "drop use.latest.version to register the schema derived from the table",
+                            subject, latest.status().message());
+  }
+  if (latest->schema.type != type) {
+    return Status::Invalid("use.latest.version: the latest schema of subject '{}' (id {}) is {}, not {}", subject,
+                           latest->id, SchemaTypeName(latest->schema.type), what);
+  }
+  return Status::OK();
+}
+
 // The first field the table holds wider than `writer` gives it (a long
 // column where the schema says int, double where it says float, a decimal
 // of more digits): the archive decodes such older schemas into widened
@@ -177,15 +193,7 @@ Result<records::ValueAvroChooser::Choice> AvroValueChooser::ChooseUncached(const
   auto latest = registry_->LatestVersion(subject);
   if (!latest.ok() && latest.status().code() != StatusCode::kNotFound) return latest.status();
   if (settings_.use_latest) {
-    if (!latest.ok()) {
-      return Status::NotFound("use.latest.version: subject '{}' has no schema in the registry ({}); register one, or "
-                              "drop use.latest.version to register the schema derived from the table",
-                              subject, latest.status().message());
-    }
-    if (latest->schema.type != SchemaType::kAvro) {
-      return Status::Invalid("use.latest.version: the latest schema of subject '{}' (id {}) is {}, not Avro", subject,
-                             latest->id, SchemaTypeName(latest->schema.type));
-    }
+    RETURN_NOT_OK(RequireLatest(latest, subject, SchemaType::kAvro, "Avro"));
     ASSIGN_OR_RAISE(auto refs, registry_->ResolveReferences(latest->schema));
     auto fits = records::AvroValueSchema::Resolve(latest->schema.text, value_struct, refs);
     auto own = records::AvroValueSchema::Make(latest->schema.text, 1, refs);
@@ -222,15 +230,7 @@ Result<records::ValueAvroChooser::Choice> JsonSchemaValueChooser::ChooseUncached
   if (!latest.ok() && latest.status().code() != StatusCode::kNotFound) return latest.status();
   const bool latest_json = latest.ok() && latest->schema.type == SchemaType::kJson;
   if (settings_.use_latest) {
-    if (!latest.ok()) {
-      return Status::NotFound("use.latest.version: subject '{}' has no schema in the registry ({}); register one, or "
-                              "drop use.latest.version to register the schema derived from the table",
-                              subject, latest.status().message());
-    }
-    if (!latest_json) {
-      return Status::Invalid("use.latest.version: the latest schema of subject '{}' (id {}) is {}, not JSON Schema",
-                             subject, latest->id, SchemaTypeName(latest->schema.type));
-    }
+    RETURN_NOT_OK(RequireLatest(latest, subject, SchemaType::kJson, "JSON Schema"));
     ASSIGN_OR_RAISE(auto refs, registry_->ResolveReferences(latest->schema));
     if (written.ok()) {
       if (auto fits = records::JsonSchemaValue::Resolve(latest->schema.text, (*written)->iceberg_type(), refs);
@@ -286,15 +286,7 @@ Result<records::ValueAvroChooser::Choice> ProtobufValueChooser::ChooseUncached(c
   if (!latest.ok() && latest.status().code() != StatusCode::kNotFound) return latest.status();
   const bool latest_proto = latest.ok() && latest->schema.type == SchemaType::kProtobuf;
   if (settings_.use_latest) {
-    if (!latest.ok()) {
-      return Status::NotFound("use.latest.version: subject '{}' has no schema in the registry ({}); register one, or "
-                              "drop use.latest.version to register the schema derived from the table",
-                              subject, latest.status().message());
-    }
-    if (!latest_proto) {
-      return Status::Invalid("use.latest.version: the latest schema of subject '{}' (id {}) is {}, not Protobuf",
-                             subject, latest->id, SchemaTypeName(latest->schema.type));
-    }
+    RETURN_NOT_OK(RequireLatest(latest, subject, SchemaType::kProtobuf, "Protobuf"));
     ASSIGN_OR_RAISE(auto refs, registry_->ResolveReferences(latest->schema));
     auto message = FittingMessage(latest->schema.text, refs, value_struct);
     if (!message.ok()) {

@@ -66,6 +66,23 @@ std::shared_ptr<arrow::StructArray> Decode(const ProtobufValueSchema& s, const s
   return std::static_pointer_cast<arrow::StructArray>(out);
 }
 
+// Each framed value decoded with its own codec into one array of `type`.
+std::shared_ptr<arrow::StructArray> DecodeEach(
+    const std::shared_ptr<arrow::DataType>& type,
+    const std::vector<std::pair<const ProtobufValueSchema*, std::string>>& values) {
+  std::unique_ptr<arrow::ArrayBuilder> b;
+  EXPECT_TRUE(arrow::MakeBuilder(arrow::default_memory_pool(), type, &b).ok());
+  auto* sb = static_cast<arrow::StructBuilder*>(b.get());
+  for (const auto& [codec, v] : values) {
+    Status st = codec->DecodeFramed(v, sb);
+    EXPECT_TRUE(st.ok()) << st.ToString();
+  }
+  std::shared_ptr<arrow::Array> out;
+  EXPECT_TRUE(sb->Finish(&out).ok());
+  EXPECT_TRUE(out->ValidateFull().ok());
+  return std::static_pointer_cast<arrow::StructArray>(out);
+}
+
 TEST(ProtobufValue, MapsDecodesAndEncodesBack) {
   const int32_t first[] = {0};
   auto s = ProtobufValueSchema::Make(kV1, first, 100);
@@ -133,14 +150,8 @@ TEST(ProtobufValue, EvolvesByNameAndOlderSchemasStillEncode) {
   const std::string old_value = Framed("0801" "1a03" "0a0161");
   // v2: lines [{sku: "b", price: 0.5}], counts {"k": 3}.
   const std::string new_value = Framed("0802" "1a0c" "0a0162" "19000000000000e03f" "2a05" "0a016b1003");
-  std::unique_ptr<arrow::ArrayBuilder> b;
-  ASSERT_TRUE(arrow::MakeBuilder(arrow::default_memory_pool(), (*r1)->arrow_type(), &b).ok());
-  auto* sb = static_cast<arrow::StructBuilder*>(b.get());
-  ASSERT_TRUE((*r1)->DecodeFramed(old_value, sb).ok());
-  ASSERT_TRUE((*r2)->DecodeFramed(new_value, sb).ok());
-  std::shared_ptr<arrow::Array> out;
-  ASSERT_TRUE(sb->Finish(&out).ok());
-  const auto& a = static_cast<const arrow::StructArray&>(*out);
+  auto decoded = DecodeEach((*r1)->arrow_type(), {{r1->get(), old_value}, {r2->get(), new_value}});
+  const auto& a = *decoded;
   std::string e1, e2;
   ASSERT_TRUE((*r1)->EncodeFramed(a, 0, 7, &e1, nullptr).ok());
   ASSERT_TRUE((*r2)->EncodeFramed(a, 1, 7, &e2, nullptr).ok());
@@ -205,15 +216,8 @@ message M { int64 n = 1; repeated sint64 xs = 2; }
   // v1 {n: -1, xs: [-2]} (an int32's -1 is ten varint bytes, as an int64's); v2 {n: 2^40, xs: [2^33]}.
   const std::string old_value = Framed("08ffffffffffffffffff01" "120103");
   const std::string new_value = Framed("088080808080" "20" "12058080808040");
-  std::unique_ptr<arrow::ArrayBuilder> b;
-  ASSERT_TRUE(arrow::MakeBuilder(arrow::default_memory_pool(), (*r1)->arrow_type(), &b).ok());
-  auto* sb = static_cast<arrow::StructBuilder*>(b.get());
-  ASSERT_TRUE((*r1)->DecodeFramed(old_value, sb).ok());
-  ASSERT_TRUE((*r2)->DecodeFramed(new_value, sb).ok());
-  std::shared_ptr<arrow::Array> out;
-  ASSERT_TRUE(sb->Finish(&out).ok());
-  ASSERT_TRUE(out->ValidateFull().ok());
-  const auto& a = static_cast<const arrow::StructArray&>(*out);
+  auto decoded = DecodeEach((*r1)->arrow_type(), {{r1->get(), old_value}, {r2->get(), new_value}});
+  const auto& a = *decoded;
   EXPECT_EQ(a.ToString(), arrow::json::ArrayFromJSONString(a.type(), R"([
       {"n": -1, "xs": [-2]}, {"n": 1099511627776, "xs": [8589934592]}])").ValueOrDie()->ToString());
   std::string e1, e2, e3;
