@@ -259,16 +259,18 @@ TypePtr Renumber(const Type& t, int32_t* next_id) {
 
 }  // namespace
 
+bool CanPromote(const Type& from, const Type& to) {
+  return (from.id == TypeId::kInt && to.id == TypeId::kLong) ||
+         (from.id == TypeId::kFloat && to.id == TypeId::kDouble) ||
+         (from.id == TypeId::kDecimal && to.id == TypeId::kDecimal && to.scale == from.scale &&
+          to.precision > from.precision);
+}
+
 TypePtr UnionByName(const Type& t, const Type& w, int32_t* next_id) {
-  // Iceberg's type promotions: int -> long, float -> double, a decimal's
-  // precision raised at the same scale (the field keeps its id).
-  if ((t.id == TypeId::kInt && w.id == TypeId::kLong) || (t.id == TypeId::kFloat && w.id == TypeId::kDouble)) {
+  // A promotion: the other's type (the field keeps its id).
+  if (CanPromote(t, w)) {
     auto c = std::make_shared<Type>(t);
     c->id = w.id;
-    return c;
-  }
-  if (t.id == TypeId::kDecimal && w.id == TypeId::kDecimal && w.scale == t.scale && w.precision > t.precision) {
-    auto c = std::make_shared<Type>(t);
     c->precision = w.precision;
     return c;
   }

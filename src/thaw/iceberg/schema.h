@@ -74,6 +74,10 @@ class Schema {
 
 Result<TypePtr> ParseType(const nlohmann::json& j);
 
+// Iceberg's type promotions (spec, "Schema Evolution"): `from` -> `to` is
+// int -> long, float -> double, or decimal(P, S) -> decimal(P', S), P' > P.
+bool CanPromote(const Type& from, const Type& to);
+
 // Schema evolution by name (Iceberg Java's unionByNameWith):
 // `table` with every field of `other` it lacks (matched by name, in structs
 // nested through structs, list elements and map values) appended to its

@@ -990,22 +990,20 @@ Status Bind(Node& n, const iceberg::Type& w, const iceberg::Type& t, const std::
     return Status::Invalid("field '{}' is {} in the table but {} in the writer schema", path.empty() ? "value" : path,
                            t.ToString(), w.ToString());
   };
-  // Iceberg's type promotions: an int or float the table widened (a later
-  // writer schema gave long or double) decodes and encodes as it was.
-  n.widened = (w.id == TypeId::kInt && t.id == TypeId::kLong && n.kind == Kind::kInt) ||
-              (w.id == TypeId::kFloat && t.id == TypeId::kDouble && n.kind == Kind::kFloat);
-  if (n.widened) return Status::OK();
+  // A column the table widened (a later writer schema gave long, double or
+  // more decimal digits) holds this schema's values as they were; an int or
+  // float decodes into the wider builder.
+  if (iceberg::CanPromote(w, t)) {
+    n.widened = n.kind == Kind::kInt || n.kind == Kind::kFloat;
+    return Status::OK();
+  }
   const std::string_view logical = n.schema ? std::string_view(n.schema->logical_type) : std::string_view();
   n.uuid_column = t.id == TypeId::kUuid && w.id == TypeId::kString && n.kind == Kind::kString && logical == "uuid";
   n.nanos_column = n.kind == Kind::kLong && w.id == TypeId::kLong &&
                    ((t.id == TypeId::kTimestampTzNs && logical == "timestamp-nanos") ||
                     (t.id == TypeId::kTimestampNs && logical == "local-timestamp-nanos"));
   if (n.uuid_column || n.nanos_column) return Status::OK();
-  const bool widens = (t.id == TypeId::kInt && w.id == TypeId::kLong) ||
-                      (t.id == TypeId::kFloat && w.id == TypeId::kDouble) ||
-                      (t.id == TypeId::kDecimal && w.id == TypeId::kDecimal && w.scale == t.scale &&
-                       w.precision > t.precision);
-  if (widens) {
+  if (iceberg::CanPromote(t, w)) {
     // NotFound, as for a field the table lacks: Evolve widens the column.
     return Status::NotFound("field '{}' is {} in the table but {} in the writer schema (the table can widen to it)",
                             path.empty() ? "value" : path, t.ToString(), w.ToString());
@@ -1057,8 +1055,6 @@ Status Bind(Node& n, const iceberg::Type& w, const iceberg::Type& t, const std::
       if (!w.fields[1].required && t.fields[1].required) return differs();
       return Bind(n.children[0], *w.fields[1].type, *t.fields[1].type, path + ".value");
     default:
-      // A decimal whose precision the table raised (same scale) holds the writer's values as they are.
-      if (w.id == TypeId::kDecimal && w.scale == t.scale && w.precision < t.precision) return Status::OK();
       if (w.precision != t.precision || w.scale != t.scale || w.length != t.length) return differs();
       return Status::OK();
   }

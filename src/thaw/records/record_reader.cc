@@ -603,12 +603,12 @@ Status RecordReader::Impl::DecodeBatch(const std::shared_ptr<arrow::RecordBatch>
         }
         const auto schema_id = static_cast<int32_t>(*GetInt(*avro_schema_ids->array, i));
         auto it = layout.value_by_id.find(schema_id);
-        if (auto bad = layout.value_unresolved.find(schema_id); bad != layout.value_unresolved.end()) {
-          return Status::Corrupt("data file {}: row {} has schema id {}, whose writer schema the table holds but "
-                                 "which does not read the value columns: {}",
-                                 path, pos, schema_id, bad->second);
-        }
         if (it == layout.value_by_id.end()) {
+          if (auto bad = layout.value_unresolved.find(schema_id); bad != layout.value_unresolved.end()) {
+            return Status::Corrupt("data file {}: row {} has schema id {}, whose writer schema the table holds but "
+                                   "which does not read the value columns: {}",
+                                   path, pos, schema_id, bad->second);
+          }
           return Status::Corrupt("data file {}: row {} has schema id {}, but the table has no property holding "
                                  "its writer schema (thaw.row.avro-schema.{}, thaw.row.proto-schema.{} or "
                                  "thaw.row.json-schema.{})",

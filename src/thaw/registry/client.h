@@ -23,9 +23,9 @@
 #include <unordered_map>
 #include <vector>
 
-#include "thaw/records/schema_references.h"
 #include "thaw/catalog/http_client.h"
 #include "thaw/common/status.h"
+#include "thaw/records/schema_references.h"
 #include "thaw/registry/wire.h"
 #include "thaw/storage/property_map.h"
 

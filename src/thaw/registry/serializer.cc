@@ -153,11 +153,7 @@ static Status RequireLatest(const Result<SubjectVersion>& latest, const std::str
 // that does not fit, so replay and serve refuse it before producing.
 static Status NoNarrowing(const iceberg::Type& table, const iceberg::Type& writer, const std::string& path) {
   using iceberg::TypeId;
-  const bool narrower = (table.id == TypeId::kLong && writer.id == TypeId::kInt) ||
-                        (table.id == TypeId::kDouble && writer.id == TypeId::kFloat) ||
-                        (table.id == TypeId::kDecimal && writer.id == TypeId::kDecimal &&
-                         writer.precision < table.precision);
-  if (narrower) {
+  if (iceberg::CanPromote(writer, table)) {
     return Status::Invalid("field '{}' is {} in the table but {} in the schema: the table's values may not fit",
                            path.empty() ? "value" : path, table.ToString(), writer.ToString());
   }
@@ -259,9 +255,14 @@ Result<records::ValueAvroChooser::Choice> JsonSchemaValueChooser::ChooseUncached
 }
 
 // The first top-level message of .proto `text` that the columns resolve
-// against (its name), or the first message's error.
-static Result<std::string> FittingMessage(const std::string& text, const records::SchemaReferences& refs,
-                                          const iceberg::TypePtr& value_struct) {
+// against, with the struct it maps to on its own; or the first message's
+// error.
+struct FittingMessage {
+  std::string name;
+  iceberg::TypePtr own;
+};
+static Result<FittingMessage> FindFittingMessage(const std::string& text, const records::SchemaReferences& refs,
+                                                 const iceberg::TypePtr& value_struct) {
   ASSIGN_OR_RAISE(auto names, records::ProtobufValueSchema::MessageNames(text, refs));
   Status first = Status::Invalid("the schema declares no message");
   for (size_t k = 0; k < names.size(); ++k) {
@@ -271,7 +272,7 @@ static Result<std::string> FittingMessage(const std::string& text, const records
       const int32_t indexes[] = {static_cast<int32_t>(k)};
       auto own = records::ProtobufValueSchema::Make(text, indexes, 1, refs);
       st = own.ok() ? NoNarrowing(*value_struct, *(*own)->iceberg_type(), "") : own.status();
-      if (st.ok()) return names[k];
+      if (st.ok()) return FittingMessage{names[k], (*own)->iceberg_type()};
     }
     if (k == 0) first = st.WithContext(fmt::format("message {}", names[k]));
   }
@@ -288,32 +289,25 @@ Result<records::ValueAvroChooser::Choice> ProtobufValueChooser::ChooseUncached(c
   if (settings_.use_latest) {
     RETURN_NOT_OK(RequireLatest(latest, subject, SchemaType::kProtobuf, "Protobuf"));
     ASSIGN_OR_RAISE(auto refs, registry_->ResolveReferences(latest->schema));
-    auto message = FittingMessage(latest->schema.text, refs, value_struct);
+    auto message = FindFittingMessage(latest->schema.text, refs, value_struct);
     if (!message.ok()) {
       return Status::Invalid("the value columns cannot be encoded with the latest schema of subject '{}' (id {}): {}",
                              subject, latest->id, message.status().message());
     }
-    log::Info("values encoded as message {} of the latest schema of subject {} (id {}, version {})", *message,
+    log::Info("values encoded as message {} of the latest schema of subject {} (id {}, version {})", message->name,
               subject, latest->id, latest->version);
-    return Choice{latest->schema.text, latest->id, *message, std::move(refs)};
+    return Choice{latest->schema.text, latest->id, message->name, std::move(refs)};
   }
   // The subject's latest version, when one of its messages has exactly the table's fields.
   std::optional<records::SchemaReferences> refs;
   if (latest_proto) refs = ReferencesOrNone(*registry_, *latest);
   if (refs) {
-    auto message = FittingMessage(latest->schema.text, *refs, value_struct);
-    if (message.ok()) {
-      auto names = records::ProtobufValueSchema::MessageNames(latest->schema.text, *refs);
-      if (!names.ok()) return names.status();
-      const auto index = std::find(names->begin(), names->end(), *message) - names->begin();
-      const int32_t indexes[] = {static_cast<int32_t>(index)};
-      auto own = records::ProtobufValueSchema::Make(latest->schema.text, indexes, 1, *refs);
-      if (own.ok() && records::ProtobufValueSchema::Resolve(derived, full_name, (*own)->iceberg_type()).ok()) {
-        log::Info("values encoded as message {} of the latest schema of subject {} (id {}, version {}): it matches "
-                  "the table",
-                  *message, subject, latest->id, latest->version);
-        return Choice{latest->schema.text, latest->id, *message, std::move(*refs)};
-      }
+    auto message = FindFittingMessage(latest->schema.text, *refs, value_struct);
+    if (message.ok() && records::ProtobufValueSchema::Resolve(derived, full_name, message->own).ok()) {
+      log::Info("values encoded as message {} of the latest schema of subject {} (id {}, version {}): it matches "
+                "the table",
+                message->name, subject, latest->id, latest->version);
+      return Choice{latest->schema.text, latest->id, message->name, std::move(*refs)};
     }
   }
   ASSIGN_OR_RAISE(Choice c, RegisterDerived(subject, derived, SchemaType::kProtobuf, "Protobuf schema"));
