@@ -119,11 +119,13 @@ bool OnMain(const iceberg::TableMetadata& md, int64_t id) {
   return false;
 }
 
-// A new table: the canonical layout, or the row layout with `value_type`.
-iceberg::TableCreate CanonicalTable(const ArchiveOptions& o, bool with_topic, const iceberg::TypePtr& value_type) {
+// A new table: the canonical layout, or the row layout with `value_type`
+// (and `key_type`: keys decoded through a registry).
+iceberg::TableCreate CanonicalTable(const ArchiveOptions& o, bool with_topic, const iceberg::TypePtr& value_type,
+                                    const iceberg::TypePtr& key_type) {
   iceberg::TableCreate c;
   const bool registry = o.value_registry != nullptr;
-  c.schema = nlohmann::json::parse(value_type ? RowSchemaJson(with_topic, *value_type, registry)
+  c.schema = nlohmann::json::parse(value_type ? RowSchemaJson(with_topic, *value_type, registry, 0, key_type.get())
                                               : parquet::CanonicalSchemaJson(with_topic));
   c.schema["schema-id"] = 0;
   nlohmann::json fields = nlohmann::json::array();
@@ -213,20 +215,29 @@ class Archiver {
     RETURN_NOT_OK(OpenSources());
     if (o_.dry_run) return Plan();
     if (!table_) {
-      iceberg::TypePtr value_type;
+      iceberg::TypePtr value_type, key_type;
       if (o_.layout == Layout::kRow) {
-        if (avro_) {
-          value_type = avro_->iceberg_type();
-        } else {
-          ASSIGN_OR_RAISE(value_type, o_.value_registry ? InferRegistryValueType() : InferValueType());
-          if (!value_type) {  // stopped (SIGINT/SIGTERM) before any value came: nothing to create
+        std::vector<std::string_view> values, keys;
+        if (!avro_ || o_.key_registry) {
+          RETURN_NOT_OK(PollSamples(&values, &keys));
+          // Stopped (SIGINT/SIGTERM) before a sample came: nothing to create.
+          if ((avro_ ? keys.empty() : values.empty()) && o_.stop && o_.stop->load()) {
             summary_.interrupted = true;
             summary_.seconds = std::chrono::duration<double>(Clock::now() - start_).count();
             return summary_;
           }
         }
+        if (avro_) {
+          value_type = avro_->iceberg_type();
+        } else {
+          ASSIGN_OR_RAISE(value_type, o_.value_registry ? InferRegistryType(values, /*key=*/false, kFirstValueFieldId)
+                                                        : InferValueType(values));
+        }
+        if (o_.key_registry) {
+          ASSIGN_OR_RAISE(key_type, InferRegistryType(keys, /*key=*/true, MaxFieldId(*value_type) + 1));
+        }
       }
-      RETURN_NOT_OK(CreateTable(value_type));
+      RETURN_NOT_OK(CreateTable(value_type, key_type));
     }
     RETURN_NOT_OK(PrepareWriting());
     for (const auto& src : sources_) {
@@ -283,6 +294,11 @@ class Archiver {
       return Status::Invalid(
           "--value-format registry decodes values into the columns of a row table: it needs --layout thaw-row (the "
           "canonical layout keeps every value's bytes as they are)");
+    }
+    if (o_.key_registry && o_.layout != Layout::kRow) {
+      return Status::Invalid(
+          "--key-format registry decodes keys into the columns of a row table: it needs --layout thaw-row (the "
+          "canonical layout keeps every key's bytes as they are)");
     }
     if (!o_.value_avro_schema.empty() || o_.value_avro_schema_id) {
       if (o_.layout != Layout::kRow) {
@@ -422,6 +438,7 @@ class Archiver {
             name, kValueFormatKey);
       }
       value_type_ = value->type;
+      RETURN_NOT_OK(CheckKeyColumns(md, schema));
       if (format == "json") {  // the JSON codec can fill every field type of the table's value struct
         auto codec = MakeValueCodec(format, value_type_, md.properties);
         if (!codec.ok()) return codec.status().WithContext(fmt::format("table '{}'", name));
@@ -429,10 +446,11 @@ class Archiver {
     }
     ASSIGN_OR_RAISE(auto canonical, iceberg::Schema::FromJson(
                                         nlohmann::json::parse(row ? RowSchemaJson(has_topic_column_, *value_type_,
-                                                                                  o_.value_registry != nullptr)
+                                                                                  o_.value_registry != nullptr, 0,
+                                                                                  key_type_.get())
                                                                   : parquet::CanonicalSchemaJson(has_topic_column_))));
     for (const auto& want : canonical.fields()) {
-      if (want.id == kValueFieldId) continue;  // the table's own value type
+      if (want.id == kValueFieldId || want.id == kKeyDecodedFieldId) continue;  // the table's own types
       const iceberg::NestedField* got = schema.FindById(want.id);
       if (!got || got->name != want.name || got->type->ToString() != want.type->ToString()) {
         return Status::Invalid(
@@ -508,6 +526,45 @@ class Archiver {
     return Status::OK();
   }
 
+  // A row table's decoded keys (--key-format registry): the table says it
+  // holds them exactly when the option is given, with its columns 14 and 15.
+  Status CheckKeyColumns(const iceberg::TableMetadata& md, const iceberg::Schema& schema) {
+    const std::string name = o_.table.ToString();
+    const bool key_table = md.Property(kKeySchemasKey) == "registry";
+    if (key_table && !o_.key_registry) {
+      return Status::Invalid(
+          "table '{}' holds keys decoded through a schema registry ({}=registry): archive into it with "
+          "--key-format registry --schema-registry URL",
+          name, kKeySchemasKey);
+    }
+    if (!key_table && o_.key_registry) {
+      return Status::Invalid(
+          "table '{}' does not hold keys decoded through a schema registry (no {}=registry): --key-format registry "
+          "is for a new table (--create with another table name)",
+          name, kKeySchemasKey);
+    }
+    if (!key_table) return Status::OK();
+    const iceberg::NestedField* key = schema.FindById(kKeyDecodedFieldId);
+    if (!key || key->name != "key_decoded" || !key->type || key->type->id != iceberg::TypeId::kStruct) {
+      return Status::Invalid(
+          "table '{}': the row layout's column 14 'key_decoded' (a struct) is missing (docs/layouts.md)", name);
+    }
+    const std::string format = md.Property(kKeyFormatKey);
+    if (format != "avro" && format != "protobuf" && format != "json-schema") {
+      return Status::Unsupported("table '{}' holds keys of format '{}' ({}): archive reads avro, protobuf and "
+                                 "json-schema keys through a registry",
+                                 name, format, kKeyFormatKey);
+    }
+    if (format == "protobuf" && md.Property(kKeyProtoMessageKey).empty()) {
+      return Status::Invalid("table '{}' holds Protobuf keys but has no {} property (docs/layouts.md)", name,
+                             kKeyProtoMessageKey);
+    }
+    key_type_ = key->type;
+    key_schemas_ = std::make_shared<RegistrySchemas>(o_.key_registry, key_type_, format,
+                                                     md.Property(kKeyProtoMessageKey), /*key=*/true);
+    return key_schemas_->Load(md.properties).WithContext(fmt::format("table '{}'", name));
+  }
+
   Status OpenSources() {
     for (const auto& topic : o_.topics) {
       SourceOptions so;
@@ -532,10 +589,7 @@ class Archiver {
   // without --follow, or a commit interval once one value is there). The
   // records polled stay in pending_ and are archived first. Null when a
   // stop came before any value.
-  Result<iceberg::TypePtr> InferValueType() {
-    std::vector<std::string_view> samples;
-    RETURN_NOT_OK(PollSamples(&samples));
-    if (samples.empty() && o_.stop && o_.stop->load()) return iceberg::TypePtr();
+  Result<iceberg::TypePtr> InferValueType(const std::vector<std::string_view>& samples) {
     auto type = InferJsonValueType(samples);
     if (!type.ok()) {
       return Status(type.status().code(),
@@ -546,22 +600,22 @@ class Archiver {
     return type;
   }
 
-  // --value-format registry: the value type of a new table is the writer
-  // schema of the first framed value among the first records.
-  Result<iceberg::TypePtr> InferRegistryValueType() {
-    std::vector<std::string_view> samples;
-    RETURN_NOT_OK(PollSamples(&samples));
-    if (samples.empty() && o_.stop && o_.stop->load()) return iceberg::TypePtr();
+  // --value-format registry (--key-format registry): the value (key) type
+  // of a new table is the writer schema of the first framed value (key)
+  // among the first records, its field ids from `first_field_id`.
+  Result<iceberg::TypePtr> InferRegistryType(const std::vector<std::string_view>& samples, bool key,
+                                             int32_t first_field_id) {
+    const char* what = key ? "key" : "value";
     Status last = Status::OK();
     for (std::string_view v : samples) {
       auto id = records::ConfluentSchemaId(v);
       if (!id) continue;
-      auto t = RegistrySchemas::NewTableType(*o_.value_registry, *id, v, kFirstValueFieldId);
+      auto t = RegistrySchemas::NewTableType(key ? *o_.key_registry : *o_.value_registry, *id, v, first_field_id, key);
       if (t.ok()) {
-        log::Info("table {}: value columns from schema id {} of the schema registry ({}{}): {}", o_.table.ToString(),
-                  *id, t->format, t->message_name.empty() ? "" : " message " + t->message_name,
+        log::Info("table {}: {} columns from schema id {} of the schema registry ({}{}): {}", o_.table.ToString(),
+                  what, *id, t->format, t->message_name.empty() ? "" : " message " + t->message_name,
                   t->type->ToString());
-        registry_type_ = *t;
+        (key ? key_registry_type_ : registry_type_) = *t;
         return t->type;
       }
       if (t.status().code() != StatusCode::kUnsupported && t.status().code() != StatusCode::kInvalidArgument) {
@@ -569,19 +623,27 @@ class Archiver {
       }
       last = t.status();
     }
+    if (key) {
+      return Status::NotFound(
+          "table '{}' (--layout thaw-row --key-format registry): none of the first {} keys is {}; archive this topic "
+          "without --key-format registry (keys are kept as bytes in the key column either way)",
+          o_.table.ToString(), samples.size(),
+          last.ok() ? "framed for a schema registry (magic byte 0 and a 4-byte schema id)"
+                    : fmt::format("a key the table can hold ({})", last.message()));
+    }
     return Status::NotFound(
         "table '{}' (--layout thaw-row --value-format registry): none of the first {} values is {}; archive this topic "
         "with --layout thaw (values kept as they are) or --value-format json",
         o_.table.ToString(), samples.size(),
         last.ok() ? "framed for a schema registry (magic byte 0 and a 4-byte schema id)"
-                  : fmt::format("an Avro value the table can hold ({})", last.message()));
+                  : fmt::format("a value the table can hold ({})", last.message()));
   }
 
   // Polls the first records of a new row table (up to kInferenceRecords
   // values, the buffer limit, the end of the topics without --follow, or a
-  // commit interval once one value is there) into `samples`; the records
-  // stay in inferred_ and are archived first.
-  Status PollSamples(std::vector<std::string_view>* samples) {
+  // commit interval once one value is there) into `samples` (their values)
+  // and `keys`; the records stay in inferred_ and are archived first.
+  Status PollSamples(std::vector<std::string_view>* samples, std::vector<std::string_view>* keys) {
     int64_t pending_bytes = 0;
     const auto start = Clock::now();
     const int64_t poll_bytes = std::clamp<int64_t>(o_.memory_bytes / 8, 1 << 20, 16 << 20);
@@ -598,6 +660,7 @@ class Archiver {
         for (const auto& r : batch.records) {
           pending_bytes += RecordBytes(batch, r);
           if (r.value && samples->size() < kInferenceRecords) samples->push_back(*r.value);
+          if (r.key && keys->size() < kInferenceRecords) keys->push_back(*r.key);
         }
         if (!batch.records.empty()) inferred_.emplace_back(s.topic, std::move(batch));
         if (!polled.ok()) return polled;
@@ -606,12 +669,16 @@ class Archiver {
     return Status::OK();
   }
 
-  Status CreateTable(const iceberg::TypePtr& value_type) {
+  Status CreateTable(const iceberg::TypePtr& value_type, const iceberg::TypePtr& key_type) {
     has_topic_column_ = o_.topics.size() > 1;
     value_type_ = value_type;
-    iceberg::TableCreate create = CanonicalTable(o_, has_topic_column_, value_type);
+    key_type_ = key_type;
+    iceberg::TableCreate create = CanonicalTable(o_, has_topic_column_, value_type, key_type);
     if (o_.value_registry) {
       for (const auto& [k, v] : registry_type_.properties()) create.properties[k] = v;
+    }
+    if (o_.key_registry) {
+      for (const auto& [k, v] : key_registry_type_.properties()) create.properties[k] = v;
     }
     auto t = catalog_.CreateTable(o_.table, create);
     if (t.ok()) {
@@ -620,6 +687,10 @@ class Archiver {
       if (o_.value_registry) {
         registry_schemas_ = std::make_shared<RegistrySchemas>(o_.value_registry, value_type_, registry_type_.format,
                                                               registry_type_.message_name);
+      }
+      if (o_.key_registry) {
+        key_schemas_ = std::make_shared<RegistrySchemas>(o_.key_registry, key_type_, key_registry_type_.format,
+                                                         key_registry_type_.message_name, /*key=*/true);
       }
       return Status::OK();
     }
@@ -791,6 +862,15 @@ class Archiver {
                 registry_schemas_ ? "not framed values of a schema the table takes"
                 : avro_           ? "not datums of the Avro schema"
                                   : "not JSON objects");
+      if (key_schemas_) {
+        int64_t keys = retired_keys_decoded_, other = retired_keys_undecodable_;
+        for (const auto& w : writers_) {
+          keys += w->row_decoder->keys_decoded();
+          other += w->row_decoder->keys_undecodable();
+        }
+        log::Info("table {}: {} keys decoded into key_decoded, {} not (not framed keys of a schema the table takes)",
+                  o_.table.ToString(), keys, other);
+      }
     }
     return Status::OK();
   }
@@ -836,15 +916,7 @@ class Archiver {
     for (size_t i = 0; i < count; ++i) {
       auto w = std::make_unique<Writer>();
       if (o_.layout == Layout::kRow) {
-        std::unique_ptr<ValueCodec> codec;
-        if (registry_schemas_) {
-          codec = MakeRegistryCodec(registry_schemas_);
-        } else if (avro_) {
-          codec = MakeAvroValueCodec(avro_, avro_schema_id_);
-        } else {
-          ASSIGN_OR_RAISE(codec, MakeJsonValueCodec(value_type_));
-        }
-        ASSIGN_OR_RAISE(w->row_decoder, RowValueDecoder::Make(std::move(codec)));
+        ASSIGN_OR_RAISE(w->row_decoder, MakeRowDecoder());
       }
       made.push_back(std::move(w));
     }
@@ -855,6 +927,19 @@ class Archiver {
     }
     log::Debug("archive: {} writer threads", count);
     return Status::OK();
+  }
+
+  // A writer's decoder of the row layout's values (and keys) as the table is now.
+  Result<std::unique_ptr<RowValueDecoder>> MakeRowDecoder() const {
+    std::unique_ptr<ValueCodec> codec;
+    if (registry_schemas_) {
+      codec = MakeRegistryCodec(registry_schemas_);
+    } else if (avro_) {
+      codec = MakeAvroValueCodec(avro_, avro_schema_id_);
+    } else {
+      ASSIGN_OR_RAISE(codec, MakeJsonValueCodec(value_type_));
+    }
+    return RowValueDecoder::Make(std::move(codec), key_schemas_ ? MakeRegistryCodec(key_schemas_) : nullptr);
   }
 
   // Ends the writer threads (after their queued tasks); abandons nothing else.
@@ -950,26 +1035,47 @@ class Archiver {
   // table lacks evolves the table first (EvolveTable).
   Status PrepareSchemas(const records::RecordBatch& batch) {
     for (const auto& r : batch.records) {
-      if (!r.value) continue;
-      auto id = records::ConfluentSchemaId(*r.value);
-      if (!id || !seen_schema_ids_.insert(*id).second) continue;
-      iceberg::TypePtr evolved;
-      std::string why;
-      const int32_t next_field_id = std::max(table_->metadata.last_column_id, MaxFieldId(*value_type_)) + 1;
-      ASSIGN_OR_RAISE(auto outcome, registry_schemas_->Prepare(*id, next_field_id, &evolved, &why));
-      switch (outcome) {
-        case RegistrySchemas::Outcome::kKnown:
-        case RegistrySchemas::Outcome::kReady:
-          break;
-        case RegistrySchemas::Outcome::kRefused:
-          log::Warn("table {}: {}; its values are archived as bytes in value_raw", o_.table.ToString(), why);
-          break;
-        case RegistrySchemas::Outcome::kEvolve:
-          RETURN_NOT_OK(EvolveTable(*id, evolved));
-          break;
-      }
+      if (registry_schemas_ && r.value) RETURN_NOT_OK(PrepareSchema(*r.value, /*key=*/false));
+      if (key_schemas_ && r.key) RETURN_NOT_OK(PrepareSchema(*r.key, /*key=*/true));
     }
     return Status::OK();
+  }
+
+  Status PrepareSchema(std::string_view bytes, bool key) {
+    auto id = records::ConfluentSchemaId(bytes);
+    if (!id || !(key ? seen_key_schema_ids_ : seen_schema_ids_).insert(*id).second) return Status::OK();
+    iceberg::TypePtr evolved;
+    std::string why;
+    const int32_t next_field_id = std::max({table_->metadata.last_column_id, MaxFieldId(*value_type_),
+                                            key_type_ ? MaxFieldId(*key_type_) : 0}) +
+                                  1;
+    RegistrySchemas& schemas = key ? *key_schemas_ : *registry_schemas_;
+    ASSIGN_OR_RAISE(auto outcome, schemas.Prepare(*id, next_field_id, &evolved, &why));
+    switch (outcome) {
+      case RegistrySchemas::Outcome::kKnown:
+      case RegistrySchemas::Outcome::kReady:
+        break;
+      case RegistrySchemas::Outcome::kRefused:
+        if (key) {
+          log::Warn("table {}: {}; its keys are archived as bytes in key only (key_decoded null)",
+                    o_.table.ToString(), why);
+        } else {
+          log::Warn("table {}: {}; its values are archived as bytes in value_raw", o_.table.ToString(), why);
+        }
+        break;
+      case RegistrySchemas::Outcome::kEvolve:
+        RETURN_NOT_OK(EvolveTable(*id, key, evolved));
+        break;
+    }
+    return Status::OK();
+  }
+
+  // The writer schemas first seen since the last commit, values' and keys'.
+  std::map<std::string, std::string> TakeSchemaProperties() {
+    std::map<std::string, std::string> props;
+    if (registry_schemas_) props = registry_schemas_->TakeNewProperties();
+    if (key_schemas_) props.merge(key_schemas_->TakeNewProperties());
+    return props;
   }
 
   static int32_t MaxFieldId(const iceberg::Type& t) {
@@ -978,23 +1084,27 @@ class Archiver {
     return m;
   }
 
-  // A schema change whose value struct is `value_type` (Iceberg add-schema
-  // + set-current-schema, with the writer schemas first seen): the writers
-  // first close their files (written under the old schema, committed with
-  // the next snapshot: Iceberg reads them by field id), then decode into
-  // the new struct. No offsets are committed here: the records polled with
-  // this id are not written yet.
-  Status EvolveTable(int32_t schema_id, const iceberg::TypePtr& value_type) {
+  // A schema change whose value struct (key struct, when `key`) is
+  // `new_type` (Iceberg add-schema + set-current-schema, with the writer
+  // schemas first seen): the writers first close their files (written under
+  // the old schema, committed with the next snapshot: Iceberg reads them by
+  // field id), then decode into the new struct. No offsets are committed
+  // here: the records polled with this id are not written yet.
+  Status EvolveTable(int32_t schema_id, bool key, const iceberg::TypePtr& new_type) {
     const std::string name = o_.table.ToString();
+    const char* what = key ? "key" : "value";
+    const iceberg::TypePtr& value_type = key ? value_type_ : new_type;
+    const iceberg::TypePtr& key_type = key ? new_type : key_type_;
     RETURN_NOT_OK(Drain());
-    const std::map<std::string, std::string> props = registry_schemas_->TakeNewProperties();
+    const std::map<std::string, std::string> props = TakeSchemaProperties();
     for (int attempt = 0;; ++attempt) {
       const iceberg::TableMetadata& md = table_->metadata;
       int32_t new_id = 0;
       for (const auto& sc : md.schemas) new_id = std::max(new_id, sc.schema_id() + 1);
-      nlohmann::json schema =
-          nlohmann::json::parse(RowSchemaJson(has_topic_column_, *value_type, /*with_schema_id=*/true, new_id));
-      const int32_t last_column_id = std::max(md.last_column_id, MaxFieldId(*value_type));
+      nlohmann::json schema = nlohmann::json::parse(
+          RowSchemaJson(has_topic_column_, *value_type, registry_schemas_ != nullptr, new_id, key_type.get()));
+      const int32_t last_column_id =
+          std::max({md.last_column_id, MaxFieldId(*value_type), key_type ? MaxFieldId(*key_type) : 0});
       std::vector<iceberg::TableRequirement> reqs{iceberg::TableRequirement::AssertTableUuid(md.table_uuid),
                                                   iceberg::TableRequirement::AssertCurrentSchemaId(md.current_schema_id)};
       std::vector<iceberg::TableUpdate> updates{iceberg::TableUpdate::AddSchema(schema, last_column_id),
@@ -1007,7 +1117,7 @@ class Archiver {
       }
       const Status& st = committed.status();
       if (st.code() != StatusCode::kCommitConflict || attempt >= 4) {
-        return Status(st.code(), fmt::format("table '{}': evolving the value columns for schema id {}: {}", name,
+        return Status(st.code(), fmt::format("table '{}': evolving the {} columns for schema id {}: {}", name, what,
                                              schema_id, st.message()));
       }
       ASSIGN_OR_RAISE(auto reloaded, catalog_.LoadTable(o_.table));
@@ -1019,25 +1129,27 @@ class Archiver {
       }
       table_ = std::move(reloaded);  // only others' snapshots moved: retry on them
     }
-    log::Info("table {}: value columns evolved for schema id {} (table schema {}): {}", name, schema_id,
-              table_->metadata.current_schema_id, value_type->ToString());
-    value_type_ = value_type;
+    log::Info("table {}: {} columns evolved for schema id {} (table schema {}): {}", name, what, schema_id,
+              table_->metadata.current_schema_id, new_type->ToString());
+    (key ? key_type_ : value_type_) = new_type;
     schema_ = table_->metadata.current_schema();
-    RETURN_NOT_OK(registry_schemas_->SetValueType(value_type));
+    RETURN_NOT_OK((key ? key_schemas_ : registry_schemas_)->SetValueType(new_type));
     // Every writer is idle with no open file (Drain): new decoders on the new struct.
     for (auto& w : writers_) {
       if (w->row_decoder) {
         retired_decoded_ += w->row_decoder->decoded();
         retired_kept_raw_ += w->row_decoder->kept_raw();
         retired_undecodable_ += w->row_decoder->undecodable();
+        retired_keys_decoded_ += w->row_decoder->keys_decoded();
+        retired_keys_undecodable_ += w->row_decoder->keys_undecodable();
       }
-      ASSIGN_OR_RAISE(w->row_decoder, RowValueDecoder::Make(MakeRegistryCodec(registry_schemas_)));
+      ASSIGN_OR_RAISE(w->row_decoder, MakeRowDecoder());
     }
     return Status::OK();
   }
 
   Status Dispatch(const std::string& topic, std::shared_ptr<records::RecordBatch> batch) {
-    if (registry_schemas_) RETURN_NOT_OK(PrepareSchemas(*batch));
+    if (registry_schemas_ || key_schemas_) RETURN_NOT_OK(PrepareSchemas(*batch));
     const int64_t limit = std::clamp<int64_t>(o_.memory_bytes / 4, 4 << 20, 64 << 20);
     std::shared_ptr<const records::RecordBatch> shared = std::move(batch);
     const auto& records = shared->records;
@@ -1254,8 +1366,7 @@ class Archiver {
       }
     }
     int64_t backoff_ms = 100;
-    const std::map<std::string, std::string> schema_properties =
-        registry_schemas_ ? registry_schemas_->TakeNewProperties() : std::map<std::string, std::string>();
+    const std::map<std::string, std::string> schema_properties = TakeSchemaProperties();
     for (int attempt = 0;; ++attempt) {
       const iceberg::TableMetadata& md = table_->metadata;
       const iceberg::Snapshot* parent = MainSnapshot(md);
@@ -1443,7 +1554,13 @@ class Archiver {
   std::shared_ptr<RegistrySchemas> registry_schemas_;                   // --value-format registry
   RegistryValueType registry_type_;                                     // a new table's, from its first value
   std::set<int32_t> seen_schema_ids_;                                   // ids prepared (loop thread)
-  int64_t retired_decoded_ = 0, retired_kept_raw_ = 0, retired_undecodable_ = 0;  // decoders replaced by evolution
+  iceberg::TypePtr key_type_;                                           // --key-format registry: key_decoded's type
+  std::shared_ptr<RegistrySchemas> key_schemas_;                        // --key-format registry
+  RegistryValueType key_registry_type_;                                 // a new table's, from its first key
+  std::set<int32_t> seen_key_schema_ids_;                               // key ids prepared (loop thread)
+  // Counts of decoders replaced by evolution.
+  int64_t retired_decoded_ = 0, retired_kept_raw_ = 0, retired_undecodable_ = 0;
+  int64_t retired_keys_decoded_ = 0, retired_keys_undecodable_ = 0;
   std::vector<std::pair<std::string, records::RecordBatch>> inferred_;  // polled while inferring
 };
 

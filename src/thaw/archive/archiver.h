@@ -58,6 +58,9 @@ struct ArchiveOptions {
   // --layout thaw-row --value-format registry: values framed for this schema
   // registry (row_registry.h), decoded by the id in each record.
   std::shared_ptr<registry::SchemaRegistry> value_registry;
+  // --key-format registry (row layout): keys framed for this registry, also
+  // decoded into the key_decoded struct (row_registry.h); the key bytes stay.
+  std::shared_ptr<registry::SchemaRegistry> key_registry;
   std::string group_id;  // consumer group for monitoring commits; empty = none
   int timeout_ms = 30000;
   const std::atomic<bool>* stop = nullptr;  // SIGINT/SIGTERM: commit what is buffered, then return

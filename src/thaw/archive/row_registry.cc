@@ -5,6 +5,8 @@
 
 #include <utility>
 
+#include <nlohmann/json.hpp>
+
 #include "thaw/common/log.h"
 #include "thaw/records/avro_value.h"
 #include "thaw/records/json_schema_value.h"
@@ -15,17 +17,35 @@
 namespace thaw::archive {
 
 std::map<std::string, std::string> RegistryValueType::properties() const {
-  std::map<std::string, std::string> p{{kValueFormatKey, format}, {kValueSchemasKey, "registry"}};
-  if (format == "protobuf") p[kProtoMessageKey] = message_name;
+  std::map<std::string, std::string> p{{key ? kKeyFormatKey : kValueFormatKey, format},
+                                       {key ? kKeySchemasKey : kValueSchemasKey, "registry"}};
+  if (format == "protobuf") p[key ? kKeyProtoMessageKey : kProtoMessageKey] = message_name;
   return p;
 }
 
+std::string AvroKeyRecordText(const std::string& text) {
+  auto j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (j.is_object() && j.value("type", nlohmann::json()) == "record") return text;
+  if (j.is_discarded()) return text;  // the codec names what is wrong with it
+  // No namespace: names inside resolve as they did at the top level.
+  nlohmann::ordered_json wrapper;
+  wrapper["type"] = "record";
+  wrapper["name"] = "thaw_key_record";
+  wrapper["fields"] = nlohmann::ordered_json::array({{{"name", "key"}, {"type", j}}});
+  return wrapper.dump();
+}
+
 RegistrySchemas::RegistrySchemas(std::shared_ptr<registry::SchemaRegistry> registry, iceberg::TypePtr value_type,
-                                 std::string format, std::string message_name)
+                                 std::string format, std::string message_name, bool key)
     : registry_(std::move(registry)),
       value_type_(std::move(value_type)),
       format_(std::move(format)),
-      message_name_(std::move(message_name)) {}
+      message_name_(std::move(message_name)),
+      key_(key) {}
+
+std::string RegistrySchemas::CodecText(const std::string& text) const {
+  return key_ && format_ == "avro" ? AvroKeyRecordText(text) : text;
+}
 
 Result<iceberg::TypePtr> RegistrySchemas::EvolveText(const std::string& text, const records::SchemaReferences& refs,
                                                       int32_t* next_id) const {
@@ -33,24 +53,24 @@ Result<iceberg::TypePtr> RegistrySchemas::EvolveText(const std::string& text, co
     return records::ProtobufValueSchema::Evolve(value_type_, text, message_name_, next_id, refs);
   }
   if (format_ == "json-schema") return records::JsonSchemaValue::Evolve(value_type_, text, next_id, refs);
-  return records::AvroValueSchema::Evolve(value_type_, text, next_id, refs);
+  return records::AvroValueSchema::Evolve(value_type_, CodecText(text), next_id, refs);
 }
 
 void RegistrySchemas::KeepProperties(int32_t id, const std::string& text, const records::SchemaReferences& refs) {
   texts_[id] = text;
   refs_[id] = refs;
   new_properties_[PropertyKey(id)] = text;
-  if (!refs.empty()) new_properties_[records::ReferencesPropertyKey(id)] = records::ReferencesToJson(refs);
+  if (!refs.empty()) new_properties_[records::ReferencesPropertyKey(id, key_)] = records::ReferencesToJson(refs);
 }
 
 Status RegistrySchemas::Load(const std::map<std::string, std::string>& table_properties) {
-  ASSIGN_OR_RAISE(auto texts, records::SchemaTextsById(table_properties, format_));
-  ASSIGN_OR_RAISE(auto refs, records::ReferencesById(table_properties));
+  ASSIGN_OR_RAISE(auto texts, records::SchemaTextsById(table_properties, format_, key_));
+  ASSIGN_OR_RAISE(auto refs, records::ReferencesById(table_properties, key_));
   for (const auto& [id, text] : texts) {
     auto s = ResolveText(text, refs[id], value_type_);
     if (!s.ok()) {
-      log::Debug("table property {} does not resolve against the table's value columns yet: {}", PropertyKey(id),
-                 s.status().message());
+      log::Debug("table property {} does not resolve against the table's {} columns yet: {}", PropertyKey(id),
+                 role(), s.status().message());
       continue;
     }
     std::lock_guard<std::mutex> lock(mu_);
@@ -99,12 +119,13 @@ std::string FormatOf(registry::SchemaType t) {
 }  // namespace
 
 Result<RegistryValueType> RegistrySchemas::NewTableType(registry::SchemaRegistry& registry, int32_t id,
-                                                        std::string_view value, int32_t first_field_id) {
+                                                        std::string_view value, int32_t first_field_id, bool key) {
   std::string why;
   records::SchemaReferences refs;
   ASSIGN_OR_RAISE(registry::Schema schema, Fetch(registry, id, &refs, &why));
   if (schema.text.empty()) return Status::Unsupported("{}", why);
   RegistryValueType out;
+  out.key = key;
   out.format = FormatOf(schema.type);
   if (schema.type == registry::SchemaType::kProtobuf) {
     auto framing = registry::ParseFraming(value, /*protobuf=*/true);
@@ -121,7 +142,7 @@ Result<RegistryValueType> RegistrySchemas::NewTableType(registry::SchemaRegistry
     out.type = (*s)->iceberg_type();
     return out;
   }
-  auto s = records::AvroValueSchema::Make(schema.text, first_field_id, refs);
+  auto s = records::AvroValueSchema::Make(key ? AvroKeyRecordText(schema.text) : schema.text, first_field_id, refs);
   if (!s.ok()) return Status::Unsupported("schema id {}: {}", id, s.status().message());
   out.type = (*s)->iceberg_type();
   return out;
@@ -143,8 +164,8 @@ Result<RegistrySchemas::Outcome> RegistrySchemas::Prepare(int32_t id, int32_t ne
   };
   if (schema.text.empty()) return refuse(*why);
   if (FormatOf(schema.type) != format_) {
-    return refuse(fmt::format("schema id {} is {}, but the table holds {} values", id,
-                              registry::SchemaTypeName(schema.type), format_));
+    return refuse(fmt::format("schema id {} is {}, but the table holds {} {}s", id,
+                              registry::SchemaTypeName(schema.type), format_, role()));
   }
   const std::string& text = schema.text;
   auto resolved = ResolveText(text, refs, value_type_);

@@ -19,6 +19,15 @@
 // reads the evolved columns; a schema the table cannot take (a field of
 // another type, an unknown id or reference, another format, another message
 // type) leaves its values in value_raw, said once in the log.
+//
+// Keys framed the same way (`--key-format registry`) are decoded by a
+// second RegistrySchemas into the `key_decoded` struct (field id 14) with
+// their id in `key_schema_id` (15); their properties are the same with
+// "key-" (thaw.row.key-format, thaw.row.key-avro-schema.<ID>, ...). The
+// key's bytes always stay in `key` as well: Kafka partitions by those bytes,
+// so replay and serve give them back as they came, and keys are small. An
+// Avro key schema that is not a record (a "string" or "long" key, the most
+// common kind) decodes as a struct of one field named `key`.
 #pragma once
 
 #include <cstdint>
@@ -36,16 +45,21 @@ class SchemaRegistry;
 
 namespace thaw::archive {
 
-// The writer schemas' properties: records::SchemaPropertyPrefix(format) + id.
+// The writer schemas' properties: records::SchemaPropertyPrefix(format, key) + id.
 inline constexpr char kValueSchemasKey[] = "thaw.row.value-schemas";  // "registry": ids per row
 inline constexpr char kProtoMessageKey[] = "thaw.row.proto-message";  // the message type's full name
+inline constexpr char kKeyFormatKey[] = "thaw.row.key-format";        // the keys': avro | protobuf | json-schema
+inline constexpr char kKeySchemasKey[] = "thaw.row.key-schemas";      // "registry"
+inline constexpr char kKeyProtoMessageKey[] = "thaw.row.key-proto-message";
 
-// What a new table's value struct is made of: the schema of its first framed value.
+// What a new table's value (or key) struct is made of: the schema of its
+// first framed value (key).
 struct RegistryValueType {
   iceberg::TypePtr type;
   std::string format;        // "avro", "protobuf" or "json-schema"
   std::string message_name;  // protobuf: the message's full name
-  // The table properties that say so (value format, message name).
+  bool key = false;          // a key's struct
+  // The table properties that say so (format, message name).
   std::map<std::string, std::string> properties() const;
 };
 
@@ -53,9 +67,10 @@ struct RegistryValueType {
 // Prepare runs on the archive loop's thread; Get on the writer threads.
 class RegistrySchemas {
  public:
-  // `format` "avro", "protobuf" or "json-schema"; `message_name` the Protobuf message type.
+  // `format` "avro", "protobuf" or "json-schema"; `message_name` the
+  // Protobuf message type; `key`: the schemas of keys (key_decoded).
   RegistrySchemas(std::shared_ptr<registry::SchemaRegistry> registry, iceberg::TypePtr value_type, std::string format,
-                  std::string message_name);
+                  std::string message_name, bool key = false);
 
   // The writer schemas a table already holds (its properties), resolved
   // against the value type. Schemas that do not resolve (an evolution that
@@ -83,28 +98,34 @@ class RegistrySchemas {
   const iceberg::TypePtr& value_type() const { return value_type_; }
 
   // A new table's value type from its first framed value (`value`, whose
-  // schema id is `id`), ids from `first_field_id`. Unsupported (with the
-  // reason) when that schema cannot make a table.
+  // schema id is `id`), ids from `first_field_id`; `key`: a key's type.
+  // Unsupported (with the reason) when that schema cannot make a table.
   static Result<RegistryValueType> NewTableType(registry::SchemaRegistry& registry, int32_t id,
-                                                std::string_view value, int32_t first_field_id);
+                                                std::string_view value, int32_t first_field_id, bool key = false);
+
+  // "key-" for keys' schemas: the role in messages and properties.
+  const char* role() const { return key_ ? "key" : "value"; }
 
  private:
+  // The text the codecs parse: a key's Avro schema that is not a record wrapped in one.
+  std::string CodecText(const std::string& text) const;
   Result<std::shared_ptr<const records::FramedValueCodec>> ResolveText(const std::string& text,
                                                                        const records::SchemaReferences& refs,
                                                                        const iceberg::TypePtr& type) const {
-    return records::ResolveFramed(format_, text, message_name_, type, refs);
+    return records::ResolveFramed(format_, CodecText(text), message_name_, type, refs);
   }
   Result<iceberg::TypePtr> EvolveText(const std::string& text, const records::SchemaReferences& refs,
                                       int32_t* next_id) const;
   // The properties that keep schema `id`: its text, and its references when it has any.
   void KeepProperties(int32_t id, const std::string& text, const records::SchemaReferences& refs);
   std::string PropertyKey(int32_t id) const {
-    return std::string(records::SchemaPropertyPrefix(format_)) + std::to_string(id);
+    return std::string(records::SchemaPropertyPrefix(format_, key_)) + std::to_string(id);
   }
 
   std::shared_ptr<registry::SchemaRegistry> registry_;
   iceberg::TypePtr value_type_;
   std::string format_, message_name_;
+  bool key_ = false;
   mutable std::mutex mu_;
   std::map<int32_t, std::string> texts_;                                            // resolved ones
   std::map<int32_t, records::SchemaReferences> refs_;                              // their references
@@ -112,6 +133,10 @@ class RegistrySchemas {
   std::map<int32_t, std::string> refused_;                                          // id -> why
   std::map<std::string, std::string> new_properties_;
 };
+
+// A key's Avro schema text as a record: itself when it is one, else a
+// record of one field `key` of that schema (the same binary encoding).
+std::string AvroKeyRecordText(const std::string& text);
 
 // A ValueCodec over RegistrySchemas: decodes framed values by their id.
 std::unique_ptr<ValueCodec> MakeRegistryCodec(std::shared_ptr<const RegistrySchemas> schemas);

@@ -246,7 +246,8 @@ Result<iceberg::TypePtr> InferJsonValueType(const std::vector<std::string_view>&
   return ToType(top, &next_id);
 }
 
-std::string RowSchemaJson(bool with_topic, const iceberg::Type& value_type, bool with_schema_id, int32_t schema_id) {
+std::string RowSchemaJson(bool with_topic, const iceberg::Type& value_type, bool with_schema_id, int32_t schema_id,
+                          const iceberg::Type* key_type) {
   nlohmann::ordered_json schema = nlohmann::ordered_json::parse(parquet::CanonicalSchemaJson(with_topic));
   for (auto& f : schema["fields"]) {
     if (f["id"] == kValueRawFieldId) f["name"] = "value_raw";
@@ -265,17 +266,44 @@ std::string RowSchemaJson(bool with_topic, const iceberg::Type& value_type, bool
     id["type"] = "int";
     schema["fields"].push_back(std::move(id));
   }
+  if (key_type) {
+    nlohmann::ordered_json key;
+    key["id"] = kKeyDecodedFieldId;
+    key["name"] = "key_decoded";
+    key["required"] = false;
+    key["type"] = iceberg::TypeToJson(*key_type);
+    schema["fields"].push_back(std::move(key));
+    nlohmann::ordered_json id;
+    id["id"] = kKeySchemaIdFieldId;
+    id["name"] = "key_schema_id";
+    id["required"] = false;
+    id["type"] = "int";
+    schema["fields"].push_back(std::move(id));
+  }
   schema["schema-id"] = schema_id;
   return schema.dump();
 }
 
-Result<std::unique_ptr<RowValueDecoder>> RowValueDecoder::Make(std::unique_ptr<ValueCodec> codec) {
-  std::unique_ptr<RowValueDecoder> d(new RowValueDecoder());
-  ASSIGN_OR_RAISE(auto type, parquet::ArrowTypeOf(*codec->value_type()));
+namespace {
+
+Result<std::unique_ptr<arrow::StructBuilder>> StructBuilderOf(const ValueCodec& codec) {
+  ASSIGN_OR_RAISE(auto type, parquet::ArrowTypeOf(*codec.value_type()));
   std::unique_ptr<arrow::ArrayBuilder> b;
   RETURN_NOT_OK(FromArrow(arrow::MakeBuilder(arrow::default_memory_pool(), type, &b)));
-  d->builder_.reset(static_cast<arrow::StructBuilder*>(b.release()));
+  return std::unique_ptr<arrow::StructBuilder>(static_cast<arrow::StructBuilder*>(b.release()));
+}
+
+}  // namespace
+
+Result<std::unique_ptr<RowValueDecoder>> RowValueDecoder::Make(std::unique_ptr<ValueCodec> codec,
+                                                               std::unique_ptr<ValueCodec> key_codec) {
+  std::unique_ptr<RowValueDecoder> d(new RowValueDecoder());
+  ASSIGN_OR_RAISE(d->builder_, StructBuilderOf(*codec));
   d->codec_ = std::move(codec);
+  if (key_codec) {
+    ASSIGN_OR_RAISE(d->key_builder_, StructBuilderOf(*key_codec));
+    d->key_codec_ = std::move(key_codec);
+  }
   return d;
 }
 
@@ -296,7 +324,18 @@ Result<parquet::DecodedValues> RowValueDecoder::Decode(const records::RecordBatc
     decoded.push_back(ok);
     out.keep_raw.push_back(v && !ok);
     out.schema_ids.push_back(ok ? codec_->SchemaId(*v) : std::nullopt);
+    if (key_codec_) {
+      const auto& key = batch.records[i].key;
+      bool key_ok = false;
+      if (key) {
+        ASSIGN_OR_RAISE(key_ok, key_codec_->Decode(*key, key_builder_.get()));
+        ++(key_ok ? keys_decoded_ : keys_undecodable_);
+      }
+      if (!key_ok) RETURN_NOT_OK(FromArrow(key_builder_->AppendNull()));
+      out.key_schema_ids.push_back(key_ok ? key_codec_->SchemaId(*key) : std::nullopt);
+    }
   }
+  if (key_codec_) RETURN_NOT_OK(FromArrow(key_builder_->Finish(&out.keys)));
   RETURN_NOT_OK(FromArrow(builder_->Finish(&out.values)));
   RETURN_NOT_OK(codec_->BindEncoder(out.values, out.schema_ids));
   for (size_t k = 0; k < decoded.size(); ++k) {

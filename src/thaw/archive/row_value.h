@@ -36,6 +36,8 @@ namespace thaw::archive {
 inline constexpr int32_t kValueRawFieldId = 6;           // binary, optional: the original bytes when needed
 inline constexpr int32_t kValueFieldId = 12;             // struct, optional: the decoded value
 inline constexpr int32_t kValueSchemaIdFieldId = 13;     // int, optional: the value's schema registry id
+inline constexpr int32_t kKeyDecodedFieldId = 14;        // struct, optional: the decoded key (--key-format registry)
+inline constexpr int32_t kKeySchemaIdFieldId = 15;       // int, optional: the key's schema registry id
 inline constexpr int32_t kFirstValueFieldId = 100;       // the value struct's fields: 100 upward, depth-first
 inline constexpr char kRowLayoutValue[] = "thaw-row/1";  // table property thaw.layout
 inline constexpr char kValueFormatKey[] = "thaw.row.value-format";  // json | avro
@@ -109,17 +111,21 @@ Result<std::unique_ptr<ValueCodec>> MakeValueCodec(const std::string& format, ic
 Result<iceberg::TypePtr> InferJsonValueType(const std::vector<std::string_view>& samples);
 
 // The row layout's schema JSON: the canonical columns (ids 1-5, 7-10; 11
-// kafka_topic when `with_topic`), 6 `value_raw` (binary), 12 `value`, and
-// 13 `value_schema_id` (int) when `with_schema_id` (values read through a
-// schema registry). `schema_id` is the schema's "schema-id".
+// kafka_topic when `with_topic`), 6 `value_raw` (binary), 12 `value`, 13
+// `value_schema_id` (int) when `with_schema_id` (values read through a
+// schema registry), and 14 `key_decoded` (of `key_type`) with 15
+// `key_schema_id` when `key_type` is given (keys read through a registry).
+// `schema_id` is the schema's "schema-id".
 std::string RowSchemaJson(bool with_topic, const iceberg::Type& value_type, bool with_schema_id = false,
-                          int32_t schema_id = 0);
+                          int32_t schema_id = 0, const iceberg::Type* key_type = nullptr);
 
 // Runs a codec over records and decides value_raw (for
-// parquet::DataFileWriter::AppendDecoded).
+// parquet::DataFileWriter::AppendDecoded); with a `key_codec`, also decodes
+// the keys into key_decoded (the key bytes stay in `key` whatever happens).
 class RowValueDecoder {
  public:
-  static Result<std::unique_ptr<RowValueDecoder>> Make(std::unique_ptr<ValueCodec> codec);
+  static Result<std::unique_ptr<RowValueDecoder>> Make(std::unique_ptr<ValueCodec> codec,
+                                                       std::unique_ptr<ValueCodec> key_codec = nullptr);
   ~RowValueDecoder();
 
   // Decodes the values of records [begin, end): a null value is a null
@@ -134,13 +140,16 @@ class RowValueDecoder {
   int64_t decoded() const { return decoded_; }
   int64_t undecodable() const { return undecodable_; }
   int64_t kept_raw() const { return kept_raw_; }
+  // Keys decoded, and keys (not null) that did not decode.
+  int64_t keys_decoded() const { return keys_decoded_; }
+  int64_t keys_undecodable() const { return keys_undecodable_; }
 
  private:
   RowValueDecoder() = default;
-  std::unique_ptr<ValueCodec> codec_;
-  std::unique_ptr<arrow::StructBuilder> builder_;
+  std::unique_ptr<ValueCodec> codec_, key_codec_;
+  std::unique_ptr<arrow::StructBuilder> builder_, key_builder_;
   std::string scratch_;
-  int64_t decoded_ = 0, undecodable_ = 0, kept_raw_ = 0;
+  int64_t decoded_ = 0, undecodable_ = 0, kept_raw_ = 0, keys_decoded_ = 0, keys_undecodable_ = 0;
 };
 
 }  // namespace thaw::archive

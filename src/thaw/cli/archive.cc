@@ -40,6 +40,7 @@ struct ArchiveArgs {
   std::string table, warehouse, from_offset = "earliest", layout = "thaw", group, value_schema;
   std::optional<int32_t> value_schema_id;
   std::string value_format;  // empty: json, or avro with --value-schema
+  std::string key_format;    // empty: bytes
   RegistryArgs registry;
   std::vector<std::string> topics;
   std::string commit_interval = "10s", target_file_size = "128MiB", buffer_size = "256MiB", timeout = "30s";
@@ -203,8 +204,17 @@ Status RunArchiveCommand(const ArchiveArgs& a, const kafka::rdkafka::KafkaConfig
   } else if (!a.value_format.empty()) {
     return Status::Invalid("--value-format '{}': use json, avro or registry", a.value_format);
   }
-  if (registry && a.value_format != "registry") {
-    return Status::Invalid("--schema-registry is for --value-format registry (archive)");
+  if (a.key_format == "registry") {
+    if (!registry) {
+      return Status::Invalid(
+          "--key-format registry reads each key's schema from a schema registry: give --schema-registry URL");
+    }
+    o.key_registry = registry;
+  } else if (!a.key_format.empty() && a.key_format != "bytes") {
+    return Status::Invalid("--key-format '{}': use bytes (the default: keys as they are) or registry", a.key_format);
+  }
+  if (registry && a.value_format != "registry" && a.key_format != "registry") {
+    return Status::Invalid("--schema-registry is for --value-format registry or --key-format registry (archive)");
   }
   o.group_id = a.group;
   o.stop = &g_stop;
@@ -318,6 +328,10 @@ void RegisterArchive(CLI::App* app, int* exit_code) {
   cmd->add_option("--value-format", a->value_format,
                   "With --layout thaw-row: json (default), avro (--value-schema FILE.avsc) or registry (each value framed "
                   "with a schema registry id: magic byte 0 + id; --schema-registry URL)")
+      ->type_name("FORMAT");
+  cmd->add_option("--key-format", a->key_format,
+                  "With --layout thaw-row: bytes (default) or registry (each key framed with a schema registry id, also "
+                  "decoded into the key_decoded columns; the key bytes are kept; --schema-registry URL)")
       ->type_name("FORMAT");
   AddRegistryOptions(cmd, &a->registry);
   cmd->add_option("--group", a->group,

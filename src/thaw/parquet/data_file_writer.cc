@@ -43,6 +43,8 @@ constexpr int32_t kHeaderValueId = 10;
 constexpr int32_t kTopicId = 11;
 constexpr int32_t kValueStructId = 12;             // the row layout's decoded value (docs/layouts.md, thaw-row)
 constexpr int32_t kValueSchemaIdId = 13;           // the row layout's schema registry id of each value
+constexpr int32_t kKeyStructId = 14;               // the row layout's decoded key (--key-format registry)
+constexpr int32_t kKeySchemaIdId = 15;             // the row layout's schema registry id of each key
 constexpr int32_t kRowIdId = 2147483540;           // _row_id (v3 row lineage)
 constexpr int32_t kLastUpdatedSeqId = 2147483539;  // _last_updated_sequence_number
 
@@ -165,6 +167,8 @@ enum class Role {
   kTopic,
   kValueStruct,
   kValueSchemaId,
+  kKeyStruct,
+  kKeySchemaId,
   kRowId,
   kLastUpdatedSeq
 };
@@ -231,6 +235,9 @@ class DataFileWriterImpl : public DataFileWriter {
       return Status::Invalid("{}: {} decoded values for {} records", location_,
                              decoded.values ? decoded.values->length() : 0, n);
     }
+    if (decoded.keys && decoded.keys->length() != n) {
+      return Status::Invalid("{}: {} decoded keys for {} records", location_, decoded.keys->length(), n);
+    }
     decoded_ = &decoded;
     Status st = Status::OK();
     for (size_t i = begin; i < end && st.ok(); ++i) {
@@ -293,7 +300,7 @@ class DataFileWriterImpl : public DataFileWriter {
 
   Status BuildSchema(const iceberg::Schema& schema) {
     arrow::FieldVector fields;
-    bool seen[kValueSchemaIdId + 1] = {};
+    bool seen[kKeySchemaIdId + 1] = {};
     for (const auto& f : schema.fields()) {
       const iceberg::TypeId t = f.type ? f.type->id : iceberg::TypeId::kUnknown;
       std::shared_ptr<arrow::DataType> type;
@@ -373,6 +380,21 @@ class DataFileWriterImpl : public DataFileWriter {
           if (t != iceberg::TypeId::kInt || f.required) return Mismatch(f, "an optional int (the value's schema id)");
           type = arrow::int32();
           role = Role::kValueSchemaId;
+          break;
+        case kKeyStructId: {
+          if (t != iceberg::TypeId::kStruct || f.required) return Mismatch(f, "an optional struct (the decoded key)");
+          auto arrow_type = ArrowTypeOf(*f.type);
+          if (!arrow_type.ok()) {
+            return arrow_type.status().WithContext(fmt::format("{}: column '{}'", location_, f.name));
+          }
+          type = *arrow_type;
+          role = Role::kKeyStruct;
+          break;
+        }
+        case kKeySchemaIdId:
+          if (t != iceberg::TypeId::kInt || f.required) return Mismatch(f, "an optional int (the key's schema id)");
+          type = arrow::int32();
+          role = Role::kKeySchemaId;
           break;
         default:
           return Status::Invalid(
@@ -485,20 +507,29 @@ class DataFileWriterImpl : public DataFileWriter {
           RETURN_NOT_OK(Put(static_cast<arrow::StringBuilder*>(b), *options_.topic));
           break;
         case Role::kValueStruct:
-          if (decoded_) {
-            auto st = b->AppendArraySlice(arrow::ArraySpan(*decoded_->values->data()), decoded_row_, 1);
+        case Role::kKeyStruct: {
+          const bool key = roles_[c] == Role::kKeyStruct;
+          const auto& array = decoded_ ? (key ? decoded_->keys : decoded_->values) : nullptr;
+          if (array) {
+            auto st = b->AppendArraySlice(arrow::ArraySpan(*array->data()), decoded_row_, 1);
             if (!st.ok()) return FromArrow(st, location_);
-            if (r.value) payload += static_cast<int64_t>(r.value->size());  // about the decoded size
+            const auto& bytes = key ? r.key : r.value;
+            if (bytes) payload += static_cast<int64_t>(bytes->size());  // about the decoded size
           } else {
             auto st = b->AppendNull();
             if (!st.ok()) return FromArrow(st, location_);
           }
           break;
-        case Role::kValueSchemaId: {
+        }
+        case Role::kValueSchemaId:
+        case Role::kKeySchemaId: {
           auto* ib = static_cast<arrow::Int32Builder*>(b);
-          if (decoded_ && static_cast<size_t>(decoded_row_) < decoded_->schema_ids.size() &&
-              decoded_->schema_ids[static_cast<size_t>(decoded_row_)]) {
-            RETURN_NOT_OK(Put(ib, *decoded_->schema_ids[static_cast<size_t>(decoded_row_)]));
+          const std::vector<std::optional<int32_t>>* ids =
+              decoded_ ? (roles_[c] == Role::kKeySchemaId ? &decoded_->key_schema_ids : &decoded_->schema_ids)
+                       : nullptr;
+          const auto k = static_cast<size_t>(decoded_row_);
+          if (ids && k < ids->size() && (*ids)[k]) {
+            RETURN_NOT_OK(Put(ib, *(*ids)[k]));
           } else {
             auto st = ib->AppendNull();
             if (!st.ok()) return FromArrow(st, location_);

@@ -37,10 +37,15 @@ namespace thaw::parquet {
 // bytes also go to `value_raw` (field 6) -- otherwise value_raw is null.
 // `schema_ids[k]`, when the table has the `value_schema_id` column (field
 // id 13), is that record's schema registry id (empty or nullopt: null).
+// `keys` and `key_schema_ids` the same for the decoded keys (field ids 14
+// `key_decoded` and 15 `key_schema_id`), when the table has them (null:
+// null keys); the key bytes always go to `key`.
 struct DecodedValues {
   std::shared_ptr<arrow::Array> values;
   std::vector<bool> keep_raw;
   std::vector<std::optional<int32_t>> schema_ids;
+  std::shared_ptr<arrow::Array> keys;
+  std::vector<std::optional<int32_t>> key_schema_ids;
 };
 
 struct DataFileWriterOptions {

@@ -6,15 +6,15 @@
 
 namespace thaw::records {
 
-std::string_view SchemaPropertyPrefix(std::string_view format) {
-  if (format == "protobuf") return "thaw.row.proto-schema.";
-  if (format == "json-schema") return "thaw.row.json-schema.";
-  return "thaw.row.avro-schema.";
+std::string_view SchemaPropertyPrefix(std::string_view format, bool key) {
+  if (format == "protobuf") return key ? "thaw.row.key-proto-schema." : "thaw.row.proto-schema.";
+  if (format == "json-schema") return key ? "thaw.row.key-json-schema." : "thaw.row.json-schema.";
+  return key ? "thaw.row.key-avro-schema." : "thaw.row.avro-schema.";
 }
 
 Result<std::map<int32_t, std::string>> SchemaTextsById(const std::map<std::string, std::string>& properties,
-                                                       std::string_view format) {
-  const std::string_view prefix = SchemaPropertyPrefix(format);
+                                                       std::string_view format, bool key) {
+  const std::string_view prefix = SchemaPropertyPrefix(format, key);
   std::map<int32_t, std::string> out;
   for (const auto& [key, text] : properties) {
     if (key.rfind(prefix, 0) != 0) continue;

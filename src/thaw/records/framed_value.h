@@ -49,13 +49,15 @@ class FramedValueCodec {
 // The table properties of a row table read through a registry that hold
 // its writer schemas: this prefix + the schema id ("thaw.row.avro-schema."
 // for format "avro", "thaw.row.proto-schema." for "protobuf",
-// "thaw.row.json-schema." for "json-schema").
-std::string_view SchemaPropertyPrefix(std::string_view format);
+// "thaw.row.json-schema." for "json-schema"). A key's schemas (`thaw
+// archive --key-format registry`) have their own: "thaw.row.key-avro-schema."
+// and so on.
+std::string_view SchemaPropertyPrefix(std::string_view format, bool key = false);
 
-// The writer schemas among `properties` (keys SchemaPropertyPrefix(format)
-// + id), by id. Corrupt, naming the key, for an id that is not a number.
+// The writer schemas among `properties` (keys SchemaPropertyPrefix(format,
+// key) + id), by id. Corrupt, naming the key, for an id that is not a number.
 Result<std::map<int32_t, std::string>> SchemaTextsById(const std::map<std::string, std::string>& properties,
-                                                       std::string_view format);
+                                                       std::string_view format, bool key = false);
 
 // Schema `text` of `format` ("avro", or "protobuf" with the table's message
 // type `message_name`) resolved against the table's value struct by field

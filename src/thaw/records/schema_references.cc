@@ -7,10 +7,13 @@
 namespace thaw::records {
 
 namespace {
-constexpr std::string_view kPrefix = "thaw.row.schema-refs.";
-}
+constexpr std::string_view kValuePrefix = "thaw.row.schema-refs.";
+constexpr std::string_view kKeyPrefix = "thaw.row.key-schema-refs.";
+}  // namespace
 
-std::string ReferencesPropertyKey(int32_t id) { return std::string(kPrefix) + std::to_string(id); }
+std::string ReferencesPropertyKey(int32_t id, bool key) {
+  return std::string(key ? kKeyPrefix : kValuePrefix) + std::to_string(id);
+}
 
 std::string ReferencesToJson(const SchemaReferences& refs) {
   nlohmann::ordered_json j = nlohmann::ordered_json::array();
@@ -42,12 +45,14 @@ Result<int32_t> SchemaIdOfProperty(std::string_view key, std::string_view prefix
   return id;
 }
 
-Result<std::map<int32_t, SchemaReferences>> ReferencesById(const std::map<std::string, std::string>& properties) {
+Result<std::map<int32_t, SchemaReferences>> ReferencesById(const std::map<std::string, std::string>& properties,
+                                                           bool key_schemas) {
+  const std::string_view prefix = key_schemas ? kKeyPrefix : kValuePrefix;
   std::map<int32_t, SchemaReferences> out;
-  for (auto it = properties.lower_bound(std::string(kPrefix)); it != properties.end(); ++it) {
+  for (auto it = properties.lower_bound(std::string(prefix)); it != properties.end(); ++it) {
     const auto& [key, json] = *it;
-    if (key.rfind(kPrefix, 0) != 0) break;
-    ASSIGN_OR_RAISE(const int32_t id, SchemaIdOfProperty(key, kPrefix));
+    if (key.rfind(prefix, 0) != 0) break;
+    ASSIGN_OR_RAISE(const int32_t id, SchemaIdOfProperty(key, prefix));
     ASSIGN_OR_RAISE(out[id], ReferencesFromJson(json, key));
   }
   return out;

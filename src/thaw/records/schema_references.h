@@ -25,8 +25,9 @@ struct ReferencedSchema {
 // a schema's own references before it.
 using SchemaReferences = std::vector<ReferencedSchema>;
 
-// The table property holding the references of schema `id`.
-std::string ReferencesPropertyKey(int32_t id);
+// The table property holding the references of schema `id`
+// (thaw.row.schema-refs.<ID>; a key's schema: thaw.row.key-schema-refs.<ID>).
+std::string ReferencesPropertyKey(int32_t id, bool key = false);
 // `refs` as that property's JSON text ([{"name", "text"}, ...]) and back
 // (Corrupt naming `key` when it is not that).
 std::string ReferencesToJson(const SchemaReferences& refs);
@@ -34,7 +35,8 @@ Result<SchemaReferences> ReferencesFromJson(const std::string& json, const std::
 // The schema id a table property `key` ends with after `prefix`
 // ("thaw.row.avro-schema.12" -> 12); Corrupt naming the key otherwise.
 Result<int32_t> SchemaIdOfProperty(std::string_view key, std::string_view prefix);
-// The references of every schema id among `properties`.
-Result<std::map<int32_t, SchemaReferences>> ReferencesById(const std::map<std::string, std::string>& properties);
+// The references of every schema id among `properties` (values' or keys').
+Result<std::map<int32_t, SchemaReferences>> ReferencesById(const std::map<std::string, std::string>& properties,
+                                                           bool key = false);
 
 }  // namespace thaw::records

@@ -82,6 +82,7 @@ TEST(JsonValueCodecTest, RefusesTypesItCannotFill) {
 struct Rec {
   int64_t offset;
   std::optional<std::string> value;
+  std::optional<std::string> key = std::nullopt;
 };
 
 records::RecordBatch BatchOf(const std::vector<Rec>& recs) {
@@ -92,6 +93,7 @@ records::RecordBatch BatchOf(const std::vector<Rec>& recs) {
     out.offset = r.offset;
     out.timestamp_ms = 1700000000000 + r.offset;
     if (r.value) out.value = std::string_view(*r.value);
+    if (r.key) out.key = std::string_view(*r.key);
     b.records.push_back(out);
   }
   return b;
@@ -174,6 +176,49 @@ TEST(RowSchemaJsonTest, CanonicalColumnsValueRawAndValue) {
   EXPECT_EQ(s->FindById(11)->name, "kafka_topic");
   EXPECT_EQ(s->FindById(100)->name, "id");
   for (int id : {1, 2, 3, 4, 5, 7, 8, 9, 10}) EXPECT_NE(s->FindById(id), nullptr) << id;
+}
+
+TEST(RowSchemaJsonTest, DecodedKeyColumnsWhenAKeyTypeIsGiven) {
+  auto key = Infer({R"({"region":"eu","n":1})"});
+  auto s = iceberg::Schema::FromJson(nlohmann::json::parse(RowSchemaJson(false, *CaseType(), true, 3, key.get())));
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  ASSERT_NE(s->FindById(kKeyDecodedFieldId), nullptr);
+  EXPECT_EQ(s->FindById(kKeyDecodedFieldId)->name, "key_decoded");
+  EXPECT_FALSE(s->FindById(kKeyDecodedFieldId)->required);
+  EXPECT_EQ(s->FindById(kKeyDecodedFieldId)->type->ToString(), key->ToString());
+  ASSERT_NE(s->FindById(kKeySchemaIdFieldId), nullptr);
+  EXPECT_EQ(s->FindById(kKeySchemaIdFieldId)->name, "key_schema_id");
+  EXPECT_EQ(s->FindById(kKeySchemaIdFieldId)->type->id, TypeId::kInt);
+  EXPECT_EQ(s->FindById(5)->name, "key") << "the key's bytes stay";
+  EXPECT_EQ(s->schema_id(), 3);
+  auto without = iceberg::Schema::FromJson(nlohmann::json::parse(RowSchemaJson(false, *CaseType())));
+  ASSERT_TRUE(without.ok());
+  EXPECT_EQ(without->FindById(kKeyDecodedFieldId), nullptr);
+}
+
+TEST(RowValueDecoderTest, DecodesKeysBesideValues) {
+  auto key_type = Infer({R"({"region":"eu","n":1})"});
+  auto codec = MakeJsonValueCodec(CaseType());
+  auto key_codec = MakeJsonValueCodec(key_type);
+  ASSERT_TRUE(codec.ok() && key_codec.ok());
+  auto dec = RowValueDecoder::Make(std::move(*codec), std::move(*key_codec));
+  ASSERT_TRUE(dec.ok()) << dec.status().ToString();
+  const std::vector<Rec> recs = {{0, R"({"id":1})", R"({"region":"us","n":7})"},
+                                 {1, R"({"id":2})", std::nullopt},
+                                 {2, R"({"id":3})", "not json"}};
+  const auto batch = BatchOf(recs);
+  auto out = (*dec)->Decode(batch, 0, recs.size());
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  ASSERT_NE(out->keys, nullptr);
+  ASSERT_EQ(out->keys->length(), 3);
+  EXPECT_FALSE(out->keys->IsNull(0));
+  EXPECT_TRUE(out->keys->IsNull(1)) << "a null key";
+  EXPECT_TRUE(out->keys->IsNull(2)) << "a key that does not decode";
+  const auto& k = static_cast<const arrow::StructArray&>(*out->keys);
+  EXPECT_EQ(static_cast<const arrow::StringArray&>(*k.field(0)).GetString(0), "us");
+  EXPECT_EQ(out->key_schema_ids.size(), 3u) << "one per record (JSON keys have no id)";
+  EXPECT_EQ((*dec)->keys_decoded(), 1);
+  EXPECT_EQ((*dec)->keys_undecodable(), 1);
 }
 
 TEST(RowLayoutTest, DetectedByPropertyOrShape) {
