@@ -396,18 +396,7 @@ class Archiver {
       }
       const std::string format = md.Property(kValueFormatKey, "json");
       const bool registry_table = md.Property(kValueSchemasKey) == "registry";
-      if (registry_table && !o_.value_registry) {
-        return Status::Invalid(
-            "table '{}' holds values decoded through a schema registry ({}=registry): archive into it with "
-            "--value-format registry --schema-registry URL",
-            name, kValueSchemasKey);
-      }
-      if (!registry_table && o_.value_registry) {
-        return Status::Invalid(
-            "table '{}' does not hold values decoded through a schema registry (no {}=registry): --value-format "
-            "registry is for a new table (--create with another table name)",
-            name, kValueSchemasKey);
-      }
+      RETURN_NOT_OK(CheckRegistryOption(registry_table, o_.value_registry != nullptr, /*key=*/false));
       if (registry_table) {
         if (!schema.FindById(kValueSchemaIdFieldId)) {
           return Status::Invalid("table '{}': the row layout's column 13 'value_schema_id' is missing (docs/layouts.md)",
@@ -526,23 +515,33 @@ class Archiver {
     return Status::OK();
   }
 
+  // A table holds values (keys) decoded through a registry exactly when
+  // --value-format (--key-format) registry says so.
+  Status CheckRegistryOption(bool table_has, bool option_has, bool key) const {
+    const char* what = key ? "keys" : "values";
+    const char* option = key ? "--key-format" : "--value-format";
+    const char* property = key ? kKeySchemasKey : kValueSchemasKey;
+    if (table_has && !option_has) {
+      return Status::Invalid(
+          "table '{}' holds {} decoded through a schema registry ({}=registry): archive into it with {} registry "
+          "--schema-registry URL",
+          o_.table.ToString(), what, property, option);
+    }
+    if (!table_has && option_has) {
+      return Status::Invalid(
+          "table '{}' does not hold {} decoded through a schema registry (no {}=registry): {} registry is for a new "
+          "table (--create with another table name)",
+          o_.table.ToString(), what, property, option);
+    }
+    return Status::OK();
+  }
+
   // A row table's decoded keys (--key-format registry): the table says it
   // holds them exactly when the option is given, with its columns 14 and 15.
   Status CheckKeyColumns(const iceberg::TableMetadata& md, const iceberg::Schema& schema) {
     const std::string name = o_.table.ToString();
     const bool key_table = md.Property(kKeySchemasKey) == "registry";
-    if (key_table && !o_.key_registry) {
-      return Status::Invalid(
-          "table '{}' holds keys decoded through a schema registry ({}=registry): archive into it with "
-          "--key-format registry --schema-registry URL",
-          name, kKeySchemasKey);
-    }
-    if (!key_table && o_.key_registry) {
-      return Status::Invalid(
-          "table '{}' does not hold keys decoded through a schema registry (no {}=registry): --key-format registry "
-          "is for a new table (--create with another table name)",
-          name, kKeySchemasKey);
-    }
+    RETURN_NOT_OK(CheckRegistryOption(key_table, o_.key_registry != nullptr, /*key=*/true));
     if (!key_table) return Status::OK();
     const iceberg::NestedField* key = schema.FindById(kKeyDecodedFieldId);
     if (!key || key->name != "key_decoded" || !key->type || key->type->id != iceberg::TypeId::kStruct) {

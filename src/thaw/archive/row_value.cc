@@ -252,33 +252,19 @@ std::string RowSchemaJson(bool with_topic, const iceberg::Type& value_type, bool
   for (auto& f : schema["fields"]) {
     if (f["id"] == kValueRawFieldId) f["name"] = "value_raw";
   }
-  nlohmann::ordered_json value;
-  value["id"] = kValueFieldId;
-  value["name"] = "value";
-  value["required"] = false;
-  value["type"] = iceberg::TypeToJson(value_type);
-  schema["fields"].push_back(std::move(value));
-  if (with_schema_id) {
-    nlohmann::ordered_json id;
-    id["id"] = kValueSchemaIdFieldId;
-    id["name"] = "value_schema_id";
-    id["required"] = false;
-    id["type"] = "int";
-    schema["fields"].push_back(std::move(id));
-  }
+  auto add = [&](int32_t id, const char* name, nlohmann::ordered_json type) {
+    nlohmann::ordered_json f;
+    f["id"] = id;
+    f["name"] = name;
+    f["required"] = false;
+    f["type"] = std::move(type);
+    schema["fields"].push_back(std::move(f));
+  };
+  add(kValueFieldId, "value", iceberg::TypeToJson(value_type));
+  if (with_schema_id) add(kValueSchemaIdFieldId, "value_schema_id", "int");
   if (key_type) {
-    nlohmann::ordered_json key;
-    key["id"] = kKeyDecodedFieldId;
-    key["name"] = "key_decoded";
-    key["required"] = false;
-    key["type"] = iceberg::TypeToJson(*key_type);
-    schema["fields"].push_back(std::move(key));
-    nlohmann::ordered_json id;
-    id["id"] = kKeySchemaIdFieldId;
-    id["name"] = "key_schema_id";
-    id["required"] = false;
-    id["type"] = "int";
-    schema["fields"].push_back(std::move(id));
+    add(kKeyDecodedFieldId, "key_decoded", iceberg::TypeToJson(*key_type));
+    add(kKeySchemaIdFieldId, "key_schema_id", "int");
   }
   schema["schema-id"] = schema_id;
   return schema.dump();

@@ -365,37 +365,31 @@ class DataFileWriterImpl : public DataFileWriter {
           type = arrow::utf8();
           role = Role::kTopic;
           break;
-        case kValueStructId: {
-          if (t != iceberg::TypeId::kStruct || f.required) return Mismatch(f, "an optional struct (the decoded value)");
+        case kValueStructId:
+        case kKeyStructId: {
+          const bool key = f.id == kKeyStructId;
+          if (t != iceberg::TypeId::kStruct || f.required) {
+            return Mismatch(f, key ? "an optional struct (the decoded key)" : "an optional struct (the decoded value)");
+          }
           auto arrow_type = ArrowTypeOf(*f.type);
           if (!arrow_type.ok()) {
             return arrow_type.status().WithContext(fmt::format("{}: column '{}'", location_, f.name));
           }
           type = *arrow_type;
-          role = Role::kValueStruct;
-          has_value_struct_ = true;
+          role = key ? Role::kKeyStruct : Role::kValueStruct;
+          if (!key) has_value_struct_ = true;
           break;
         }
         case kValueSchemaIdId:
-          if (t != iceberg::TypeId::kInt || f.required) return Mismatch(f, "an optional int (the value's schema id)");
-          type = arrow::int32();
-          role = Role::kValueSchemaId;
-          break;
-        case kKeyStructId: {
-          if (t != iceberg::TypeId::kStruct || f.required) return Mismatch(f, "an optional struct (the decoded key)");
-          auto arrow_type = ArrowTypeOf(*f.type);
-          if (!arrow_type.ok()) {
-            return arrow_type.status().WithContext(fmt::format("{}: column '{}'", location_, f.name));
+        case kKeySchemaIdId: {
+          const bool key = f.id == kKeySchemaIdId;
+          if (t != iceberg::TypeId::kInt || f.required) {
+            return Mismatch(f, key ? "an optional int (the key's schema id)" : "an optional int (the value's schema id)");
           }
-          type = *arrow_type;
-          role = Role::kKeyStruct;
+          type = arrow::int32();
+          role = key ? Role::kKeySchemaId : Role::kValueSchemaId;
           break;
         }
-        case kKeySchemaIdId:
-          if (t != iceberg::TypeId::kInt || f.required) return Mismatch(f, "an optional int (the key's schema id)");
-          type = arrow::int32();
-          role = Role::kKeySchemaId;
-          break;
         default:
           return Status::Invalid(
               "{}: column '{}' (field id {}) is not part of Thaw's canonical layout (docs/layouts.md): archive "
