@@ -733,6 +733,14 @@ void RecordReader::Impl::LearnDecoded(int64_t estimate, int64_t actual) {
 Status RecordReader::Impl::LoadCluster(Cluster* c) {
   // Records [unit_end[u-1], unit_end[u]) come from unit u.
   std::vector<size_t> unit_end;
+  // Room for every row at once: growing by doubling would copy the records
+  // and touch about twice their memory (a cold read's page faults). Rows
+  // filtered out leave their room untouched.
+  size_t rows = 0;
+  for (size_t u = 0; u < c->units.size(); ++u) {
+    rows += static_cast<size_t>(std::max<int64_t>(0, c->files[u]->row_group_num_rows(c->units[u].rg)));
+  }
+  c->records.reserve(c->records.size() + rows);
   for (size_t u = 0; u < c->units.size(); ++u) {
     const TaskState& t = tasks[c->units[u].task];
     pq::ParquetFile* pf = c->files[u].get();

@@ -199,9 +199,20 @@ Status AppendRecordBatch(std::span<const Record> records, const RecordBatch& own
 
   const size_t start = out->size();
   if (options.compression == Compression::kNone) {
-    out->resize(start + kRecordBatchHeaderSize + plan.records_size);
-    char* end = WriteRecords(out->data() + start + kRecordBatchHeaderSize, records, owner, plan);
-    if (end != out->data() + out->size()) {
+    const size_t size = start + kRecordBatchHeaderSize + plan.records_size;
+    bool agree = true;
+#if defined(__cpp_lib_string_resize_and_overwrite)
+    // Written once, not zeroed first: a cold `thaw serve` encodes every
+    // batch into new memory, and zeroing it was a pass of its own.
+    out->resize_and_overwrite(size, [&](char* p, size_t n) {
+      agree = WriteRecords(p + start + kRecordBatchHeaderSize, records, owner, plan) == p + n;
+      return n;
+    });
+#else
+    out->resize(size);
+    agree = WriteRecords(out->data() + start + kRecordBatchHeaderSize, records, owner, plan) == out->data() + size;
+#endif
+    if (!agree) {
       out->resize(start);
       return Status::Internal("record batch sizing and writing disagree");
     }
