@@ -221,7 +221,7 @@ class Archiver {
         if (!avro_ || o_.key_registry) {
           RETURN_NOT_OK(PollSamples(&values, &keys));
           // Stopped (SIGINT/SIGTERM) before a sample came: nothing to create.
-          if ((avro_ ? keys.empty() : values.empty()) && o_.stop && o_.stop->load()) {
+          if (o_.stop && o_.stop->load() && ((!avro_ && values.empty()) || (o_.key_registry && keys.empty()))) {
             summary_.interrupted = true;
             summary_.seconds = std::chrono::duration<double>(Clock::now() - start_).count();
             return summary_;
@@ -549,6 +549,10 @@ class Archiver {
           "table '{}': the row layout's column 14 'key_decoded' (a struct) is missing (docs/layouts.md)", name);
     }
     const std::string format = md.Property(kKeyFormatKey);
+    if (format.empty()) {
+      return Status::Invalid("table '{}' holds decoded keys but has no {} property (docs/layouts.md)", name,
+                             kKeyFormatKey);
+    }
     if (format != "avro" && format != "protobuf" && format != "json-schema") {
       return Status::Unsupported("table '{}' holds keys of format '{}' ({}): archive reads avro, protobuf and "
                                  "json-schema keys through a registry",

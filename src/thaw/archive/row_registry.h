@@ -103,7 +103,7 @@ class RegistrySchemas {
   static Result<RegistryValueType> NewTableType(registry::SchemaRegistry& registry, int32_t id,
                                                 std::string_view value, int32_t first_field_id, bool key = false);
 
-  // "key-" for keys' schemas: the role in messages and properties.
+  // "key" or "value": what the schemas are of, for messages.
   const char* role() const { return key_ ? "key" : "value"; }
 
  private:

@@ -393,7 +393,8 @@ class DataFileWriterImpl : public DataFileWriter {
         default:
           return Status::Invalid(
               "{}: column '{}' (field id {}) is not part of Thaw's canonical layout (docs/layouts.md): archive "
-              "writes only into tables with the canonical schema (ids 1-10, and 11 for several topics)",
+              "writes only into tables with the canonical schema (ids 1-10, and 11 for several topics) or the row layout's (6 "
+              "value_raw, 12-15 the decoded value and key and their schema ids)",
               location_, f.name, f.id);
       }
       seen[f.id] = true;
