@@ -12,6 +12,8 @@
   AvroDeserializer reads the replayed keys;
 * a primitive Avro key schema ("string": what AvroSerializer registers for
   string keys) decodes into a struct of one field `key`, beside JSON values;
+* a key schema that evolves mid-run beside JSON values (no value_schema_id),
+  and key and value evolving in the same run;
 * Protobuf keys (ProtobufSerializer) beside Avro values;
 * an existing table without decoded keys refuses --key-format registry, and
   a table with them refuses a run without it.
@@ -31,6 +33,8 @@ KEY_V2 = json.loads(json.dumps(KEY_V1))
 KEY_V2["fields"].append({"name": "shard", "type": ["null", "int"], "default": None})
 VALUE = {"type": "record", "name": "Order", "namespace": "shop",
          "fields": [{"name": "item", "type": "string"}, {"name": "qty", "type": "int"}]}
+VALUE_V2 = json.loads(json.dumps(VALUE))
+VALUE_V2["fields"].append({"name": "note", "type": ["null", "string"], "default": None})
 
 
 def _ser(registry, schema, key: bool):
@@ -81,12 +85,16 @@ def test_avro_keys_decode_evolve_and_replay_byte_exact(kafka, thaw, schema_regis
     assert "key columns from schema id" in log, log[-3000:]
     assert log.count("schema id 876543 is unknown to the registry") == 1, log[-3000:]
 
-    second = [(i % 2, k2(topic, _key_v2(i)), val(topic, {"item": f"i{i}", "qty": i})) for i in range(30, 50)]
+    # v2 of both: the key and the value evolve in the same run.
+    val2 = _ser(schema_registry, VALUE_V2, False)
+    second = [(i % 2, k2(topic, _key_v2(i)), val2(topic, {"item": f"i{i}", "qty": i, "note": f"n{i}"}))
+              for i in range(30, 50)]
     _produce(kafka, topic, second)
     p = thaw(*archive_args(kafka, uri, "ns.keys", topic, *_args(schema_registry, *reg)), timeout=120)
     log = p.stderr.decode(errors="replace")
     assert p.returncode == 0, log[-4000:]
     assert "key columns evolved for schema id" in log, log[-3000:]
+    assert "value columns evolved for schema id" in log, log[-3000:]
 
     c = schema_registry.client()
     versions = c.get_versions(f"{topic}-key")
@@ -102,6 +110,7 @@ def test_avro_keys_decode_evolve_and_replay_byte_exact(kafka, thaw, schema_regis
     assert [f.name for f in schema.find_field("key_decoded").field_type.fields] == ["region", "order_id", "shard"]
     first_schema = tbl.schemas()[0]
     assert schema.find_field("key_decoded.shard").field_id > first_schema.highest_field_id, "a new field id"
+    assert [f.name for f in schema.find_field("value").field_type.fields] == ["item", "qty", "note"]
     value_ids = {f.field_id for f in schema.find_field("value").field_type.fields}
     key_ids = {f.field_id for f in schema.find_field("key_decoded").field_type.fields}
     assert not value_ids & key_ids
@@ -115,6 +124,7 @@ def test_avro_keys_decode_evolve_and_replay_byte_exact(kafka, thaw, schema_regis
         assert r["key_decoded"] == want, (i, r["key_decoded"])
         assert r["key_schema_id"] == ids[1 if i >= 30 else 0]
         assert r["key"] == (second[i - 30] if i >= 30 else first[i])[1], "the key bytes stay"
+        assert r["value"]["note"] == (f"n{i}" if i >= 30 else None) and r["value_raw"] is None
     for item, key in (("plain", b"plain key"), ("unknown", odd[1][1]), ("nokey", None)):
         r = by_item[item]
         assert r["key"] == key and r["key_decoded"] is None and r["key_schema_id"] is None, item
@@ -146,6 +156,29 @@ def test_avro_keys_decode_evolve_and_replay_byte_exact(kafka, thaw, schema_regis
     p = thaw(*archive_args(kafka, uri, "ns.keys", topic, "--layout", "row", *reg, "--schema-registry",
                            schema_registry.url), timeout=60)
     assert p.returncode != 0 and "archive into it with --key-format registry" in p.stderr.decode(errors="replace")
+
+
+def test_keys_evolve_mid_run_beside_json_values(kafka, thaw, schema_registry, tmp_path):
+    """Key schema v1 then v2 in one run, JSON values: the key struct evolves, the table has no value_schema_id."""
+    uri = new_catalog(str(tmp_path / "wh"))
+    topic = archive_topics.topic_name("regkeysjson")
+    kafka.create_topic(topic, 1)
+    k1, k2 = _ser(schema_registry, KEY_V1, True), _ser(schema_registry, KEY_V2, True)
+    records = [(0, (k1 if i < 10 else k2)(topic, _key_v1(i) if i < 10 else _key_v2(i)),
+                json.dumps({"n": i}, separators=(",", ":")).encode()) for i in range(20)]
+    _produce(kafka, topic, records)
+    p = thaw(*archive_args(kafka, uri, "ns.keysjson", topic, *_args(schema_registry)), timeout=120)
+    log = p.stderr.decode(errors="replace")
+    assert p.returncode == 0, log[-4000:]
+    assert "key columns evolved for schema id" in log, log[-3000:]
+    tbl = readers.load_table(uri, "ns.keysjson")
+    names = [f.name for f in tbl.schema().fields]
+    assert "value_schema_id" not in names and names[-2:] == ["key_decoded", "key_schema_id"], names
+    rows = sorted(tbl.scan().to_arrow().to_pylist(), key=lambda r: r["value"]["n"])
+    assert [r["key_decoded"] for r in rows] == \
+        [{**_key_v1(i), "shard": None} if i < 10 else _key_v2(i) for i in range(20)]
+    assert [r["key"] for r in rows] == [k for _p, k, _v in records]
+    assert all(r["value_raw"] is None for r in rows)
 
 
 def test_primitive_avro_keys_beside_json_values(kafka, thaw, schema_registry, tmp_path):
