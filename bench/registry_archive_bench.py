@@ -11,8 +11,11 @@ tests do), produces RECORDS (default 200,000) values with confluent-kafka's
 AvroSerializer over 4 partitions -- the first half with schema v1, the
 second with v2 (one more optional field: one schema-evolution commit) --
 about 200 bytes each (long, string, decimal, array, nested record with an
-enum, a 120-byte note), then archives the topic into two new tables of one
-SQLite catalog, one layout after the other. Prints one JSON line.
+enum, a 120-byte note), keyed by AvroSerializer's string keys (schema
+"string"), then archives the topic into three new tables of one SQLite
+catalog, one after the other: the canonical layout, the row layout through
+the registry, and the same with the keys decoded too (`--key-format
+registry`). Prints one JSON line.
 """
 
 import json
@@ -67,6 +70,8 @@ def main() -> int:
             broker.create_topic(topic, 4)
             prod = broker.producer(linger_ms=20)
             ctx = SerializationContext(topic, MessageField.VALUE)
+            key_ser = AvroSerializer(registry.client(), '"string"')
+            key_ctx = SerializationContext(topic, MessageField.KEY)
             value_bytes = 0
             for version, schema in ((False, V1), (True, V2)):
                 ser = AvroSerializer(registry.client(), json.dumps(schema))
@@ -74,7 +79,7 @@ def main() -> int:
                 for i in range(lo, hi):
                     v = ser(record(i, version), ctx)
                     value_bytes += len(v)
-                    prod.produce(topic, key=str(i).encode(), value=v, partition=i % 4)
+                    prod.produce(topic, key=key_ser(f"order-{i}", key_ctx), value=v, partition=i % 4)
                     if i % 1000 == 999:
                         prod.poll(0)
             prod.flush(120)
@@ -83,9 +88,11 @@ def main() -> int:
             fixtures.open_catalog(wh)
             uri = fixtures.catalog_uri(wh)
             out = {"records": n, "value_mb": round(value_bytes / 1e6, 1)}
-            for layout in ("thaw", "registry"):
+            for layout in ("thaw", "registry", "registry_keys"):
                 extra = ["--layout", "thaw"] if layout == "thaw" else [
                     "--layout", "row", "--value-format", "registry", "--schema-registry", registry.url]
+                if layout == "registry_keys":
+                    extra += ["--key-format", "registry"]
                 args = [thaw, "archive", "--brokers", broker.bootstrap, "--topic", topic, "--catalog", uri,
                         "--table", f"ns.{layout}", "--create", "--warehouse", wh, "--json", *extra]
                 run = timed_archive(args, d, layout)
@@ -102,6 +109,10 @@ def main() -> int:
             out["records_per_s_ratio"] = round(out["registry"]["records_per_s"] / out["thaw"]["records_per_s"], 2)
             out["cpu_per_record_ratio"] = round(out["registry"]["cpu_us_per_record"] /
                                                 out["thaw"]["cpu_us_per_record"], 2)
+            out["keys_records_per_s_ratio"] = round(out["registry_keys"]["records_per_s"] /
+                                                    out["registry"]["records_per_s"], 2)
+            out["keys_cpu_per_record_ratio"] = round(out["registry_keys"]["cpu_us_per_record"] /
+                                                     out["registry"]["cpu_us_per_record"], 2)
             print(json.dumps(out))
         finally:
             registry.stop()
