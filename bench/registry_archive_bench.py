@@ -103,9 +103,10 @@ def main() -> int:
                 out[layout] = {"wall_s": round(wall, 2), "records_per_s": round(n / wall),
                                "cpu_us_per_record": round(cpu / n * 1e6, 2), "peak_rss_mib": ru.ru_maxrss // 1024,
                                "records": summary.get("records")}
-                log = [ln for ln in stderr.decode(errors="replace").splitlines() if "value_raw" in ln]
-                if log:
-                    out[layout]["log"] = log[-1][-160:]
+                for what, marker in (("log", "value_raw"), ("key_log", "into key_decoded")):
+                    log = [ln for ln in stderr.decode(errors="replace").splitlines() if marker in ln]
+                    if log:
+                        out[layout][what] = log[-1][-160:]
             out["records_per_s_ratio"] = round(out["registry"]["records_per_s"] / out["thaw"]["records_per_s"], 2)
             out["cpu_per_record_ratio"] = round(out["registry"]["cpu_us_per_record"] /
                                                 out["thaw"]["cpu_us_per_record"], 2)
