@@ -204,9 +204,11 @@ Status AppendRecordBatch(std::span<const Record> records, const RecordBatch& own
 #if defined(__cpp_lib_string_resize_and_overwrite)
     // Written once, not zeroed first: a cold `thaw serve` encodes every
     // batch into new memory, and zeroing it was a pass of its own.
-    out->resize_and_overwrite(size, [&](char* p, size_t n) {
-      agree = WriteRecords(p + start + kRecordBatchHeaderSize, records, owner, plan) == p + n;
-      return n;
+    // The size passed to the operation is not used: GCC 12's libstdc++
+    // passes the grown capacity instead when the string had to grow.
+    out->resize_and_overwrite(size, [&](char* p, size_t) {
+      agree = WriteRecords(p + start + kRecordBatchHeaderSize, records, owner, plan) == p + size;
+      return size;
     });
 #else
     out->resize(size);

@@ -257,6 +257,29 @@ TEST(RecordBatch, BatchesBackToBackAndAppendToExistingBytes) {
   EXPECT_EQ((*d)[1].base_offset, 9000);
 }
 
+// Uncompressed batches appended to a string that must grow each time (its
+// capacity exactly its size): the encoder writes in place without zeroing,
+// and must size the string itself (GCC 12's resize_and_overwrite hands the
+// operation the grown capacity, not the size asked for).
+TEST(RecordBatch, UncompressedBatchesAppendedToAStringThatGrows) {
+  std::vector<Input> inputs(3);
+  for (int k = 0; k < 3; ++k) {
+    for (int i = 0; i < 7 + k; ++i) inputs[k].Add(100 * k + i, 1, "k" + std::to_string(i), std::string(40 + i, 'v'));
+  }
+  std::string s = "prefix";
+  BatchOptions o;
+  o.compression = Compression::kNone;
+  for (auto& in : inputs) {
+    s.shrink_to_fit();
+    ASSERT_TRUE(AppendRecordBatch(in.all(), in.batch, o, &s).ok());
+  }
+  ASSERT_EQ(s.rfind("prefix", 0), 0u);
+  auto d = DecodeRecordBatches(std::string_view(s).substr(6));
+  ASSERT_TRUE(d.ok()) << d.status().ToString();
+  ASSERT_EQ(d->size(), 3u);
+  for (int k = 0; k < 3; ++k) EXPECT_EQ((*d)[k].records, inputs[k].expected) << k;
+}
+
 TEST(RecordBatch, CrcCoversAttributesToTheEndButNotBaseOffsetOrEpoch) {
   for (Compression c : kCodecs) {
     SCOPED_TRACE(std::string(CompressionName(c)));
