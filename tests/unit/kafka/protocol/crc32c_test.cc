@@ -65,5 +65,27 @@ TEST(Crc32c, IncrementalAndUnalignedAgreeAcrossImplementations) {
   }
 }
 
+// Buffers long enough for the three-lane blocks (3 × 8 KiB and 3 × 256
+// bytes) and their remainders, at every alignment, against the tables.
+TEST(Crc32c, LongBuffersAgreeAcrossImplementations) {
+  std::mt19937_64 rng(7);
+  std::string buf(200000, '\0');
+  for (auto& c : buf) c = static_cast<char>(rng());
+  for (size_t start : {0u, 1u, 5u, 8u}) {
+    for (size_t len : {767u, 768u, 769u, 24575u, 24576u, 24577u, 25344u, 100003u, 199000u}) {
+      std::string_view s(buf.data() + start, len);
+      const uint32_t sw = Crc32cSoftware(s.data(), s.size());
+      EXPECT_EQ(Crc32c(s), sw) << start << "+" << len;
+      if (Crc32cHardwareAvailable()) {
+        EXPECT_EQ(Crc32cHardware(s.data(), s.size()), sw) << start << "+" << len;
+        EXPECT_EQ(Crc32cHardware(s.data() + len / 2, len - len / 2, Crc32cHardware(s.data(), len / 2)), sw);
+      }
+    }
+  }
+  // All zeros (the lanes started from 0 see nothing but zeros).
+  std::string zeros(3 * 8192 * 2 + 17, '\0');
+  EXPECT_EQ(Crc32c(zeros), Crc32cSoftware(zeros.data(), zeros.size()));
+}
+
 }  // namespace
 }  // namespace thaw::kafka
