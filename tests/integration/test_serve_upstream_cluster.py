@@ -553,8 +553,8 @@ def test_clients_bootstrap_while_the_first_upstream_broker_hangs(cluster_tiered)
 # 3. a consumer group whose coordinator dies
 
 
-def _coordinator(admin, group: str) -> tuple[int, str, int]:
-    d = admin.describe_consumer_groups([group], request_timeout=30)[group].result(timeout=30)
+def _coordinator(admin, group: str, timeout: float = 30) -> tuple[int, str, int]:
+    d = admin.describe_consumer_groups([group], request_timeout=timeout)[group].result(timeout=timeout)
     return d.coordinator.id, d.coordinator.host, d.coordinator.port
 
 
@@ -587,11 +587,14 @@ def test_group_survives_its_coordinator_killed(cluster_tiered):
     kafka.kill_node(coord)
     phase(f"coordinator node {coord} killed; leaders {kafka.leaders(t.topic)}")
     rd.resume()
-    # The group moves to another coordinator.
+    # The group moves to another coordinator. Each look is a new admin client
+    # with a short timeout: one that asked while the killed node still led
+    # the group's offsets partition would wait out its request timeout
+    # reconnecting to the dead node (30 s, twice, ran past the deadline).
     deadline = time.monotonic() + 60
     while True:
         try:
-            new = _coordinator(kafka.admin(), group)[0]
+            new = _coordinator(ka.AdminClient({"bootstrap.servers": kafka.bootstrap}), group, timeout=5)[0]
             if new != coord:
                 break
         except Exception:  # noqa: BLE001 - no coordinator while the group loads
@@ -608,7 +611,9 @@ def test_group_survives_its_coordinator_killed(cluster_tiered):
     via = _coordinator(ka.AdminClient({"bootstrap.servers": t.bootstrap}), group)
     assert via == (new, "127.0.0.1", t.broker_ports + new), via
     # The group's offsets are in the cluster: the ends of the partitions.
-    fut = kafka.admin().list_consumer_group_offsets([ck.ConsumerGroupTopicPartitions(group)])[group]
+    # (A new admin client: the shared one may still hold the killed coordinator.)
+    fresh = ka.AdminClient({"bootstrap.servers": kafka.bootstrap})
+    fut = fresh.list_consumer_group_offsets([ck.ConsumerGroupTopicPartitions(group)])[group]
     committed = {tp.partition: tp.offset for tp in fut.result(timeout=30).topic_partitions}
     ends = kafka.offsets(t.topic, "read_uncommitted")
     assert committed == {p: ends[p][1] for p in ends}
