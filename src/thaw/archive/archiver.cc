@@ -412,9 +412,9 @@ class Archiver {
           return Status::Invalid("table '{}' holds Protobuf values but has no {} property (docs/layouts.md)", name,
                                  kProtoMessageKey);
         }
-        registry_schemas_ = std::make_shared<RegistrySchemas>(o_.value_registry, value_type_, format,
+        values_.schemas = std::make_shared<RegistrySchemas>(o_.value_registry, value_type_, format,
                                                               md.Property(kProtoMessageKey));
-        RETURN_NOT_OK(registry_schemas_->Load(md.properties).WithContext(fmt::format("table '{}'", name)));
+        RETURN_NOT_OK(values_.schemas->Load(md.properties).WithContext(fmt::format("table '{}'", name)));
       } else if (format == "avro") {
         RETURN_NOT_OK(CheckAvroTable(md, *value->type));
       } else if (format != "json") {
@@ -563,9 +563,9 @@ class Archiver {
                              kKeyProtoMessageKey);
     }
     key_type_ = key->type;
-    key_schemas_ = std::make_shared<RegistrySchemas>(o_.key_registry, key_type_, format,
+    keys_.schemas = std::make_shared<RegistrySchemas>(o_.key_registry, key_type_, format,
                                                      md.Property(kKeyProtoMessageKey), /*key=*/true);
-    return key_schemas_->Load(md.properties).WithContext(fmt::format("table '{}'", name));
+    return keys_.schemas->Load(md.properties).WithContext(fmt::format("table '{}'", name));
   }
 
   Status OpenSources() {
@@ -613,12 +613,12 @@ class Archiver {
     for (std::string_view v : samples) {
       auto id = records::ConfluentSchemaId(v);
       if (!id) continue;
-      auto t = RegistrySchemas::NewTableType(key ? *o_.key_registry : *o_.value_registry, *id, v, first_field_id, key);
+      auto t = RegistrySchemas::NewTableType(*RegistryOf(key), *id, v, first_field_id, key);
       if (t.ok()) {
         log::Info("table {}: {} columns from schema id {} of the schema registry ({}{}): {}", o_.table.ToString(),
                   what, *id, t->format, t->message_name.empty() ? "" : " message " + t->message_name,
                   t->type->ToString());
-        (key ? key_registry_type_ : registry_type_) = *t;
+        Through(key).created = *t;
         return t->type;
       }
       if (t.status().code() != StatusCode::kUnsupported && t.status().code() != StatusCode::kInvalidArgument) {
@@ -626,20 +626,13 @@ class Archiver {
       }
       last = t.status();
     }
-    if (key) {
-      return Status::NotFound(
-          "table '{}' (--layout thaw-row --key-format registry): none of the first {} keys is {}; archive this topic "
-          "without --key-format registry (keys are kept as bytes in the key column either way)",
-          o_.table.ToString(), samples.size(),
-          last.ok() ? "framed for a schema registry (magic byte 0 and a 4-byte schema id)"
-                    : fmt::format("a key the table can hold ({})", last.message()));
-    }
     return Status::NotFound(
-        "table '{}' (--layout thaw-row --value-format registry): none of the first {} values is {}; archive this topic "
-        "with --layout thaw (values kept as they are) or --value-format json",
-        o_.table.ToString(), samples.size(),
+        "table '{}' (--layout thaw-row --{}-format registry): none of the first {} {}s is {}; archive this topic {}",
+        o_.table.ToString(), what, samples.size(), what,
         last.ok() ? "framed for a schema registry (magic byte 0 and a 4-byte schema id)"
-                  : fmt::format("a value the table can hold ({})", last.message()));
+                  : fmt::format("a {} the table can hold ({})", what, last.message()),
+        key ? "without --key-format registry (keys are kept as bytes in the key column either way)"
+            : "with --layout thaw (values kept as they are) or --value-format json");
   }
 
   // Polls the first records of a new row table (up to kInferenceRecords
@@ -677,23 +670,19 @@ class Archiver {
     value_type_ = value_type;
     key_type_ = key_type;
     iceberg::TableCreate create = CanonicalTable(o_, has_topic_column_, value_type, key_type);
-    if (o_.value_registry) {
-      for (const auto& [k, v] : registry_type_.properties()) create.properties[k] = v;
-    }
-    if (o_.key_registry) {
-      for (const auto& [k, v] : key_registry_type_.properties()) create.properties[k] = v;
+    for (bool key : {false, true}) {
+      if (!RegistryOf(key)) continue;
+      for (const auto& [k, v] : Through(key).created.properties()) create.properties[k] = v;
     }
     auto t = catalog_.CreateTable(o_.table, create);
     if (t.ok()) {
       table_ = std::move(*t);
       log::Info("created table {} at {}", o_.table.ToString(), table_->metadata.location);
-      if (o_.value_registry) {
-        registry_schemas_ = std::make_shared<RegistrySchemas>(o_.value_registry, value_type_, registry_type_.format,
-                                                              registry_type_.message_name);
-      }
-      if (o_.key_registry) {
-        key_schemas_ = std::make_shared<RegistrySchemas>(o_.key_registry, key_type_, key_registry_type_.format,
-                                                         key_registry_type_.message_name, /*key=*/true);
+      for (bool key : {false, true}) {
+        if (!RegistryOf(key)) continue;
+        const RegistryValueType& c = Through(key).created;
+        Through(key).schemas =
+            std::make_shared<RegistrySchemas>(RegistryOf(key), c.type, c.format, c.message_name, key);
       }
       return Status::OK();
     }
@@ -854,25 +843,16 @@ class Archiver {
         secs(Clock::now() - start_), secs(times_.poll), secs(times_.backpressure), secs(times_.drain),
         secs(times_.commit), times_.forced_commits, writers_.size());
     if (!writers_.empty() && writers_.front()->row_decoder) {
-      int64_t decoded = retired_decoded_, kept_raw = retired_kept_raw_, undecodable = retired_undecodable_;
-      for (const auto& w : writers_) {
-        decoded += w->row_decoder->decoded();
-        kept_raw += w->row_decoder->kept_raw();
-        undecodable += w->row_decoder->undecodable();
-      }
-      log::Info("table {}: {} values decoded into columns, {} kept in value_raw ({} {})", o_.table.ToString(), decoded,
-                kept_raw, undecodable,
-                registry_schemas_ ? "not framed values of a schema the table takes"
+      RowValueDecoder::Counts n = retired_;
+      for (const auto& w : writers_) n += w->row_decoder->counts();
+      log::Info("table {}: {} values decoded into columns, {} kept in value_raw ({} {})", o_.table.ToString(),
+                n.decoded, n.kept_raw, n.undecodable,
+                values_.schemas ? "not framed values of a schema the table takes"
                 : avro_           ? "not datums of the Avro schema"
                                   : "not JSON objects");
-      if (key_schemas_) {
-        int64_t keys = retired_keys_decoded_, other = retired_keys_undecodable_;
-        for (const auto& w : writers_) {
-          keys += w->row_decoder->keys_decoded();
-          other += w->row_decoder->keys_undecodable();
-        }
+      if (keys_.schemas) {
         log::Info("table {}: {} keys decoded into key_decoded, {} not (not framed keys of a schema the table takes)",
-                  o_.table.ToString(), keys, other);
+                  o_.table.ToString(), n.keys_decoded, n.keys_undecodable);
       }
     }
     return Status::OK();
@@ -935,14 +915,14 @@ class Archiver {
   // A writer's decoder of the row layout's values (and keys) as the table is now.
   Result<std::unique_ptr<RowValueDecoder>> MakeRowDecoder() const {
     std::unique_ptr<ValueCodec> codec;
-    if (registry_schemas_) {
-      codec = MakeRegistryCodec(registry_schemas_);
+    if (values_.schemas) {
+      codec = MakeRegistryCodec(values_.schemas);
     } else if (avro_) {
       codec = MakeAvroValueCodec(avro_, avro_schema_id_);
     } else {
       ASSIGN_OR_RAISE(codec, MakeJsonValueCodec(value_type_));
     }
-    return RowValueDecoder::Make(std::move(codec), key_schemas_ ? MakeRegistryCodec(key_schemas_) : nullptr);
+    return RowValueDecoder::Make(std::move(codec), keys_.schemas ? MakeRegistryCodec(keys_.schemas) : nullptr);
   }
 
   // Ends the writer threads (after their queued tasks); abandons nothing else.
@@ -1038,22 +1018,19 @@ class Archiver {
   // table lacks evolves the table first (EvolveTable).
   Status PrepareSchemas(const records::RecordBatch& batch) {
     for (const auto& r : batch.records) {
-      if (registry_schemas_ && r.value) RETURN_NOT_OK(PrepareSchema(*r.value, /*key=*/false));
-      if (key_schemas_ && r.key) RETURN_NOT_OK(PrepareSchema(*r.key, /*key=*/true));
+      if (values_.schemas && r.value) RETURN_NOT_OK(PrepareSchema(*r.value, /*key=*/false));
+      if (keys_.schemas && r.key) RETURN_NOT_OK(PrepareSchema(*r.key, /*key=*/true));
     }
     return Status::OK();
   }
 
   Status PrepareSchema(std::string_view bytes, bool key) {
     auto id = records::ConfluentSchemaId(bytes);
-    if (!id || !(key ? seen_key_schema_ids_ : seen_schema_ids_).insert(*id).second) return Status::OK();
+    if (!id || !Through(key).seen.insert(*id).second) return Status::OK();
     iceberg::TypePtr evolved;
     std::string why;
-    const int32_t next_field_id = std::max({table_->metadata.last_column_id, MaxFieldId(*value_type_),
-                                            key_type_ ? MaxFieldId(*key_type_) : 0}) +
-                                  1;
-    RegistrySchemas& schemas = key ? *key_schemas_ : *registry_schemas_;
-    ASSIGN_OR_RAISE(auto outcome, schemas.Prepare(*id, next_field_id, &evolved, &why));
+    const int32_t next_field_id = LastColumnId(table_->metadata, value_type_, key_type_) + 1;
+    ASSIGN_OR_RAISE(auto outcome, Through(key).schemas->Prepare(*id, next_field_id, &evolved, &why));
     switch (outcome) {
       case RegistrySchemas::Outcome::kKnown:
       case RegistrySchemas::Outcome::kReady:
@@ -1076,8 +1053,8 @@ class Archiver {
   // The writer schemas first seen since the last commit, values' and keys'.
   std::map<std::string, std::string> TakeSchemaProperties() {
     std::map<std::string, std::string> props;
-    if (registry_schemas_) props = registry_schemas_->TakeNewProperties();
-    if (key_schemas_) props.merge(key_schemas_->TakeNewProperties());
+    if (values_.schemas) props = values_.schemas->TakeNewProperties();
+    if (keys_.schemas) props.merge(keys_.schemas->TakeNewProperties());
     return props;
   }
 
@@ -1085,6 +1062,11 @@ class Archiver {
     int32_t m = 0;
     for (const auto& f : t.fields) m = std::max({m, f.id, f.type ? MaxFieldId(*f.type) : 0});
     return m;
+  }
+  // The table's last-column-id once it holds these value and key structs.
+  static int32_t LastColumnId(const iceberg::TableMetadata& md, const iceberg::TypePtr& value_type,
+                              const iceberg::TypePtr& key_type) {
+    return std::max({md.last_column_id, MaxFieldId(*value_type), key_type ? MaxFieldId(*key_type) : 0});
   }
 
   // A schema change whose value struct (key struct, when `key`) is
@@ -1105,9 +1087,8 @@ class Archiver {
       int32_t new_id = 0;
       for (const auto& sc : md.schemas) new_id = std::max(new_id, sc.schema_id() + 1);
       nlohmann::json schema = nlohmann::json::parse(
-          RowSchemaJson(has_topic_column_, *value_type, registry_schemas_ != nullptr, new_id, key_type.get()));
-      const int32_t last_column_id =
-          std::max({md.last_column_id, MaxFieldId(*value_type), key_type ? MaxFieldId(*key_type) : 0});
+          RowSchemaJson(has_topic_column_, *value_type, values_.schemas != nullptr, new_id, key_type.get()));
+      const int32_t last_column_id = LastColumnId(md, value_type, key_type);
       std::vector<iceberg::TableRequirement> reqs{iceberg::TableRequirement::AssertTableUuid(md.table_uuid),
                                                   iceberg::TableRequirement::AssertCurrentSchemaId(md.current_schema_id)};
       std::vector<iceberg::TableUpdate> updates{iceberg::TableUpdate::AddSchema(schema, last_column_id),
@@ -1136,23 +1117,17 @@ class Archiver {
               table_->metadata.current_schema_id, new_type->ToString());
     (key ? key_type_ : value_type_) = new_type;
     schema_ = table_->metadata.current_schema();
-    RETURN_NOT_OK((key ? key_schemas_ : registry_schemas_)->SetValueType(new_type));
+    RETURN_NOT_OK(Through(key).schemas->SetValueType(new_type));
     // Every writer is idle with no open file (Drain): new decoders on the new struct.
     for (auto& w : writers_) {
-      if (w->row_decoder) {
-        retired_decoded_ += w->row_decoder->decoded();
-        retired_kept_raw_ += w->row_decoder->kept_raw();
-        retired_undecodable_ += w->row_decoder->undecodable();
-        retired_keys_decoded_ += w->row_decoder->keys_decoded();
-        retired_keys_undecodable_ += w->row_decoder->keys_undecodable();
-      }
+      if (w->row_decoder) retired_ += w->row_decoder->counts();
       ASSIGN_OR_RAISE(w->row_decoder, MakeRowDecoder());
     }
     return Status::OK();
   }
 
   Status Dispatch(const std::string& topic, std::shared_ptr<records::RecordBatch> batch) {
-    if (registry_schemas_ || key_schemas_) RETURN_NOT_OK(PrepareSchemas(*batch));
+    if (values_.schemas || keys_.schemas) RETURN_NOT_OK(PrepareSchemas(*batch));
     const int64_t limit = std::clamp<int64_t>(o_.memory_bytes / 4, 4 << 20, 64 << 20);
     std::shared_ptr<const records::RecordBatch> shared = std::move(batch);
     const auto& records = shared->records;
@@ -1554,16 +1529,21 @@ class Archiver {
   iceberg::TypePtr value_type_;                                         // row layout: the value struct's type
   std::shared_ptr<const records::AvroValueSchema> avro_;                // row layout with Avro values
   std::optional<int32_t> avro_schema_id_;                               // their Confluent schema id, when framed
-  std::shared_ptr<RegistrySchemas> registry_schemas_;                   // --value-format registry
-  RegistryValueType registry_type_;                                     // a new table's, from its first value
-  std::set<int32_t> seen_schema_ids_;                                   // ids prepared (loop thread)
   iceberg::TypePtr key_type_;                                           // --key-format registry: key_decoded's type
-  std::shared_ptr<RegistrySchemas> key_schemas_;                        // --key-format registry
-  RegistryValueType key_registry_type_;                                 // a new table's, from its first key
-  std::set<int32_t> seen_key_schema_ids_;                               // key ids prepared (loop thread)
-  // Counts of decoders replaced by evolution.
-  int64_t retired_decoded_ = 0, retired_kept_raw_ = 0, retired_undecodable_ = 0;
-  int64_t retired_keys_decoded_ = 0, retired_keys_undecodable_ = 0;
+  // Values (--value-format registry) and keys (--key-format registry) read
+  // through a schema registry: the writer schemas, a new table's struct
+  // from its first framed value (key), the ids prepared (loop thread).
+  struct ThroughRegistry {
+    std::shared_ptr<RegistrySchemas> schemas;
+    RegistryValueType created;
+    std::set<int32_t> seen;
+  };
+  ThroughRegistry values_, keys_;
+  ThroughRegistry& Through(bool key) { return key ? keys_ : values_; }
+  const std::shared_ptr<registry::SchemaRegistry>& RegistryOf(bool key) const {
+    return key ? o_.key_registry : o_.value_registry;
+  }
+  RowValueDecoder::Counts retired_;                                     // of decoders replaced by evolution
   std::vector<std::pair<std::string, records::RecordBatch>> inferred_;  // polled while inferring
 };
 

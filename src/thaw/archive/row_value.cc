@@ -304,7 +304,7 @@ Result<parquet::DecodedValues> RowValueDecoder::Decode(const records::RecordBatc
     bool ok = false;
     if (v) {
       ASSIGN_OR_RAISE(ok, codec_->Decode(*v, builder_.get()));
-      if (!ok) ++undecodable_;
+      if (!ok) ++counts_.undecodable;
     }
     if (!ok) RETURN_NOT_OK(FromArrow(builder_->AppendNull()));
     decoded.push_back(ok);
@@ -315,7 +315,7 @@ Result<parquet::DecodedValues> RowValueDecoder::Decode(const records::RecordBatc
       bool key_ok = false;
       if (key) {
         ASSIGN_OR_RAISE(key_ok, key_codec_->Decode(*key, key_builder_.get()));
-        ++(key_ok ? keys_decoded_ : keys_undecodable_);
+        ++(key_ok ? counts_.keys_decoded : counts_.keys_undecodable);
       }
       if (!key_ok) RETURN_NOT_OK(FromArrow(key_builder_->AppendNull()));
       out.key_schema_ids.push_back(key_ok ? key_codec_->SchemaId(*key) : std::nullopt);
@@ -326,12 +326,12 @@ Result<parquet::DecodedValues> RowValueDecoder::Decode(const records::RecordBatc
   RETURN_NOT_OK(codec_->BindEncoder(out.values, out.schema_ids));
   for (size_t k = 0; k < decoded.size(); ++k) {
     if (!decoded[k]) continue;
-    ++decoded_;
+    ++counts_.decoded;
     scratch_.clear();
     const bool some = codec_->Encode(static_cast<int64_t>(k), &scratch_);
     if (!some || scratch_ != *batch.records[begin + k].value) out.keep_raw[k] = true;
   }
-  for (bool raw : out.keep_raw) kept_raw_ += raw;
+  for (bool raw : out.keep_raw) counts_.kept_raw += raw;
   return out;
 }
 

@@ -135,21 +135,29 @@ class RowValueDecoder {
   Result<parquet::DecodedValues> Decode(const records::RecordBatch& batch, size_t begin, size_t end);
 
   ValueCodec& codec() { return *codec_; }
+
   // Counts since Make: values decoded, values that did not decode, values
-  // kept in value_raw (not decoded or not reproduced).
-  int64_t decoded() const { return decoded_; }
-  int64_t undecodable() const { return undecodable_; }
-  int64_t kept_raw() const { return kept_raw_; }
-  // Keys decoded, and keys (not null) that did not decode.
-  int64_t keys_decoded() const { return keys_decoded_; }
-  int64_t keys_undecodable() const { return keys_undecodable_; }
+  // kept in value_raw (not decoded or not reproduced); keys decoded, and
+  // keys (not null) that did not decode.
+  struct Counts {
+    int64_t decoded = 0, undecodable = 0, kept_raw = 0, keys_decoded = 0, keys_undecodable = 0;
+    Counts& operator+=(const Counts& o) {
+      decoded += o.decoded;
+      undecodable += o.undecodable;
+      kept_raw += o.kept_raw;
+      keys_decoded += o.keys_decoded;
+      keys_undecodable += o.keys_undecodable;
+      return *this;
+    }
+  };
+  const Counts& counts() const { return counts_; }
 
  private:
   RowValueDecoder() = default;
   std::unique_ptr<ValueCodec> codec_, key_codec_;
   std::unique_ptr<arrow::StructBuilder> builder_, key_builder_;
   std::string scratch_;
-  int64_t decoded_ = 0, undecodable_ = 0, kept_raw_ = 0, keys_decoded_ = 0, keys_undecodable_ = 0;
+  Counts counts_;
 };
 
 }  // namespace thaw::archive

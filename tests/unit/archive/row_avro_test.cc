@@ -97,8 +97,8 @@ TEST(RowAvroTest, WrittenFileReadsBackByteForByteThroughParquet) {
     auto st = (*w)->AppendDecoded(batch, i, end, *decoded);
     ASSERT_TRUE(st.ok()) << st.ToString();
   }
-  EXPECT_EQ((*dec)->decoded(), 4);
-  EXPECT_EQ((*dec)->undecodable(), 4);
+  EXPECT_EQ((*dec)->counts().decoded, 4);
+  EXPECT_EQ((*dec)->counts().undecodable, 4);
   auto df = (*w)->Finish();
   ASSERT_TRUE(df.ok()) << df.status().ToString();
 

@@ -157,11 +157,11 @@ TEST(RowValueDecoderTest, KeepsRawExactlyWhenReencodingDiffers) {
   EXPECT_FALSE(wrong.IsNull(2));
   EXPECT_TRUE(wrong.field(0)->IsNull(2)) << "id \"five\" does not fit a long";
   EXPECT_EQ(static_cast<const arrow::StringArray&>(*wrong.field(1)).GetString(2), "wrong type");
-  EXPECT_EQ((*dec)->undecodable(), 2);
-  EXPECT_EQ((*dec)->decoded(), static_cast<int64_t>(Cases().size()) - 3);
+  EXPECT_EQ((*dec)->counts().undecodable, 2);
+  EXPECT_EQ((*dec)->counts().decoded, static_cast<int64_t>(Cases().size()) - 3);
   int64_t kept = 0;
   for (bool r : raw) kept += r;
-  EXPECT_EQ((*dec)->kept_raw(), kept);
+  EXPECT_EQ((*dec)->counts().kept_raw, kept);
 }
 
 TEST(RowSchemaJsonTest, CanonicalColumnsValueRawAndValue) {
@@ -228,8 +228,8 @@ TEST(RowValueDecoderTest, DecodesKeysBesideValues) {
   const auto& k = static_cast<const arrow::StructArray&>(*out->keys);
   EXPECT_EQ(static_cast<const arrow::StringArray&>(*k.field(0)).GetString(0), "us");
   EXPECT_EQ(out->key_schema_ids.size(), 3u) << "one per record (JSON keys have no id)";
-  EXPECT_EQ((*dec)->keys_decoded(), 1);
-  EXPECT_EQ((*dec)->keys_undecodable(), 1);
+  EXPECT_EQ((*dec)->counts().keys_decoded, 1);
+  EXPECT_EQ((*dec)->counts().keys_undecodable, 1);
 }
 
 TEST(RowLayoutTest, DetectedByPropertyOrShape) {
