@@ -61,6 +61,16 @@ def _flush(producer, errors: list, what: str) -> None:
     assert not errors, f"{what}: delivery failed: {errors[:5]}"
 
 
+def produce(kafka, topic: str, records) -> None:
+    """Produces (partition, key, value) triples, in order, and waits until
+    every one is delivered."""
+    errors: list = []
+    prod = kafka.producer()
+    for p, k, v in records:
+        prod.produce(topic, key=k, value=v, partition=p, on_delivery=_check_delivery(errors))
+    _flush(prod, errors, f"producing {topic}")
+
+
 class _Shapes:
     """The i-th record of a producer: cycles through every shape."""
 

@@ -73,13 +73,6 @@ def _serializer(registry, schema: dict, subject: str | None = None):
     return AvroSerializer(registry.client(), json.dumps(schema), conf=conf)
 
 
-def _produce(kafka, topic: str, values: list[tuple[int, bytes, bytes | None]]) -> None:
-    prod = kafka.producer()
-    for p, k, v in values:
-        prod.produce(topic, key=k, value=v, partition=p)
-    prod.flush(30)
-
-
 def _serialize(ser, topic: str, obj: dict) -> bytes:
     from confluent_kafka.serialization import MessageField, SerializationContext
     return ser(obj, SerializationContext(topic, MessageField.VALUE))
@@ -100,7 +93,7 @@ def evolving(kafka, thaw, schema_registry, tmp_path_factory):
     kafka.create_topic(topic, 2)
     s1 = _serializer(schema_registry, V1)
     first = [(i % 2, f"k{i}".encode(), _serialize(s1, topic, _v1(i))) for i in range(40)]
-    _produce(kafka, topic, first)
+    archive_topics.produce(kafka, topic, first)
     p = thaw(*archive_args(kafka, uri, "ns.resumed", topic, *_registry_args(schema_registry)), timeout=120)
     assert p.returncode == 0, p.stderr.decode(errors="replace")[-4000:]
 
@@ -114,7 +107,7 @@ def evolving(kafka, thaw, schema_registry, tmp_path_factory):
         (0, b"garbage", b"\xff\xfe not avro"),
         (1, b"tomb", None),
     ]
-    _produce(kafka, topic, second + junk)
+    archive_topics.produce(kafka, topic, second + junk)
     p = thaw(*archive_args(kafka, uri, "ns.resumed", topic, *_registry_args(schema_registry)), timeout=120)
     assert p.returncode == 0, p.stderr.decode(errors="replace")[-4000:]
     resumed_log = p.stderr.decode(errors="replace")
@@ -207,7 +200,7 @@ def test_a_schema_that_widens_int_and_float_evolves_the_columns(kafka, thaw, sch
     s1 = _serializer(schema_registry, WIDE_V1)
     first = [(0, f"k{i}".encode(), _serialize(s1, topic, {"sensor": f"s{i}", "count": -i, "level": i / 4}))
              for i in range(20)]
-    _produce(kafka, topic, first)
+    archive_topics.produce(kafka, topic, first)
     p = thaw(*archive_args(kafka, uri, "ns.wide", topic, *_registry_args(schema_registry)), timeout=120)
     assert p.returncode == 0, p.stderr.decode(errors="replace")[-4000:]
     assert str(readers.load_table(uri, "ns.wide").schema().find_field("value.count").field_type) == "int"
@@ -215,7 +208,7 @@ def test_a_schema_that_widens_int_and_float_evolves_the_columns(kafka, thaw, sch
     second = [(0, f"k{i}".encode(), _serialize(s2, topic, {"sensor": f"s{i}", "count": i << 36, "level": i / 10}))
               for i in range(20, 40)]
     second += [(0, b"k40", _serialize(s1, topic, {"sensor": "s40", "count": 40, "level": 10.0}))]  # v1 again
-    _produce(kafka, topic, second)
+    archive_topics.produce(kafka, topic, second)
     p = thaw(*archive_args(kafka, uri, "ns.wide", topic, *_registry_args(schema_registry)), timeout=120)
     log = p.stderr.decode(errors="replace")
     assert p.returncode == 0, log[-4000:]
@@ -294,7 +287,7 @@ def test_registry_down_stops_without_committing(kafka, thaw, schema_registry, tm
     topic = archive_topics.topic_name("regdown")
     kafka.create_topic(topic, 1)
     s1 = _serializer(schema_registry, V1)
-    _produce(kafka, topic, [(0, f"k{i}".encode(), _serialize(s1, topic, _v1(i))) for i in range(5)])
+    archive_topics.produce(kafka, topic, [(0, f"k{i}".encode(), _serialize(s1, topic, _v1(i))) for i in range(5)])
     down = ["--layout", "row", "--value-format", "registry", "--schema-registry", "http://127.0.0.1:9",
             "--schema-registry-property", "max.retries=1"]
     p = thaw(*archive_args(kafka, uri, "ns.down", topic, *down), timeout=120)
@@ -511,7 +504,7 @@ def test_protobuf_values_round_trip(kafka, thaw, schema_registry, tmp_path):
         values += [(i % 2, f"k{i}".encode(), ser(_order(Order, i, v2), ctx)) for i in range(lo, hi)]
         if v2:  # another message type of the same file: not the table's (value_raw)
             values.append((0, b"refund", ProtobufSerializer(Refund, client, conf)(Refund(order_id=1, cents=-5), ctx)))
-    _produce(kafka, topic, values)
+    archive_topics.produce(kafka, topic, values)
     p = thaw(*archive_args(kafka, uri, "ns.pb", topic, *_registry_args(schema_registry)), timeout=120)
     log = p.stderr.decode(errors="replace")
     assert p.returncode == 0, log[-3000:]
@@ -590,7 +583,7 @@ def test_an_evolution_older_schemas_could_not_read_is_refused(kafka, thaw, schem
     v2 = _float_proto_class(True)
     values += [(0, f"b{i}".encode(), ProtobufSerializer(v2, client, conf)(v2(tag=f"t{i}", level=i / 10), ctx))
                for i in range(10)]
-    _produce(kafka, topic, values)
+    archive_topics.produce(kafka, topic, values)
     p = thaw(*archive_args(kafka, uri, "ns.pbfloat", topic, *_registry_args(schema_registry)), timeout=120)
     log = p.stderr.decode(errors="replace")
     assert p.returncode == 0, log[-4000:]
@@ -714,7 +707,7 @@ def test_schemas_with_references(kafka, thaw, schema_registry, tmp_path, kind):
                               always_print_fields_with_no_presence=True)
             return {"id": int(d["id"]), "customer": d["customer"]}
     assert all(int.from_bytes(v[1:5], "big") == sid for _p, _k, v in values)
-    _produce(kafka, topic, values)
+    archive_topics.produce(kafka, topic, values)
     p = thaw(*archive_args(kafka, uri, f"ns.ref{kind}", topic, *_registry_args(schema_registry)), timeout=120)
     log = p.stderr.decode(errors="replace")
     assert p.returncode == 0, log[-4000:]
@@ -790,7 +783,7 @@ def test_json_schema_values_round_trip(kafka, thaw, schema_registry, tmp_path):
     s2 = JSONSerializer(json.dumps(JSON_V2), client, conf={"auto.register.schemas": True})
     values += [(i % 2, f"k{i}".encode(), s2(_json_order(i, True), ctx)) for i in range(30, 60)]
     values += [(1, b"garbage", b"\x00" + values[0][2][1:5] + b"{not json")]
-    _produce(kafka, topic, values)
+    archive_topics.produce(kafka, topic, values)
     p = thaw(*archive_args(kafka, uri, "ns.js", topic, *_registry_args(schema_registry)), timeout=120)
     log = p.stderr.decode(errors="replace")
     assert p.returncode == 0, log[-3000:]

@@ -46,13 +46,6 @@ def _ser(registry, schema, key: bool):
     return lambda topic, obj: s(obj, SerializationContext(topic, field))
 
 
-def _produce(kafka, topic: str, records) -> None:
-    prod = kafka.producer()
-    for p, k, v in records:
-        prod.produce(topic, key=k, value=v, partition=p)
-    prod.flush(30)
-
-
 def _args(schema_registry, *extra: str) -> list[str]:
     return ["--layout", "row", "--key-format", "registry", "--schema-registry", schema_registry.url, *extra]
 
@@ -77,7 +70,7 @@ def test_avro_keys_decode_evolve_and_replay_byte_exact(kafka, thaw, schema_regis
     odd = [(0, b"plain key", val(topic, {"item": "plain", "qty": -1})),
            (1, b"\x00" + (876543).to_bytes(4, "big") + b"\x02x", val(topic, {"item": "unknown", "qty": -2})),
            (0, None, val(topic, {"item": "nokey", "qty": -3}))]
-    _produce(kafka, topic, first + odd)
+    archive_topics.produce(kafka, topic, first + odd)
     reg = ["--value-format", "registry"]
     p = thaw(*archive_args(kafka, uri, "ns.keys", topic, *_args(schema_registry, *reg)), timeout=120)
     log = p.stderr.decode(errors="replace")
@@ -89,7 +82,7 @@ def test_avro_keys_decode_evolve_and_replay_byte_exact(kafka, thaw, schema_regis
     val2 = _ser(schema_registry, VALUE_V2, False)
     second = [(i % 2, k2(topic, _key_v2(i)), val2(topic, {"item": f"i{i}", "qty": i, "note": f"n{i}"}))
               for i in range(30, 50)]
-    _produce(kafka, topic, second)
+    archive_topics.produce(kafka, topic, second)
     p = thaw(*archive_args(kafka, uri, "ns.keys", topic, *_args(schema_registry, *reg)), timeout=120)
     log = p.stderr.decode(errors="replace")
     assert p.returncode == 0, log[-4000:]
@@ -166,7 +159,7 @@ def test_keys_evolve_mid_run_beside_json_values(kafka, thaw, schema_registry, tm
     k1, k2 = _ser(schema_registry, KEY_V1, True), _ser(schema_registry, KEY_V2, True)
     records = [(0, (k1 if i < 10 else k2)(topic, _key_v1(i) if i < 10 else _key_v2(i)),
                 json.dumps({"n": i}, separators=(",", ":")).encode()) for i in range(20)]
-    _produce(kafka, topic, records)
+    archive_topics.produce(kafka, topic, records)
     p = thaw(*archive_args(kafka, uri, "ns.keysjson", topic, *_args(schema_registry)), timeout=120)
     log = p.stderr.decode(errors="replace")
     assert p.returncode == 0, log[-4000:]
@@ -188,7 +181,7 @@ def test_primitive_avro_keys_beside_json_values(kafka, thaw, schema_registry, tm
     kafka.create_topic(topic, 1)
     ks = _ser(schema_registry, '"string"', True)
     records = [(0, ks(topic, f"user-{i}"), json.dumps({"n": i}, separators=(",", ":")).encode()) for i in range(10)]
-    _produce(kafka, topic, records)
+    archive_topics.produce(kafka, topic, records)
     p = thaw(*archive_args(kafka, uri, "ns.strkeys", topic, *_args(schema_registry)), timeout=120)
     assert p.returncode == 0, p.stderr.decode(errors="replace")[-4000:]
     tbl = readers.load_table(uri, "ns.strkeys")
@@ -201,7 +194,7 @@ def test_primitive_avro_keys_beside_json_values(kafka, thaw, schema_registry, tm
     # A table archived without decoded keys refuses --key-format registry.
     other = archive_topics.topic_name("regnokeys")
     kafka.create_topic(other, 1)
-    _produce(kafka, other, records)
+    archive_topics.produce(kafka, other, records)
     p = thaw(*archive_args(kafka, uri, "ns.nokeys", other, "--layout", "row"), timeout=120)
     assert p.returncode == 0, p.stderr.decode(errors="replace")[-3000:]
     p = thaw(*archive_args(kafka, uri, "ns.nokeys", other, *_args(schema_registry)), timeout=60)
@@ -261,7 +254,7 @@ def test_protobuf_keys_beside_avro_values(kafka, thaw, schema_registry, tmp_path
     val = _ser(schema_registry, VALUE, False)
     records = [(0, kser(cls(order_id=i, region=f"r{i % 2}"), kctx), val(topic, {"item": f"i{i}", "qty": i}))
                for i in range(12)]
-    _produce(kafka, topic, records)
+    archive_topics.produce(kafka, topic, records)
     p = thaw(*archive_args(kafka, uri, "ns.pbkeys", topic, *_args(schema_registry, "--value-format", "registry")),
              timeout=120)
     assert p.returncode == 0, p.stderr.decode(errors="replace")[-4000:]
