@@ -50,6 +50,9 @@
 #   TIERED_BENCH_PROFILE       FILE: `perf record -g` of Thaw during each through-Thaw
 #                              run into FILE.produce, FILE.consume, FILE.history1, ...
 #                              (diagnosis; perf's own cost skews the figures)
+#   TIERED_BENCH_PERF_ARGS     what `perf record` samples (default "-F 999 -g"; e.g.
+#                              "-e page-faults -c 200 --call-graph dwarf,16384" for who
+#                              touches new memory)
 #   TIERED_BENCH_VERIFY        1: check every offset of the history read once more
 #                              with confluent-kafka through Thaw (default 1)
 #   THAW_BIN                   the thaw binary to run (default: a copy of build/bin/thaw

@@ -39,9 +39,14 @@ int64_t AppendColdBatches(const std::vector<std::shared_ptr<const std::string>>&
     if (BaseOffset(*b) >= stop_offset) break;
     const int64_t size = static_cast<int64_t>(b->size());
     if (used + size > limit && !(first_whole && used == 0)) break;
-    std::string copy = *b;
-    std::fill_n(copy.begin() + static_cast<std::ptrdiff_t>(kLeaderEpochAt), 4, '\xff');
-    records->push_back(std::make_shared<const std::string>(std::move(copy)));
+    if (std::all_of(b->begin() + kLeaderEpochAt, b->begin() + kLeaderEpochAt + 4,
+                    [](char c) { return c == '\xff'; })) {
+      records->push_back(b);  // cached without an epoch (serve --upstream): sent as it is
+    } else {
+      std::string copy = *b;
+      std::fill_n(copy.begin() + static_cast<std::ptrdiff_t>(kLeaderEpochAt), 4, '\xff');
+      records->push_back(std::make_shared<const std::string>(std::move(copy)));
+    }
     used += size;
   }
   return used;

@@ -42,11 +42,12 @@ int64_t MergedLogStart(int64_t upstream_start, const std::optional<kafka::server
 // Appends to *records the batches (whole record batches v2, in offset order)
 // whose base offset is below `stop_offset` (from there the upstream serves),
 // while the total stays within `limit`, the first whole when `first_whole`
-// (KIP-74): each a copy (the response then refers to it: FetchResponse's
-// records_shared). Each copy has its partition leader epoch set to -1: the
+// (KIP-74). Every batch leaves with its partition leader epoch -1: the
 // table's batches carry no epoch the upstream could contradict, so clients
 // keep no epoch for positions inside them (KIP-320 validation skips them).
-// The epoch is outside the batch CRC. Returns the bytes appended.
+// serve --upstream caches them so (ServeOptions::batch_leader_epoch) and
+// they are shared as they are; any other is copied with the epoch set (it
+// is outside the batch CRC). Returns the bytes appended.
 int64_t AppendColdBatches(const std::vector<std::shared_ptr<const std::string>>& batches, int64_t stop_offset,
                           int64_t limit, bool first_whole, std::vector<std::shared_ptr<const std::string>>* records);
 

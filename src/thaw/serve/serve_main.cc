@@ -194,6 +194,8 @@ Status RunServe(const ServeConfig& config) {
   }
   ServeOptions serve_options = config.serve;
   serve_options.state_dir = config.state_dir;  // leader epochs beside the group offsets
+  // The tiered proxy sends the table's batches without an epoch: cached so.
+  if (!config.upstream.empty()) serve_options.batch_leader_epoch = -1;
   ASSIGN_OR_RAISE(auto registry, TopicRegistry::Make(catalog, topics, serve_options));
   if (!config.upstream.empty()) return RunTieredServe(config, *registry);
 

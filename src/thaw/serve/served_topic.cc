@@ -249,7 +249,7 @@ ServedTopic::ServedTopic(std::shared_ptr<catalog::Catalog> catalog, TopicConfig 
   so.read.cut = {options_.batch_bytes, options_.batch_records};
   so.read.batch.compression = config_.compression;
   so.read.batch.level = config_.compression_level;
-  so.read.batch.leader_epoch = kLeaderEpoch;
+  so.read.batch.leader_epoch = options_.batch_leader_epoch;
   so.read.memory_budget = options_.memory_budget;
   so.read.spill_dir = options_.spill_dir;
   streams_ = std::make_unique<StreamedSegments>(std::move(so), cache_);
@@ -531,7 +531,7 @@ SegmentReadOptions ServedTopic::SegmentOptions() const {
   so.cut = {options_.batch_bytes, options_.batch_records};
   so.batch.compression = config_.compression;
   so.batch.level = config_.compression_level;
-  so.batch.leader_epoch = kLeaderEpoch;
+  so.batch.leader_epoch = options_.batch_leader_epoch;
   so.memory_budget = options_.memory_budget;
   so.spill_dir = options_.spill_dir;
   return so;
@@ -790,8 +790,8 @@ Result<FetchResult> ServedTopic::Fetch(int32_t partition, int64_t fetch_offset, 
       if (b.last_offset < fetch_offset) continue;  // before the fetch offset: never the one holding it
       const int64_t size = static_cast<int64_t>(b.bytes->size());
       if (!out.batches.empty() && out.bytes + size > max_bytes) return false;
-      const int32_t epoch = EpochAt(epochs, b.last_offset);
-      out.batches.push_back(epoch == kLeaderEpoch ? b.bytes : WithEpoch(b.bytes, epoch));
+      const int32_t epoch = options_.batch_leader_epoch < 0 ? -1 : EpochAt(epochs, b.last_offset);
+      out.batches.push_back(epoch == options_.batch_leader_epoch ? b.bytes : WithEpoch(b.bytes, epoch));
       out.bytes += size;
     }
     return out.batches.empty() || out.bytes < max_bytes;

@@ -146,6 +146,11 @@ struct ServeOptions {
   std::string spill_dir;
   // Leader epochs are kept in STATE_DIR/epochs/TOPIC.json; empty: in memory.
   std::string state_dir;
+  // The partitionLeaderEpoch cached batches are encoded with. -1 (serve
+  // --upstream): the batches carry no epoch, as the tiered proxy sends them
+  // (merged/tiering.h), so they leave the cache as they are; Fetch stamps no
+  // later epoch on them either.
+  int32_t batch_leader_epoch = kafka::server::kInitialLeaderEpoch;
 };
 
 class ServedTopic : public kafka::server::TopicLog {

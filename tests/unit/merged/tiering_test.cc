@@ -93,6 +93,19 @@ TEST(AppendColdBatches, StopsWhereTheUpstreamServesAndClearsTheLeaderEpoch) {
   }
 }
 
+TEST(AppendColdBatches, BatchesCachedWithoutAnEpochAreSharedNotCopied) {
+  // serve --upstream caches the table's batches with epoch -1 already.
+  std::vector<std::shared_ptr<const std::string>> batches{Batch(0, 10, -1), Batch(10, 10, 3)};
+  std::vector<std::shared_ptr<const std::string>> records;
+  AppendColdBatches(batches, 100, 1 << 20, true, &records);
+  ASSERT_EQ(records.size(), 2u);
+  EXPECT_EQ(records[0].get(), batches[0].get());  // as it is
+  EXPECT_NE(records[1].get(), batches[1].get());  // a copy with the epoch cleared
+  auto decoded = kafka::DecodeRecordBatches(*records[1]);
+  ASSERT_TRUE(decoded.ok()) << decoded.status().message();
+  EXPECT_EQ((*decoded)[0].leader_epoch, -1);
+}
+
 TEST(AppendColdBatches, TheFirstBatchIsWholeAndTheRestFitTheLimit) {
   std::vector<std::shared_ptr<const std::string>> batches{Batch(0, 10, 0), Batch(10, 10, 0)};
   std::vector<std::shared_ptr<const std::string>> records;
