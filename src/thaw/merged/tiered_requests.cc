@@ -194,6 +194,24 @@ void AnswerFromTable(TopicLog& log, int64_t timestamp, msg::ListOffsetsResponse:
   }
 }
 
+// A consumer reading the table sequentially is refused on every fetch: the
+// partitions whose fetch offset lies below the upstream's log start as this
+// connection last learnt it start decoding now, while the upstream is asked.
+// Only a hint (TopicLog::ReadAhead): the upstream's answer still decides.
+void StartLikelyColdReads(const TierContext& tc, const msg::FetchRequest& req, const UpstreamBounds& bounds) {
+  const auto now = std::chrono::steady_clock::now();
+  for (const auto& t : req.topics) {
+    auto log = tc.tables->Find(t.topic);
+    if (!log) continue;
+    for (const auto& p : t.partitions) {
+      const UpstreamBounds::Entry* e = bounds.Fresh(t.topic, p.partition, now);
+      if (e && p.fetch_offset < e->start && p.partition_max_bytes > 0) {
+        log->ReadAhead(p.partition, p.fetch_offset, p.partition_max_bytes);
+      }
+    }
+  }
+}
+
 }  // namespace
 
 const UpstreamBounds::Entry* UpstreamBounds::Fresh(const std::string& topic, int32_t partition,
@@ -284,6 +302,7 @@ asio::awaitable<Result<std::unique_ptr<kafka::WireWriter>>> TieredFetch(const Ti
   auto is_preferred = [&](const std::string& topic, int32_t partition) {
     return std::find(preferred.begin(), preferred.end(), std::make_pair(topic, partition)) != preferred.end();
   };
+  if (bounds) StartLikelyColdReads(tc, req, *bounds);
   const auto forwarded_at = std::chrono::steady_clock::now();
   CO_ASSIGN_OR_RAISE(auto resp, (co_await Forward<msg::FetchRequest, msg::FetchResponse>(up, header, forwarded)));
   const double upstream_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - forwarded_at).count();
@@ -528,6 +547,12 @@ asio::awaitable<Result<std::unique_ptr<kafka::WireWriter>>> TieredFetch(const Ti
     const int64_t max_bytes = req.max_bytes <= 0 ? INT32_MAX : req.max_bytes;
     const auto cold_at = std::chrono::steady_clock::now();
     co_await kafka::server::RunBlocking(*tc.pool, [&]() {
+      // Every partition but the first starts decoding now, in the
+      // background, while this thread fills the first (as serve's Fetch).
+      for (size_t i = 1; i < from_table.size(); ++i) {
+        from_table[i]->log->ReadAhead(from_table[i]->out->partition_index, from_table[i]->request->fetch_offset,
+                                      from_table[i]->request->partition_max_bytes);
+      }
       for (Refused* r : from_table) {
         auto& out = *r->out;
         const bool first_whole = used == 0;
