@@ -197,8 +197,16 @@ void AnswerFromTable(TopicLog& log, int64_t timestamp, msg::ListOffsetsResponse:
 // A consumer reading the table sequentially is refused on every fetch: the
 // partitions whose fetch offset lies below the upstream's log start as this
 // connection last learnt it start decoding now, while the upstream is asked.
-// Only a hint (TopicLog::ReadAhead): the upstream's answer still decides.
+// Only a hint (TopicLog::ReadAhead), given on the pool (a new snapshot's
+// first look at a partition plans it, which must not hold up the io
+// thread): the upstream's answer still decides.
 void StartLikelyColdReads(const TierContext& tc, const msg::FetchRequest& req, const UpstreamBounds& bounds) {
+  struct Hint {
+    std::shared_ptr<TopicLog> log;
+    int32_t partition;
+    int64_t offset, max_bytes;
+  };
+  std::vector<Hint> hints;
   const auto now = std::chrono::steady_clock::now();
   for (const auto& t : req.topics) {
     auto log = tc.tables->Find(t.topic);
@@ -206,10 +214,14 @@ void StartLikelyColdReads(const TierContext& tc, const msg::FetchRequest& req, c
     for (const auto& p : t.partitions) {
       const UpstreamBounds::Entry* e = bounds.Fresh(t.topic, p.partition, now);
       if (e && p.fetch_offset < e->start && p.partition_max_bytes > 0) {
-        log->ReadAhead(p.partition, p.fetch_offset, p.partition_max_bytes);
+        hints.push_back({log, p.partition, p.fetch_offset, p.partition_max_bytes});
       }
     }
   }
+  if (hints.empty()) return;
+  asio::post(*tc.pool, [hints = std::move(hints)]() {
+    for (const Hint& h : hints) h.log->ReadAhead(h.partition, h.offset, h.max_bytes);
+  });
 }
 
 }  // namespace
