@@ -326,7 +326,8 @@ class Bench:
         log("history: thaw archive (one-shot) into arch.hist")
         t0 = time.monotonic()
         p = subprocess.run([a.thaw, "archive", "--brokers", self.boot, "--topic", "hist", "--catalog", uri,
-                            "--table", "arch.hist", "--create", "--warehouse", str(wh), "--quiet"],
+                            "--table", "arch.hist", "--create", "--warehouse", str(wh), "--quiet",
+                            *os.environ.get("TIERED_BENCH_ARCHIVE_ARGS", "").split()],
                            capture_output=True, text=True, timeout=1200)
         archive_s = time.monotonic() - t0
         if p.returncode != 0:

@@ -47,6 +47,8 @@
 #   TIERED_BENCH_LAT_RUNS      latency runs, direct and via Thaw alternating (default 3)
 #   TIERED_BENCH_PHASES        passthrough,latency,history,memory (default all)
 #   TIERED_BENCH_SERVE_ARGS    extra `thaw serve` arguments
+#   TIERED_BENCH_ARCHIVE_ARGS  extra arguments of the history phase's `thaw archive`
+#                              (e.g. "--target-file-size 32MiB")
 #   TIERED_BENCH_PROFILE       FILE: `perf record -g` of Thaw during each through-Thaw
 #                              run into FILE.produce, FILE.consume, FILE.history1, ...
 #                              (diagnosis; perf's own cost skews the figures)
