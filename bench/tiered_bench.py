@@ -382,7 +382,8 @@ class Bench:
         """fn() under `perf record -g` of Thaw into PROFILE.WHAT (diagnosis only: perf costs CPU of its own)."""
         if not self.a.profile:
             return fn()
-        prof = subprocess.Popen(["perf", "record", *os.environ.get("TIERED_BENCH_PERF_ARGS", "-F 999 -g").split(), "-o", f"{self.a.profile}.{what}", "-p",
+        sampled = os.environ.get("TIERED_BENCH_PERF_ARGS", "-F 999 -g").split()
+        prof = subprocess.Popen(["perf", "record", *sampled, "-o", f"{self.a.profile}.{what}", "-p",
                                  str(self.thaw_proc.pid)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         try:
             return fn()

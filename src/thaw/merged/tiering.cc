@@ -2,12 +2,11 @@
 
 #include <algorithm>
 
+#include "thaw/kafka/protocol/record_batch.h"
+
 namespace thaw::merged {
 
 namespace {
-
-constexpr size_t kBatchHeaderBytes = 61;  // record batch v2 header
-constexpr size_t kLeaderEpochAt = 12;     // base offset (8) + batch length (4)
 
 int64_t BaseOffset(const std::string& batch) {
   uint64_t v = 0;
@@ -35,18 +34,12 @@ int64_t AppendColdBatches(const std::vector<std::shared_ptr<const std::string>>&
                           int64_t limit, bool first_whole, std::vector<std::shared_ptr<const std::string>>* records) {
   int64_t used = 0;
   for (const auto& b : batches) {
-    if (!b || b->size() < kBatchHeaderBytes) continue;
+    if (!b || b->size() < kafka::kRecordBatchHeaderSize) continue;
     if (BaseOffset(*b) >= stop_offset) break;
     const int64_t size = static_cast<int64_t>(b->size());
     if (used + size > limit && !(first_whole && used == 0)) break;
-    if (std::all_of(b->begin() + kLeaderEpochAt, b->begin() + kLeaderEpochAt + 4,
-                    [](char c) { return c == '\xff'; })) {
-      records->push_back(b);  // cached without an epoch (serve --upstream): sent as it is
-    } else {
-      std::string copy = *b;
-      std::fill_n(copy.begin() + static_cast<std::ptrdiff_t>(kLeaderEpochAt), 4, '\xff');
-      records->push_back(std::make_shared<const std::string>(std::move(copy)));
-    }
+    // serve --upstream caches them without an epoch: shared as they are.
+    records->push_back(kafka::WithLeaderEpoch(b, -1));
     used += size;
   }
   return used;

@@ -51,16 +51,6 @@ bool MayRemoveRows(const iceberg::TableMetadata& md, std::optional<int64_t> from
   return true;  // `from` is not an ancestor (a rollback), or the table has no snapshot now
 }
 
-// A copy of an encoded batch v2 carrying `epoch` as its partitionLeaderEpoch
-// (bytes 12-15, before the CRC'd part: the CRC stays valid).
-std::shared_ptr<const std::string> WithEpoch(const std::shared_ptr<const std::string>& batch, int32_t epoch) {
-  if (batch->size() < 16) return batch;
-  auto out = std::make_shared<std::string>(*batch);
-  const auto e = static_cast<uint32_t>(epoch);
-  for (int i = 0; i < 4; ++i) (*out)[12 + i] = static_cast<char>(e >> (24 - 8 * i));
-  return out;
-}
-
 // Row groups per segment when their offset ranges chain together (files
 // whose row groups overlap): beyond it a segment is cut, and the row group
 // straddling the cut is decoded by both segments.
@@ -791,7 +781,7 @@ Result<FetchResult> ServedTopic::Fetch(int32_t partition, int64_t fetch_offset, 
       const int64_t size = static_cast<int64_t>(b.bytes->size());
       if (!out.batches.empty() && out.bytes + size > max_bytes) return false;
       const int32_t epoch = options_.batch_leader_epoch < 0 ? -1 : EpochAt(epochs, b.last_offset);
-      out.batches.push_back(epoch == options_.batch_leader_epoch ? b.bytes : WithEpoch(b.bytes, epoch));
+      out.batches.push_back(kafka::WithLeaderEpoch(b.bytes, epoch));
       out.bytes += size;
     }
     return out.batches.empty() || out.bytes < max_bytes;

@@ -171,6 +171,18 @@ char* WriteRecords(char* p, std::span<const Record> records, const RecordBatch& 
 
 }  // namespace
 
+std::shared_ptr<const std::string> WithLeaderEpoch(const std::shared_ptr<const std::string>& batch, int32_t epoch) {
+  constexpr size_t at = kRecordBatchLogOverhead;
+  if (batch->size() < at + 4) return batch;
+  const auto e = static_cast<uint32_t>(epoch);
+  char bytes[4];
+  for (int i = 0; i < 4; ++i) bytes[i] = static_cast<char>(e >> (24 - 8 * i));
+  if (std::memcmp(batch->data() + at, bytes, 4) == 0) return batch;
+  auto out = std::make_shared<std::string>(*batch);
+  std::memcpy(out->data() + at, bytes, 4);
+  return out;
+}
+
 size_t BatchableRun(std::span<const Record> records) {
   if (records.empty()) return 0;
   const Record& first = records.front();

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -54,6 +55,11 @@ struct BatchOptions {
 // into a per-thread scratch buffer first.
 Status AppendRecordBatch(std::span<const Record> records, const RecordBatch& owner,
                          const BatchOptions& options, std::string* out);
+
+// An encoded batch v2 carrying `epoch` as its partitionLeaderEpoch (bytes
+// 12-15, before the CRC'd part: the CRC stays valid): `batch` itself when it
+// carries it already (or is too short to hold one), else a copy.
+std::shared_ptr<const std::string> WithLeaderEpoch(const std::shared_ptr<const std::string>& batch, int32_t epoch);
 
 // The length of the longest prefix of `records` that AppendRecordBatch
 // accepts as one batch (same timestamp type; with LogAppendTime the same

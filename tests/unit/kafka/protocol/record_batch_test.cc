@@ -149,6 +149,22 @@ TEST(RecordBatch, HeaderFieldsSitAtTheSpecOffsets) {
   for (Compression c : kCodecs) EXPECT_EQ(BE(Encode(in, c), 21, 2), static_cast<int>(c));
 }
 
+TEST(RecordBatch, WithLeaderEpochSharesWhatCarriesItAndCopiesTheRest) {
+  Input in;
+  in.Add(42, 1000, "a", "b");
+  auto batch = std::make_shared<const std::string>(Encode(in, Compression::kZstd, 3));
+  EXPECT_EQ(WithLeaderEpoch(batch, 3).get(), batch.get());
+  auto cleared = WithLeaderEpoch(batch, -1);
+  ASSERT_NE(cleared.get(), batch.get());
+  EXPECT_EQ(BE(*batch, 12, 4), 3) << "the original is left as it was";
+  EXPECT_EQ(BE(*cleared, 12, 4), -1);
+  EXPECT_EQ(cleared->substr(16), batch->substr(16));
+  auto decoded = DecodeRecordBatches(*cleared);  // the CRC still holds
+  ASSERT_TRUE(decoded.ok()) << decoded.status().ToString();
+  EXPECT_EQ((*decoded)[0].leader_epoch, -1);
+  EXPECT_EQ(WithLeaderEpoch(cleared, -1).get(), cleared.get());
+}
+
 TEST(RecordBatch, LogAppendTimeSetsTheBitAndReportsMaxTimestamp) {
   Input in;
   in.Add(0, 5000, "a", "1", {}, TimestampType::kLogAppendTime);
