@@ -7,6 +7,7 @@ overlapping or plain files -- for test_reader_memory_encodings.py (issue 19)."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import random
@@ -299,3 +300,69 @@ def build_dictionary_partitions(wh: str, name: str, partitions: int = 4, per_par
         table.append(t)
         del t
     return Written(table, {p: per_partition for p in range(partitions)}, partitions * per_partition * value)
+
+
+def distinct_values(n: int, first: int, size: int) -> pa.Array:
+    """n values of `size` bytes, all different (a 40-hex-digit id, then a repeated JSON payload): what an
+    event topic holds. Compressible about 40x, so zstd files are small, but no two alike, so a pyarrow
+    writer's dictionary overflows only after it has taken the first tens of MB."""
+    payload = b'{"event":"order","payload":"' + b"x" * (size - 40 - 31) + b'"}'
+    return pa.array([hashlib.sha1(b"%d" % (first + i)).hexdigest().encode() + payload for i in range(n)],
+                    pa.binary())
+
+
+def build_distinct_partitions(wh: str, name: str, partitions: int = 8, files: int = 4, per_file: int = 25_000,
+                              value: int = 1024):
+    """`partitions` Kafka partitions (identity(kafka_partition)) of `files` pyiceberg appends of `per_file`
+    records each, offsets in order, every value different (distinct_values): one row group per file whose
+    value column has a dictionary page of about 20 MB uncompressed (pyarrow lets the dictionary grow past
+    its 1 MiB limit before falling back to plain pages) for 25 MB of values -- what bench.records is, and
+    what any pyiceberg table of unique event payloads looks like. A streaming reader of such a row group
+    holds that dictionary twice (the decompressed page and the decoded values) for as long as it is open."""
+    table = create_canonical(wh, name, partitioned=True)
+    for k in range(files):
+        for p in range(partitions):
+            lo = k * per_file
+            offs = list(range(lo, lo + per_file))
+            keys = pa.array([b"k%d" % (o % 1000) for o in offs], pa.binary())
+            t = canonical_arrow(table, p, offs, keys, distinct_values(per_file, p * 10_000_000 + lo, value),
+                                ts_ms=lambda o, p=p: BASE_MS + 10 * o + p)
+            table.append(t)
+            del t
+    return Written(table, {p: files * per_file for p in range(partitions)}, partitions * files * per_file * value)
+
+
+def dictionary_page_bytes(path: str, leaf: str = "value") -> list[int]:
+    """The uncompressed size of each row group's dictionary page of column `leaf` (read from its page
+    header: the footer does not say)."""
+    md = pq.ParquetFile(path).metadata
+    vi = next(i for i in range(md.num_columns) if md.schema.column(i).path == leaf)
+    out = []
+    with open(path, "rb") as f:
+        for r in range(md.num_row_groups):
+            cc = md.row_group(r).column(vi)
+            if not cc.has_dictionary_page:
+                out.append(0)
+                continue
+            f.seek(cc.dictionary_page_offset)
+            out.append(_page_header_sizes(f.read(64))[0])
+    return out
+
+
+def _page_header_sizes(b: bytes) -> tuple[int, int]:
+    """(uncompressed, compressed) page size from a Thrift compact PageHeader: fields 1 (type), 2, 3."""
+    i, fid, got = 0, 0, {}
+    while len(got) < 3:
+        byte = b[i]
+        i += 1
+        fid += byte >> 4
+        v = s = 0
+        while True:
+            x = b[i]
+            i += 1
+            v |= (x & 0x7F) << s
+            s += 7
+            if not x & 0x80:
+                break
+        got[fid] = (v >> 1) ^ -(v & 1)
+    return got[2], got[3]

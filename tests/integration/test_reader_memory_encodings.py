@@ -91,6 +91,8 @@ REPLAY_SECONDS = 900
 TEN_CONSUMERS_SECONDS = 300
 TEN_CONSUMERS_RECORDS = 100_000
 TEN_CONSUMERS_RSS_BOUND = 1536 * MiB  # see test_serve_ten_consumers_on_shuffled_table
+SMALL_CACHE = SMALL_BUDGET = 128 * MiB  # test_serve_small_cache_over_large_dictionaries
+SMALL_RSS_BOUND = SMALL_CACHE + SMALL_BUDGET + SERVE_OVERHEAD + 256 * MiB  # ... see there
 # A thaw process past this RSS is stopped (the test fails with the figure) before it takes the machine.
 ABORT_RSS = 4 << 30
 
@@ -133,6 +135,7 @@ BUILDERS = {
     "shuffled": rt.build_shuffled_dictionary,
     "json": rt.build_json_overlapping,
     "partitions": rt.build_dictionary_partitions,
+    "distinct": rt.build_distinct_partitions,  # only test_serve_small_cache_over_large_dictionaries
 }
 
 
@@ -162,6 +165,11 @@ def json_table(tmp_path_factory) -> Table:
 @pytest.fixture(scope="module")
 def partitions(tmp_path_factory) -> Table:
     return build(tmp_path_factory, "partitions")
+
+
+@pytest.fixture(scope="module")
+def distinct(tmp_path_factory) -> Table:
+    return build(tmp_path_factory, "distinct")
 
 
 FIXTURES = {"shuffled": "shuffled", "json": "json_table", "partitions": "partitions"}
@@ -227,6 +235,14 @@ def check_table(t: Table) -> None:
             assert is_sorted(offs), f"{p} is not in offset order"
             firsts.append(offs[0].as_py())
         assert sorted(firsts) == list(range(8)), firsts  # file i holds the offsets = i mod 8
+    elif t.kind == "distinct":
+        assert t.records == {p: 100_000 for p in range(8)} and f.files == 32 and f.row_groups == 32
+        for p in t.paths:
+            _, offs, _ = file_offsets(p)
+            assert is_sorted(offs), f"{p} is not in offset order"
+            # The point: a dictionary page that decodes to tens of MB, far beyond a cursor's budget share.
+            pages = rt.dictionary_page_bytes(p)
+            assert all(b >= 16 * MiB for b in pages), f"{p}: value dictionary pages of {pages} B"
     elif t.kind == "partitions":
         assert t.records == {p: 500_000 for p in range(4)} and f.files == 4
         assert f.max_row_group_rows == 500_000
@@ -444,12 +460,13 @@ class Reader:
         return f"{where} in {self.seconds:.1f} s" + (f", {self.error}" if self.error else "")
 
 
-def start_server(thaw_bin, t: Table, tmp_path: Path, topic: str, cache_size: int) -> ThawServer:
+def start_server(thaw_bin, t: Table, tmp_path: Path, topic: str, cache_size: int,
+                 memory_budget: int = MEMORY_BUDGET) -> ThawServer:
     spill = tmp_path / "spill"
     spill.mkdir(exist_ok=True)
     srv = ThawServer(thaw_bin, t.uri, [Topic(topic, t.name, "thaw")], tmp_path / "serve", refresh="60s",
                      extra=["--cache-size", f"{cache_size // MiB}MiB", "--memory-budget",
-                            f"{MEMORY_BUDGET // MiB}MiB", "--spill-dir", str(spill)])
+                            f"{memory_budget // MiB}MiB", "--spill-dir", str(spill)])
     srv.start()
     return srv
 
@@ -576,6 +593,43 @@ def test_serve_ten_consumers_on_shuffled_table(shuffled, thaw_bin, tmp_path):
                         + f"\nserver stderr:\n{srv.stderr()}", pytrace=False)
         assert seconds <= TEN_CONSUMERS_SECONDS + 5
         assert_rss("serve (ten consumers)", t, peak, limit)
+        clean = True
+    finally:
+        stop_server(srv, clean)
+
+
+def test_serve_small_cache_over_large_dictionaries(distinct, thaw_bin, tmp_path):
+    """One consumer reads 8 partitions at once through a server with --cache-size 128MiB and
+    --memory-budget 128MiB, from files whose value column has a 20 MB dictionary page per row group (what
+    pyiceberg writes for unique event payloads). The cache cannot hold a segment per partition, so the
+    server keeps a reader open per partition between Fetches (a cursor): each such reader streaming a row
+    group held its dictionary twice over (40 MB) whatever its budget share, and every cursor's next row
+    group decoded in the background at once -- 1.4 GiB on bench.records' 16 partitions. Cursors now sort
+    such files into spilled runs instead of streaming them, and all readers' decoding takes its cost from
+    one gate of --memory-budget first."""
+    t = distinct
+    topic = "enc-distinct"
+    srv = start_server(thaw_bin, t, tmp_path, topic, SMALL_CACHE, SMALL_BUDGET)
+    clean = False
+    try:
+        t0 = time.monotonic()
+        watch = RssWatch(srv.proc.pid)
+        r = Reader(srv.bootstrap, topic, {p: (0, n) for p, n in t.records.items()}, t0 + SERVE_READ_SECONDS,
+                   watch.abort)
+        r.run()
+        seconds = time.monotonic() - t0
+        tripped = watch.stop()
+        peak = vm_hwm(srv.proc.pid)
+        target = SMALL_CACHE + SMALL_BUDGET + SERVE_OVERHEAD
+        print(f"\n[reader memory encodings] small cache over large dictionaries: target {target / MiB:.0f} MiB "
+              f"({'met' if peak <= target else 'NOT met'}), asserted bound {SMALL_RSS_BOUND / MiB:.0f} MiB")
+        report("serve, one consumer, 128 MiB cache and budget,", t, r.read, seconds, peak)
+        if not r.done or not srv.alive():
+            pytest.fail(f"serve of the {t.kind} table: {r.read:,} of {t.total:,} records read in {seconds:.1f} s, "
+                        f"peak RSS {peak / MiB:.0f} MiB{tripped}; {r.status()}"
+                        + ("" if srv.alive() else "; server exited") + f"\nserver stderr:\n{srv.stderr()}",
+                        pytrace=False)
+        assert_rss("serve (128 MiB cache and budget)", t, peak, SMALL_RSS_BOUND)
         clean = True
     finally:
         stop_server(srv, clean)

@@ -1,5 +1,6 @@
 #include "thaw/records/record_reader.h"
 
+#include <arrow/memory_pool.h>
 #include <arrow/array.h>
 #include <arrow/record_batch.h>
 #include <arrow/scalar.h>
@@ -51,8 +52,6 @@ constexpr int64_t kParquetBatchRows = 65536;
 // step, into memory the allocator takes fresh from the system once it is
 // this large), so a row group of big values is decoded in several batches.
 constexpr int64_t kParquetBatchBytes = int64_t{4} << 20;
-// Dictionary pages the inputs of a merge may hold open whatever the budget.
-constexpr int64_t kDictionaryAllowance = int64_t{64} << 20;
 // The smallest batch a merge input reads at once.
 constexpr int64_t kMinMergeBatchBytes = 64 << 10;
 // Spilled runs a merge keeps open at once (each holds a file descriptor).
@@ -238,6 +237,13 @@ struct RecordReader::Impl {
   std::vector<int> ProjectedColumns(const pq::ParquetFile& pf, const TaskState& t) const;
   // What decoding row group `rg` allocates: Unit::bytes.
   void SizeUnit(const pq::ParquetFile& pf, const TaskState& t, Unit* u);
+  // Takes `bytes` from ReadOptions::decode_gate (nothing without one).
+  DecodeGate::Hold Gate(int64_t bytes) { return opt.decode_gate ? opt.decode_gate->Acquire(bytes) : DecodeGate::Hold(); }
+  // Gives it back, and has Arrow's allocator return what it keeps when the
+  // gate says so.
+  static void Ungate(DecodeGate::Hold& hold) {
+    if (hold.Release()) arrow::default_memory_pool()->ReleaseUnused();
+  }
   void LearnDecoded(int64_t estimate, int64_t actual);
   Status PrepareMerge(Cluster* c);
   Result<bool> IsSortedByOffset(pq::ParquetFile& pf, const std::vector<int>& rgs, int32_t partition);
@@ -1071,6 +1077,9 @@ Status RecordReader::Impl::SpillRuns(pq::ParquetFile& pf, const TaskState& t, co
     SizeUnit(pf, t, &sized);
     const int64_t per_row = std::max<int64_t>(1, sized.bytes / rg_rows);
     const int64_t batch_rows = std::clamp<int64_t>(batch_bytes / per_row, 16, kParquetBatchRows);
+    // Decoding it holds its dictionaries and up to a run beside the run
+    // being gathered.
+    DecodeGate::Hold hold = Gate(sized.dictionary + 2 * run_budget);
     ASSIGN_OR_RAISE(auto reader, pf.Read({rg}, cols, batch_rows));
     int64_t pos = pf.row_group_first_row(rg);
     while (true) {
@@ -1093,6 +1102,8 @@ Status RecordReader::Impl::SpillRuns(pq::ParquetFile& pf, const TaskState& t, co
       bytes += arrow::util::TotalBufferSize(*b);
       if (bytes >= run_budget) RETURN_NOT_OK(flush());
     }
+    reader.reset();
+    Ungate(hold);
   }
   return flush();
 }
@@ -1130,8 +1141,9 @@ Status RecordReader::Impl::PrepareMerge(Cluster* c) {
   // Sorted files stream into the merge all open at once, each reader holding
   // its dictionary pages (a fixed cost per input: files of distinct values
   // written with dictionaries that overflowed hold megabytes each). When
-  // those would take more than the merge's budget (and more than a fixed
-  // allowance: sorting a file costs far more than a few small dictionaries),
+  // those would take more than the merge's budget (and more than
+  // ReadOptions::dictionary_allowance: sorting a file costs far more than a
+  // few small dictionaries),
   // the files with the largest are sorted into spilled runs instead, one
   // file open at a time; what they leave of it is what the inputs' batches
   // get.
@@ -1144,7 +1156,7 @@ Status RecordReader::Impl::PrepareMerge(Cluster* c) {
     }
     std::sort(by_size.begin(), by_size.end(), [](auto* a, auto* b) { return a->dictionary > b->dictionary; });
     for (auto* f : by_size) {
-      if (dictionaries <= std::max(budget, kDictionaryAllowance)) break;
+      if (dictionaries <= std::max(budget, opt.dictionary_allowance)) break;
       f->sorted = false;
       dictionaries -= f->dictionary;
     }
@@ -1427,8 +1439,17 @@ Status RecordReader::Impl::FillPipeline() {
       if (c->merge && opt.require_narrow) {
         return Status::Unsupported("a cluster of {} row groups merged as streams: not read in part", c->units.size());
       }
+      // A cluster decoded at once holds its arrays and dictionaries while it
+      // decodes (a merge takes its share per file it sorts, SpillRuns).
+      DecodeGate::Hold hold;
+      if (!c->merge) {
+        int64_t cost = 0;
+        for (const auto& u : c->units) cost += u.bytes + u.dictionary;
+        hold = Gate(cost);
+      }
       Status st =
           pq::CatchParquet("decoding", [&]() { return c->merge ? PrepareMerge(c.get()) : LoadCluster(c.get()); });
+      Ungate(hold);
       if (!st.ok()) return st;
       auto out = std::make_unique<Cluster>();
       out->partition = c->partition;

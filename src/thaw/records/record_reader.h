@@ -41,6 +41,7 @@
 #include "thaw/iceberg/deletion_vector.h"
 #include "thaw/iceberg/table.h"
 #include "thaw/iceberg/table_scan.h"
+#include "thaw/records/decode_gate.h"
 #include "thaw/records/layout.h"
 #include "thaw/records/read_plan.h"
 #include "thaw/records/record.h"
@@ -136,6 +137,16 @@ struct ReadOptions {
   // Memory for decoding a cluster of overlapping row groups at once; bigger
   // clusters are merged as streams / sorted externally within this budget.
   int64_t memory_budget = int64_t{512} << 20;
+  // What files merged as streams may hold for their dictionary pages beyond
+  // memory_budget / 2 before the largest are sorted into spilled runs
+  // instead (a streamed reader holds a column's whole dictionary, decoded
+  // twice over, for as long as it is open). A reader that lives long and
+  // beside many others (serve's cursors) sets 0: its budget is all it gets.
+  int64_t dictionary_allowance = int64_t{64} << 20;
+  // Shared with other readers decoding at the same time (decode_gate.h):
+  // each row group's decoding takes its cost from it first. None: this
+  // reader's own budget is the only bound.
+  std::shared_ptr<DecodeGate> decode_gate;
 };
 
 class RecordReader {

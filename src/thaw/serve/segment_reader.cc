@@ -123,6 +123,7 @@ Result<SegmentReadResult> ReadSegments(const std::shared_ptr<const records::Read
   ro.order = records::ReadOrder::kPerPartition;
   ro.memory_budget = options.memory_budget;
   ro.spill_dir = options.spill_dir;
+  ro.decode_gate = options.decode_gate;
   ro.read_ahead = 1;  // a segment is normally one row group: nothing to read ahead of
   ro.require_narrow = options.require_narrow;
   ASSIGN_OR_RAISE(auto reader, records::RecordReader::Make(plan, ro));
@@ -198,7 +199,12 @@ Result<std::unique_ptr<SegmentCursor>> SegmentCursor::Make(const std::shared_ptr
   ro.order = records::ReadOrder::kPerPartition;
   ro.memory_budget = options.memory_budget;
   ro.spill_dir = options.spill_dir;
+  ro.decode_gate = options.decode_gate;
   ro.read_ahead = 1;
+  // A cursor stays open between Fetches, beside one per partition being
+  // read: a file whose dictionaries do not fit its share is sorted into
+  // spilled runs (no dictionary held) rather than streamed.
+  ro.dictionary_allowance = 0;
   std::unique_ptr<SegmentCursor> c(new SegmentCursor());
   ASSIGN_OR_RAISE(c->reader_, records::RecordReader::Make(plan, ro));
   c->plan_ = plan;

@@ -32,6 +32,7 @@ struct SegmentReadOptions {
   kafka::BatchOptions batch;  // compression, leader epoch
   int64_t memory_budget = int64_t{512} << 20;
   std::string spill_dir;
+  std::shared_ptr<records::DecodeGate> decode_gate;  // records::ReadOptions::decode_gate
   // Fail with kUnsupported rather than decode a whole row group the range
   // cuts (records::ReadOptions::require_narrow): serve's seek reads.
   bool require_narrow = false;

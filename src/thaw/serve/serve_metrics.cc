@@ -56,6 +56,11 @@ void RegisterTableMetrics(metrics::Metrics& m, TopicRegistry& registry, std::sha
                 {{"topic", t->name()}})
           .Increment(static_cast<double>(std::max<int64_t>(0, rows - before)));
       before = rows;
+      m.Gauge("thaw_segment_cursors",
+              "Readers of streamed partitions open now, reading or idle where a consumer may continue (each holds "
+              "its share of --memory-budget)",
+              {{"topic", t->name()}})
+          .Set(static_cast<double>(t->stats().cursors_open));
     }
     if (const auto& cache = registry.cache()) {
       auto s = cache->stats();

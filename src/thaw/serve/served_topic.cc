@@ -242,6 +242,7 @@ ServedTopic::ServedTopic(std::shared_ptr<catalog::Catalog> catalog, TopicConfig 
   so.read.batch.leader_epoch = options_.batch_leader_epoch;
   so.read.memory_budget = options_.memory_budget;
   so.read.spill_dir = options_.spill_dir;
+  so.read.decode_gate = options_.decode_gate;
   streams_ = std::make_unique<StreamedSegments>(std::move(so), cache_);
   if (options_.read_ahead > 0) ahead_ = std::make_unique<ThreadPool>(static_cast<size_t>(options_.read_ahead));
 }
@@ -465,6 +466,7 @@ ServedTopic::Stats ServedTopic::stats() const {
   s.segments_cut = streamed.segments_cut;
   s.cursors_opened = streamed.cursors_opened;
   s.cursors_continued = streamed.cursors_continued;
+  s.cursors_open = streamed.cursors_opened - streamed.cursors_closed;
   s.row_groups_decoded += streamed.decode.row_groups;
   s.rows_decoded += streamed.decode.rows;
   s.batches_encoded += streamed.batches;
@@ -524,6 +526,7 @@ SegmentReadOptions ServedTopic::SegmentOptions() const {
   so.batch.leader_epoch = options_.batch_leader_epoch;
   so.memory_budget = options_.memory_budget;
   so.spill_dir = options_.spill_dir;
+  so.decode_gate = options_.decode_gate;
   return so;
 }
 

@@ -84,6 +84,7 @@
 #include "thaw/kafka/protocol/record_batch.h"
 #include "thaw/kafka/protocol/wire.h"
 #include "thaw/kafka/server/topic_log.h"
+#include "thaw/records/decode_gate.h"
 #include "thaw/records/layout.h"
 #include "thaw/records/read_plan.h"
 #include "thaw/serve/batch_cache.h"
@@ -144,6 +145,9 @@ struct ServeOptions {
   // Passed to the RecordReader (ReadOptions::memory_budget, spill_dir).
   int64_t memory_budget = int64_t{512} << 20;
   std::string spill_dir;
+  // Decoding in progress, all topics' readers together (TopicRegistry makes
+  // one of memory_budget; records::DecodeGate).
+  std::shared_ptr<records::DecodeGate> decode_gate;
   // Leader epochs are kept in STATE_DIR/epochs/TOPIC.json; empty: in memory.
   std::string state_dir;
   // The partitionLeaderEpoch cached batches are encoded with. -1 (serve
@@ -233,6 +237,7 @@ class ServedTopic : public kafka::server::TopicLog {
     int64_t segments_cut = 0;
     int64_t cursors_opened = 0;
     int64_t cursors_continued = 0;
+    int64_t cursors_open = 0;  // open now (reading or idle), each holding its readers' buffers
     int64_t read_aheads = 0;  // segment reads started ahead of consumers
     int64_t read_aheads_skipped = 0;  // ... not started: the cache had no room without evicting unread segments
     int64_t pressure_reads = 0;  // Fetches read as streamed for want of room for their whole segment

@@ -32,6 +32,7 @@ Status ValidateTopicName(std::string_view name) {
 Result<std::unique_ptr<TopicRegistry>> TopicRegistry::Make(std::shared_ptr<catalog::Catalog> catalog,
                                                            std::vector<TopicConfig> topics, ServeOptions options) {
   std::unique_ptr<TopicRegistry> r(new TopicRegistry());
+  if (!options.decode_gate) options.decode_gate = std::make_shared<records::DecodeGate>(options.memory_budget);
   r->options_ = options;
   r->cache_ = std::make_shared<BatchCache>(options.cache_bytes);
   std::set<std::string> names;

@@ -258,6 +258,26 @@ TEST_F(ReaderFixture, ClustersTooBigForTheBudgetMergeOnePartitionAtATime) {
   EXPECT_EQ(ByPartition(merged), ByPartition(all));
 }
 
+TEST_F(ReaderFixture, ReadersSharingADecodeGateStayWithinItAndReadTheSame) {
+  // Two readers decoding at once, one gate smaller than a cluster: each
+  // cluster's decoding waits for the other's to finish, and both read what a
+  // reader alone reads.
+  auto gate = std::make_shared<DecodeGate>(64 << 10);
+  ReadOptions opt;
+  opt.decode_gate = gate;
+  std::vector<Row> a, b;
+  std::thread other([&] { b = ReadAll("part", opt); });
+  a = ReadAll("part", opt);
+  other.join();
+  const auto alone = ReadAll("part", {});
+  ASSERT_FALSE(alone.empty());
+  EXPECT_EQ(a, alone);
+  EXPECT_EQ(b, alone);
+  EXPECT_EQ(gate->held(), 0);
+  EXPECT_GT(gate->peak(), 0) << "the readers decoded without taking from the gate";
+  EXPECT_LE(gate->peak(), gate->capacity());
+}
+
 TEST_F(ReaderFixture, SummarizeReadsOnlyMetadataAndMatchesTheRecords) {
   auto sum = Summarize(Load("unpart"), {});
   ASSERT_TRUE(sum.ok()) << sum.status().ToString();
