@@ -606,7 +606,7 @@ def test_serve_small_cache_over_large_dictionaries(distinct, thaw_bin, tmp_path)
     group held its dictionary twice over (40 MB) whatever its budget share, and every cursor's next row
     group decoded in the background at once -- 1.4 GiB on bench.records' 16 partitions. Cursors now sort
     such files into spilled runs instead of streaming them, and all readers' decoding takes its cost from
-    one gate of --memory-budget first."""
+    one gate of half of --memory-budget first."""
     t = distinct
     topic = "enc-distinct"
     srv = start_server(thaw_bin, t, tmp_path, topic, SMALL_CACHE, SMALL_BUDGET)

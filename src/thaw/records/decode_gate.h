@@ -15,11 +15,10 @@
 // Freed is not returned: Arrow's allocator keeps what was freed in the last
 // second (MIMALLOC_PURGE_DELAY, cli/main.cc) for the next decode. Release()
 // says each time the holds given back reach half the capacity again, so
-// that the caller can have the allocator return what it keeps
-// (RecordReader: MemoryPool::ReleaseUnused): what it keeps then stays
-// within about the capacity too, however fast readers decode. (Only when a
-// cost had waited meanwhile: 1.0 GiB instead of 0.85 on bench.records with a
-// 128 MiB budget and cache, where every cursor sorts 40 MB dictionaries.)
+// that a caller short of memory can have the allocator return what it keeps
+// (RecordReader, ReadOptions::return_freed: MemoryPool::ReleaseUnused): what
+// it keeps then stays within about the capacity too, however fast readers
+// decode.
 #pragma once
 
 #include <algorithm>

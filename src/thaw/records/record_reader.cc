@@ -240,9 +240,9 @@ struct RecordReader::Impl {
   // Takes `bytes` from ReadOptions::decode_gate (nothing without one).
   DecodeGate::Hold Gate(int64_t bytes) { return opt.decode_gate ? opt.decode_gate->Acquire(bytes) : DecodeGate::Hold(); }
   // Gives it back, and has Arrow's allocator return what it keeps when the
-  // gate says so.
-  static void Ungate(DecodeGate::Hold& hold) {
-    if (hold.Release()) arrow::default_memory_pool()->ReleaseUnused();
+  // gate says so (ReadOptions::return_freed).
+  void Ungate(DecodeGate::Hold& hold) const {
+    if (hold.Release() && opt.return_freed) arrow::default_memory_pool()->ReleaseUnused();
   }
   void LearnDecoded(int64_t estimate, int64_t actual);
   Status PrepareMerge(Cluster* c);

@@ -147,6 +147,12 @@ struct ReadOptions {
   // each row group's decoding takes its cost from it first. None: this
   // reader's own budget is the only bound.
   std::shared_ptr<DecodeGate> decode_gate;
+  // With a gate: each time half of it has been given back, have Arrow's
+  // allocator return what it keeps of what decoding freed (DecodeGate). For
+  // readers that run when memory is short (serve's cursors: the cache has
+  // no room for their segments); a reader decoding at full speed would pay
+  // for the pages again (a cold read of bench.records 7-23 % slower).
+  bool return_freed = false;
 };
 
 class RecordReader {

@@ -205,6 +205,7 @@ Result<std::unique_ptr<SegmentCursor>> SegmentCursor::Make(const std::shared_ptr
   // read: a file whose dictionaries do not fit its share is sorted into
   // spilled runs (no dictionary held) rather than streamed.
   ro.dictionary_allowance = 0;
+  ro.return_freed = true;
   std::unique_ptr<SegmentCursor> c(new SegmentCursor());
   ASSIGN_OR_RAISE(c->reader_, records::RecordReader::Make(plan, ro));
   c->plan_ = plan;

@@ -146,7 +146,7 @@ struct ServeOptions {
   int64_t memory_budget = int64_t{512} << 20;
   std::string spill_dir;
   // Decoding in progress, all topics' readers together (TopicRegistry makes
-  // one of memory_budget; records::DecodeGate).
+  // one of memory_budget / 2; records::DecodeGate).
   std::shared_ptr<records::DecodeGate> decode_gate;
   // Leader epochs are kept in STATE_DIR/epochs/TOPIC.json; empty: in memory.
   std::string state_dir;

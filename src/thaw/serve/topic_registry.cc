@@ -1,5 +1,6 @@
 #include "thaw/serve/topic_registry.h"
 
+#include <algorithm>
 #include <set>
 
 #include "thaw/records/read_plan.h"
@@ -32,7 +33,13 @@ Status ValidateTopicName(std::string_view name) {
 Result<std::unique_ptr<TopicRegistry>> TopicRegistry::Make(std::shared_ptr<catalog::Catalog> catalog,
                                                            std::vector<TopicConfig> topics, ServeOptions options) {
   std::unique_ptr<TopicRegistry> r(new TopicRegistry());
-  if (!options.decode_gate) options.decode_gate = std::make_shared<records::DecodeGate>(options.memory_budget);
+  // Half the budget for decoding in progress, the other half (and what
+  // StreamedSegments allows beyond it) for what the readers hold between
+  // decodes. A whole budget: 837-884 MiB against 719-743 with a 128 MiB cache
+  // and budget, but 14 % faster there (docs/benchmarks.md, 2026-12-08).
+  if (!options.decode_gate) {
+    options.decode_gate = std::make_shared<records::DecodeGate>(std::max<int64_t>(options.memory_budget / 2, 1));
+  }
   r->options_ = options;
   r->cache_ = std::make_shared<BatchCache>(options.cache_bytes);
   std::set<std::string> names;
