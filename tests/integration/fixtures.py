@@ -95,6 +95,18 @@ EPOCH_NAIVE = dt.datetime(1970, 1, 1)
 # catalog helpers
 
 
+def zigzag_varint(buf: bytes, pos: int) -> tuple[int, int]:
+    """A zigzag varint at `pos` (Avro's int and long, Thrift compact's i16/i32/i64): (value, position after)."""
+    shift = result = 0
+    while True:
+        b = buf[pos]
+        pos += 1
+        result |= (b & 0x7F) << shift
+        shift += 7
+        if not b & 0x80:
+            return (result >> 1) ^ -(result & 1), pos
+
+
 def catalog_uri(warehouse: str) -> str:
     return f"sqlite:///{os.path.abspath(warehouse)}/catalog.db"
 

@@ -353,16 +353,6 @@ def _page_header_sizes(b: bytes) -> tuple[int, int]:
     """(uncompressed, compressed) page size from a Thrift compact PageHeader: fields 1 (type), 2, 3."""
     i, fid, got = 0, 0, {}
     while len(got) < 3:
-        byte = b[i]
-        i += 1
-        fid += byte >> 4
-        v = s = 0
-        while True:
-            x = b[i]
-            i += 1
-            v |= (x & 0x7F) << s
-            s += 7
-            if not x & 0x80:
-                break
-        got[fid] = (v >> 1) ^ -(v & 1)
+        fid += b[i] >> 4  # field id delta (all three are i32s)
+        got[fid], i = fixtures.zigzag_varint(b, i + 1)
     return got[2], got[3]

@@ -13,6 +13,8 @@ import re
 import pyarrow.parquet as pq
 import pytest
 
+import fixtures
+
 NOT_FOUND = ("not found", "no such file", "does not exist", "missing")
 TRUNCATED = ("truncated", "unexpected end", "premature end")
 CORRUPT = ("corrupt", "invalid", "malformed", "decompress", "page header", "checksum")
@@ -59,15 +61,7 @@ def data_paths(table) -> list[str]:
 # Avro container parsing (to find the sync marker)
 
 
-def _varint(buf: bytes, pos: int) -> tuple[int, int]:
-    shift = result = 0
-    while True:
-        b = buf[pos]
-        pos += 1
-        result |= (b & 0x7F) << shift
-        shift += 7
-        if not b & 0x80:
-            return (result >> 1) ^ -(result & 1), pos
+_varint = fixtures.zigzag_varint
 
 
 def avro_layout(buf: bytes) -> tuple[int, int]:

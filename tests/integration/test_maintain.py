@@ -635,14 +635,8 @@ def avro_header(path: str) -> dict[str, str]:
 
     def varlong():
         nonlocal pos
-        shift = n = 0
-        while True:
-            b = data[pos]
-            pos += 1
-            n |= (b & 0x7F) << shift
-            shift += 7
-            if b < 0x80:
-                return (n >> 1) ^ -(n & 1)
+        n, pos = fixtures.zigzag_varint(data, pos)
+        return n
 
     def blob():
         nonlocal pos

@@ -507,6 +507,18 @@ class RssWatch:
         return f"; stopped at RSS > {ABORT_RSS / MiB:.0f} MiB" if self.tripped else ""
 
 
+def read_all(srv: ThawServer, t: Table, topic: str) -> tuple[Reader, float, str, int]:
+    """One consumer reads every partition of `t` from the beginning, stopped at SERVE_READ_SECONDS or when the
+    server passes ABORT_RSS: (the reader, seconds, why stopped, the server's peak RSS)."""
+    t0 = time.monotonic()
+    watch = RssWatch(srv.proc.pid)
+    r = Reader(srv.bootstrap, topic, {p: (0, n) for p, n in t.records.items()}, t0 + SERVE_READ_SECONDS, watch.abort)
+    r.run()
+    seconds = time.monotonic() - t0
+    tripped = watch.stop()
+    return r, seconds, tripped, vm_hwm(srv.proc.pid)
+
+
 def stop_server(srv: ThawServer, clean: bool) -> None:
     """SIGTERM and exit 143 asserted when the run went well; killed otherwise (a server stuck decoding would not
     answer SIGTERM in time, and the test's own failure is what matters)."""
@@ -526,15 +538,7 @@ def test_serve_read_by_consumer_within_1_gib(table, thaw_bin, tmp_path):
     try:
         marks = watermarks(srv.bootstrap, topic, sorted(t.records))
         assert marks == {p: (0, n) for p, n in t.records.items()}, f"watermarks {marks}, want {t.records}"
-        t0 = time.monotonic()
-        watch = RssWatch(srv.proc.pid)
-        # One consumer, every partition from the beginning.
-        r = Reader(srv.bootstrap, topic, {p: (0, n) for p, n in t.records.items()}, t0 + SERVE_READ_SECONDS,
-                   watch.abort)
-        r.run()
-        seconds = time.monotonic() - t0
-        tripped = watch.stop()
-        peak = vm_hwm(srv.proc.pid)
+        r, seconds, tripped, peak = read_all(srv, t, topic)
         report("serve, one consumer,", t, r.read, seconds, peak)
         if not r.done or not srv.alive():
             pytest.fail(f"serve of the {t.kind} table: {r.read:,} of {t.total:,} records read in {seconds:.1f} s "
@@ -612,14 +616,7 @@ def test_serve_small_cache_over_large_dictionaries(distinct, thaw_bin, tmp_path)
     srv = start_server(thaw_bin, t, tmp_path, topic, SMALL_CACHE, SMALL_BUDGET)
     clean = False
     try:
-        t0 = time.monotonic()
-        watch = RssWatch(srv.proc.pid)
-        r = Reader(srv.bootstrap, topic, {p: (0, n) for p, n in t.records.items()}, t0 + SERVE_READ_SECONDS,
-                   watch.abort)
-        r.run()
-        seconds = time.monotonic() - t0
-        tripped = watch.stop()
-        peak = vm_hwm(srv.proc.pid)
+        r, seconds, tripped, peak = read_all(srv, t, topic)
         target = SMALL_CACHE + SMALL_BUDGET + SERVE_OVERHEAD
         print(f"\n[reader memory encodings] small cache over large dictionaries: target {target / MiB:.0f} MiB "
               f"({'met' if peak <= target else 'NOT met'}), asserted bound {SMALL_RSS_BOUND / MiB:.0f} MiB")
