@@ -605,12 +605,13 @@ def test_serve_ten_consumers_on_shuffled_table(shuffled, thaw_bin, tmp_path):
 def test_serve_small_cache_over_large_dictionaries(distinct, thaw_bin, tmp_path):
     """One consumer reads 8 partitions at once through a server with --cache-size 128MiB and
     --memory-budget 128MiB, from files whose value column has a 20 MB dictionary page per row group (what
-    pyiceberg writes for unique event payloads). The cache cannot hold a segment per partition, so the
-    server keeps a reader open per partition between Fetches (a cursor): each such reader streaming a row
-    group held its dictionary twice over (40 MB) whatever its budget share, and every cursor's next row
-    group decoded in the background at once -- 1.4 GiB on bench.records' 16 partitions. Cursors now sort
-    such files into spilled runs instead of streaming them, and all readers' decoding takes its cost from
-    one gate of half of --memory-budget first."""
+    pyiceberg writes for unique event payloads), then another from the middle of each partition. The cache
+    cannot hold a segment per partition, so the server keeps a reader open per partition between Fetches
+    (a cursor): each such reader streaming a row group held its dictionary twice over (40 MB) whatever its
+    budget share, and every cursor's next row group decoded in the background at once -- 1.4 GiB on
+    bench.records' 16 partitions. Cursors now write such files to a spilled run as they decode them
+    instead of streaming them, and all readers' decoding takes its cost from one gate of half of
+    --memory-budget first."""
     t = distinct
     topic = "enc-distinct"
     srv = start_server(thaw_bin, t, tmp_path, topic, SMALL_CACHE, SMALL_BUDGET)
@@ -627,6 +628,11 @@ def test_serve_small_cache_over_large_dictionaries(distinct, thaw_bin, tmp_path)
                         + ("" if srv.alive() else "; server exited") + f"\nserver stderr:\n{srv.stderr()}",
                         pytrace=False)
         assert_rss("serve (128 MiB cache and budget)", t, peak, SMALL_RSS_BOUND)
+        # A consumer starting inside a row group: its cursors write only the rows from there on to their runs.
+        mid = Reader(srv.bootstrap, topic, {p: (n // 2 + 12_345 + p, n) for p, n in t.records.items()},
+                     time.monotonic() + SERVE_READ_SECONDS)
+        mid.run()
+        assert mid.done, f"from the middle of each partition: {mid.status()}\nserver stderr:\n{srv.stderr()}"
         clean = True
     finally:
         stop_server(srv, clean)

@@ -251,7 +251,7 @@ struct RecordReader::Impl {
   // range, or none when it is read whole (record_reader.h: require_narrow).
   Result<std::optional<std::pair<int64_t, int64_t>>> NarrowRows(pq::ParquetFile& pf, const Unit& u);
   Status SpillRuns(pq::ParquetFile& pf, const TaskState& t, const std::vector<int>& rgs, const Cluster& of,
-                   int64_t run_budget, int64_t batch_bytes, std::vector<std::string>* runs);
+                   int64_t run_budget, int64_t batch_bytes, bool in_order, std::vector<std::string>* runs);
   void DropAtBoundary(Cluster* c);
   void CountDuplicates(const DuplicateStats& d) { dups += d; }
   Status DecodeBatch(const std::shared_ptr<arrow::RecordBatch>& batch, const TaskState& t, int64_t first_pos,
@@ -1016,9 +1016,11 @@ Result<std::optional<std::pair<int64_t, int64_t>>> RecordReader::Impl::NarrowRow
 
 // External sort of one data file: decoded rows (deletes and ranges applied)
 // are gathered until `run_budget` bytes, put in offset order and written as
-// a run; the runs are then merged with the other inputs.
+// a run; the runs are then merged with the other inputs. A file in offset
+// order already (spilled only for its dictionaries) is written as one run,
+// each batch as it is decoded.
 Status RecordReader::Impl::SpillRuns(pq::ParquetFile& pf, const TaskState& t, const std::vector<int>& rgs,
-                                     const Cluster& of, int64_t run_budget, int64_t batch_bytes,
+                                     const Cluster& of, int64_t run_budget, int64_t batch_bytes, bool in_order,
                                      std::vector<std::string>* runs) {
   const std::string ctx = "Parquet file " + pf.location();
   const std::vector<int> cols = ProjectedColumns(pf, t);
@@ -1030,6 +1032,48 @@ Status RecordReader::Impl::SpillRuns(pq::ParquetFile& pf, const TaskState& t, co
   std::vector<std::pair<uint32_t, int64_t>> rows;  // (batch, row) of kept records
   std::vector<int64_t> offsets;
   int64_t bytes = 0;
+  auto new_run = [&]() -> Result<std::string> {
+    std::lock_guard<std::mutex> lock(merge_mu);
+    if (!spill) {
+      auto dir = SpillDir::Make(opt.spill_dir);
+      if (!dir.ok()) return dir.status().WithContext(fmt::format("sorting {} by offset", pf.location()));
+      spill = std::move(*dir);
+    }
+    return spill->NewFileName();
+  };
+  auto run_written = [&](const std::string& path, const Result<int64_t>& written) -> Status {
+    if (!written.ok()) {
+      return written.status().WithContext(
+          fmt::format("sorting {} by offset (spill directory full? free space or "
+                      "give another --spill-dir)",
+                      pf.location()));
+    }
+    std::lock_guard<std::mutex> lock(merge_mu);
+    ++merge_stats.spilled_runs;
+    merge_stats.spilled_bytes += *written;
+    runs->push_back(path);
+    return Status::OK();
+  };
+  std::unique_ptr<RunWriter> writer;  // in_order: the one run
+  std::string writer_path;
+  auto write_in_order = [&](const std::shared_ptr<arrow::RecordBatch>& b) -> Status {
+    std::shared_ptr<arrow::RecordBatch> kept = b;
+    if (static_cast<int64_t>(scratch.records.size()) != b->num_rows()) {
+      std::vector<std::pair<uint32_t, int64_t>> rows_kept;
+      rows_kept.reserve(scratch.records.size());
+      for (const auto& r : scratch.records) rows_kept.emplace_back(0, r.source_row);
+      ASSIGN_OR_RAISE(auto table, GatherRows({b}, rows_kept));
+      ARROW_ASSIGN_OR_RAISE_CTX(kept, table->CombineChunksToBatch(), ctx);
+    }
+    if (!writer) {
+      ASSIGN_OR_RAISE(writer_path, new_run());
+      auto w = RunWriter::Open(writer_path, kept->schema());
+      if (!w.ok()) return run_written(writer_path, w.status());
+      writer = std::move(*w);
+    }
+    Status st = writer->Write(*kept);
+    return st.ok() ? st : run_written(writer_path, st);
+  };
   auto flush = [&]() -> Status {
     if (rows.empty()) {
       batches.clear();
@@ -1048,28 +1092,9 @@ Status RecordReader::Impl::SpillRuns(pq::ParquetFile& pf, const TaskState& t, co
     rows.clear();
     offsets.clear();
     bytes = 0;
-    std::string path;
-    {
-      std::lock_guard<std::mutex> lock(merge_mu);
-      if (!spill) {
-        auto dir = SpillDir::Make(opt.spill_dir);
-        if (!dir.ok()) return dir.status().WithContext(fmt::format("sorting {} by offset", pf.location()));
-        spill = std::move(*dir);
-      }
-      path = spill->NewFileName();
-    }
-    auto written = WriteRun(path, *table, std::clamp<int64_t>(batch_bytes / per_row, 16, kParquetBatchRows));
-    if (!written.ok()) {
-      return written.status().WithContext(
-          fmt::format("sorting {} by offset (spill directory full? free space or "
-                      "give another --spill-dir)",
-                      pf.location()));
-    }
-    std::lock_guard<std::mutex> lock(merge_mu);
-    ++merge_stats.spilled_runs;
-    merge_stats.spilled_bytes += *written;
-    runs->push_back(path);
-    return Status::OK();
+    ASSIGN_OR_RAISE(std::string path, new_run());
+    return run_written(path,
+                       WriteRun(path, *table, std::clamp<int64_t>(batch_bytes / per_row, 16, kParquetBatchRows)));
   };
   for (int rg : rgs) {
     const int64_t rg_rows = std::max<int64_t>(1, pf.row_group_num_rows(rg));
@@ -1078,8 +1103,8 @@ Status RecordReader::Impl::SpillRuns(pq::ParquetFile& pf, const TaskState& t, co
     const int64_t per_row = std::max<int64_t>(1, sized.bytes / rg_rows);
     const int64_t batch_rows = std::clamp<int64_t>(batch_bytes / per_row, 16, kParquetBatchRows);
     // Decoding it holds its dictionaries and up to a run beside the run
-    // being gathered.
-    DecodeGate::Hold hold = Gate(sized.dictionary + 2 * run_budget);
+    // being gathered (in order: a batch).
+    DecodeGate::Hold hold = Gate(sized.dictionary + (in_order ? 2 * batch_bytes : 2 * run_budget));
     ASSIGN_OR_RAISE(auto reader, pf.Read({rg}, cols, batch_rows));
     int64_t pos = pf.row_group_first_row(rg);
     while (true) {
@@ -1093,6 +1118,10 @@ Status RecordReader::Impl::SpillRuns(pq::ParquetFile& pf, const TaskState& t, co
       RETURN_NOT_OK(DecodeBatch(b, t, pos, &scratch));
       pos += b->num_rows();
       if (scratch.records.empty()) continue;
+      if (in_order) {
+        RETURN_NOT_OK(write_in_order(b));
+        continue;
+      }
       const auto bi = static_cast<uint32_t>(batches.size());
       batches.push_back(b);
       for (const auto& r : scratch.records) {
@@ -1104,6 +1133,11 @@ Status RecordReader::Impl::SpillRuns(pq::ParquetFile& pf, const TaskState& t, co
     }
     reader.reset();
     Ungate(hold);
+  }
+  if (writer) {
+    auto written = writer->Close();
+    writer.reset();
+    return run_written(writer_path, written);
   }
   return flush();
 }
@@ -1119,7 +1153,8 @@ Status RecordReader::Impl::PrepareMerge(Cluster* c) {
     std::vector<int> rgs;  // ascending offset lower bound
     int64_t bytes = 0, rows = 0;
     int64_t dictionary = 0;  // the most a reader of its row groups holds for dictionary pages
-    bool sorted = false;
+    bool sorted = false;     // streamed into the merge
+    bool in_order = false;   // in offset order (streamed, or spilled as one run for its dictionaries)
   };
   std::vector<FileUnits> files;
   for (size_t u = 0; u < c->units.size(); ++u) {
@@ -1136,16 +1171,17 @@ Status RecordReader::Impl::PrepareMerge(Cluster* c) {
   }
   int64_t inputs = 0;
   for (auto& f : files) {
-    ASSIGN_OR_RAISE(f.sorted, IsSortedByOffset(*c->files[f.file], f.rgs, c->partition));
+    ASSIGN_OR_RAISE(f.in_order, IsSortedByOffset(*c->files[f.file], f.rgs, c->partition));
+    f.sorted = f.in_order;
   }
   // Sorted files stream into the merge all open at once, each reader holding
   // its dictionary pages (a fixed cost per input: files of distinct values
   // written with dictionaries that overflowed hold megabytes each). When
   // those would take more than the merge's budget (and more than
-  // ReadOptions::dictionary_allowance: sorting a file costs far more than a
-  // few small dictionaries),
-  // the files with the largest are sorted into spilled runs instead, one
-  // file open at a time; what they leave of it is what the inputs' batches
+  // ReadOptions::dictionary_allowance: spilling a file costs far more than a
+  // few small dictionaries), the files with the largest are spilled instead,
+  // one file open at a time, each as one run written as it is decoded (it is
+  // in order already); what they leave of it is what the inputs' batches
   // get.
   int64_t dictionaries = 0;
   {
@@ -1166,11 +1202,11 @@ Status RecordReader::Impl::PrepareMerge(Cluster* c) {
   // splits its budget among readers) and a big partition, runs of budget/4
   // would number thousands, and the merge holds a batch of each.
   int64_t to_sort = 0;
-  for (const auto& f : files) to_sort += f.sorted ? 0 : f.bytes;
+  for (const auto& f : files) to_sort += f.in_order ? 0 : f.bytes;
   const int64_t run_budget = std::max<int64_t>(
       {budget / 4, 256 << 10, static_cast<int64_t>(std::sqrt(static_cast<double>(to_sort) * kMinMergeBatchBytes))});
   for (auto& f : files) {
-    inputs += f.sorted ? 1 : (f.bytes + run_budget - 1) / run_budget;
+    inputs += f.in_order ? 1 : (f.bytes + run_budget - 1) / run_budget;
     CountDecoded(static_cast<int64_t>(f.rgs.size()), 0, 0);  // each decoded once below, streamed or spilled
   }
   // Each input holds about one batch of this size while merging.
@@ -1195,7 +1231,7 @@ Status RecordReader::Impl::PrepareMerge(Cluster* c) {
       continue;
     }
     spilled.push_back({f.task, {}});
-    RETURN_NOT_OK(SpillRuns(*pf, t, f.rgs, *c, run_budget, batch_bytes, &spilled.back().second));
+    RETURN_NOT_OK(SpillRuns(*pf, t, f.rgs, *c, run_budget, batch_bytes, f.in_order, &spilled.back().second));
     total_runs += spilled.back().second.size();
   }
   // Past a few hundred runs (a partition far bigger than the budget), runs

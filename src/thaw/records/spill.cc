@@ -46,9 +46,19 @@ SpillDir::~SpillDir() {
 
 std::string SpillDir::NewFileName() { return path_ + "/run-" + std::to_string(next_++) + ".arrow"; }
 
-Result<int64_t> WriteRun(const std::string& path, const arrow::Table& table, int64_t batch_rows) {
-  const std::string ctx = "spill file " + path;
-  ARROW_ASSIGN_OR_RAISE_CTX(auto out, arrow::io::FileOutputStream::Open(path), ctx);
+struct RunWriter::Impl {
+  std::string ctx;
+  std::shared_ptr<arrow::io::FileOutputStream> out;
+  std::shared_ptr<arrow::ipc::RecordBatchWriter> writer;
+};
+
+Result<std::unique_ptr<RunWriter>> RunWriter::Open(const std::string& path,
+                                                   const std::shared_ptr<arrow::Schema>& schema) {
+  auto w = std::unique_ptr<RunWriter>(new RunWriter());
+  w->impl_ = std::make_unique<Impl>();
+  Impl& s = *w->impl_;
+  s.ctx = "spill file " + path;
+  ARROW_ASSIGN_OR_RAISE_CTX(s.out, arrow::io::FileOutputStream::Open(path), s.ctx);
   // LZ4 where it saves a tenth: values that decode far beyond their stored
   // size (dictionary-encoded, repetitive JSON) spill a fraction of it, and
   // incompressible ones are written as they are.
@@ -61,19 +71,39 @@ Result<int64_t> WriteRun(const std::string& path, const arrow::Table& table, int
     options.codec = std::move(*codec);
     options.min_space_savings = 0.1;
   }
-  ARROW_ASSIGN_OR_RAISE_CTX(auto writer, arrow::ipc::MakeFileWriter(out, table.schema(), options), ctx);
+  ARROW_ASSIGN_OR_RAISE_CTX(s.writer, arrow::ipc::MakeFileWriter(s.out, schema, options), s.ctx);
+  return w;
+}
+
+RunWriter::~RunWriter() {
+  if (impl_ && impl_->out) (void)impl_->out->Close();
+}
+
+Status RunWriter::Write(const arrow::RecordBatch& batch) {
+  return pq::FromArrow(impl_->writer->WriteRecordBatch(batch), impl_->ctx);
+}
+
+Result<int64_t> RunWriter::Close() {
+  Impl& s = *impl_;
+  RETURN_NOT_OK(pq::FromArrow(s.writer->Close(), s.ctx));
+  ARROW_ASSIGN_OR_RAISE_CTX(int64_t size, s.out->Tell(), s.ctx);
+  RETURN_NOT_OK(pq::FromArrow(s.out->Close(), s.ctx));
+  s.out.reset();
+  return size;
+}
+
+Result<int64_t> WriteRun(const std::string& path, const arrow::Table& table, int64_t batch_rows) {
+  const std::string ctx = "spill file " + path;
+  ASSIGN_OR_RAISE(auto writer, RunWriter::Open(path, table.schema()));
   arrow::TableBatchReader batches(table);
   batches.set_chunksize(std::max<int64_t>(1, batch_rows));
   while (true) {
     std::shared_ptr<arrow::RecordBatch> b;
     RETURN_NOT_OK(pq::FromArrow(batches.ReadNext(&b), ctx));
     if (!b) break;
-    RETURN_NOT_OK(pq::FromArrow(writer->WriteRecordBatch(*b), ctx));
+    RETURN_NOT_OK(writer->Write(*b));
   }
-  RETURN_NOT_OK(pq::FromArrow(writer->Close(), ctx));
-  ARROW_ASSIGN_OR_RAISE_CTX(int64_t size, out->Tell(), ctx);
-  RETURN_NOT_OK(pq::FromArrow(out->Close(), ctx));
-  return size;
+  return writer->Close();
 }
 
 struct RunReader::Impl {

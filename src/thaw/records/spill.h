@@ -30,6 +30,23 @@ class SpillDir {
   std::atomic<int64_t> next_{0};
 };
 
+// Writes a run to `path` as an Arrow IPC file, a batch at a time (rows
+// already in run order): for input that is in order already, written as it
+// is decoded.
+class RunWriter {
+ public:
+  static Result<std::unique_ptr<RunWriter>> Open(const std::string& path,
+                                                 const std::shared_ptr<arrow::Schema>& schema);
+  ~RunWriter();
+  Status Write(const arrow::RecordBatch& batch);
+  // Returns the bytes written.
+  Result<int64_t> Close();
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
 // Writes `table` (already in run order) to `path` as an Arrow IPC file in
 // batches of about `batch_rows` rows. Returns the bytes written.
 Result<int64_t> WriteRun(const std::string& path, const arrow::Table& table, int64_t batch_rows);
