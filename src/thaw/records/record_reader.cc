@@ -1,7 +1,7 @@
 #include "thaw/records/record_reader.h"
 
-#include <arrow/memory_pool.h>
 #include <arrow/array.h>
+#include <arrow/memory_pool.h>
 #include <arrow/record_batch.h>
 #include <arrow/scalar.h>
 #include <arrow/type.h>

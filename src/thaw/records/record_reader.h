@@ -138,10 +138,10 @@ struct ReadOptions {
   // clusters are merged as streams / sorted externally within this budget.
   int64_t memory_budget = int64_t{512} << 20;
   // What files merged as streams may hold for their dictionary pages beyond
-  // memory_budget / 2 before the largest are sorted into spilled runs
-  // instead (a streamed reader holds a column's whole dictionary, decoded
-  // twice over, for as long as it is open). A reader that lives long and
-  // beside many others (serve's cursors) sets 0: its budget is all it gets.
+  // memory_budget / 2 before the largest are spilled instead (a streamed
+  // reader holds a column's whole dictionary, decoded twice over, for as
+  // long as it is open). A reader that lives long and beside many others
+  // (serve's cursors) sets 0: its budget is all it gets.
   int64_t dictionary_allowance = int64_t{64} << 20;
   // Shared with other readers decoding at the same time (decode_gate.h):
   // each row group's decoding takes its cost from it first. None: this

@@ -202,8 +202,9 @@ Result<std::unique_ptr<SegmentCursor>> SegmentCursor::Make(const std::shared_ptr
   ro.decode_gate = options.decode_gate;
   ro.read_ahead = 1;
   // A cursor stays open between Fetches, beside one per partition being
-  // read: a file whose dictionaries do not fit its share is sorted into
-  // spilled runs (no dictionary held) rather than streamed.
+  // read: a file whose dictionaries do not fit its share is spilled (no
+  // dictionary held) rather than streamed, and what decoding freed is given
+  // back to the system (the cache had no room: memory is short).
   ro.dictionary_allowance = 0;
   ro.return_freed = true;
   std::unique_ptr<SegmentCursor> c(new SegmentCursor());

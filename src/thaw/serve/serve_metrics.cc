@@ -48,7 +48,8 @@ void RegisterTableMetrics(metrics::Metrics& m, TopicRegistry& registry, std::sha
       }
     }
     for (const auto& t : registry.topics()) {
-      const int64_t rows = t->stats().rows_decoded;
+      const auto stats = t->stats();
+      const int64_t rows = stats.rows_decoded;
       int64_t& before = seen->rows_decoded[t->name()];
       m.Counter("thaw_rows_decoded_total",
                 "Rows decoded from the table to answer Fetches (against thaw_served_records_total: how often a row is "
@@ -60,7 +61,7 @@ void RegisterTableMetrics(metrics::Metrics& m, TopicRegistry& registry, std::sha
               "Readers of streamed partitions open now, reading or idle where a consumer may continue (each holds "
               "its share of --memory-budget)",
               {{"topic", t->name()}})
-          .Set(static_cast<double>(t->stats().cursors_open));
+          .Set(static_cast<double>(stats.cursors_open));
     }
     if (const auto& cache = registry.cache()) {
       auto s = cache->stats();

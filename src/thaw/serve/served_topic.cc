@@ -236,13 +236,7 @@ ServedTopic::ServedTopic(std::shared_ptr<catalog::Catalog> catalog, TopicConfig 
       cache_(std::move(cache)),
       counters_(std::make_unique<Counters>()) {
   StreamedSegments::Options so;
-  so.read.cut = {options_.batch_bytes, options_.batch_records};
-  so.read.batch.compression = config_.compression;
-  so.read.batch.level = config_.compression_level;
-  so.read.batch.leader_epoch = options_.batch_leader_epoch;
-  so.read.memory_budget = options_.memory_budget;
-  so.read.spill_dir = options_.spill_dir;
-  so.read.decode_gate = options_.decode_gate;
+  so.read = SegmentOptions();
   streams_ = std::make_unique<StreamedSegments>(std::move(so), cache_);
   if (options_.read_ahead > 0) ahead_ = std::make_unique<ThreadPool>(static_cast<size_t>(options_.read_ahead));
 }
